@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+'use strict';
+// In a source checkout the TypeScript sources run directly through tsx; an installed build
+// (the Docker image ships dist/ without src/) runs the compiled JavaScript.
+const path = require('node:path');
+const fs = require('node:fs');
+
+const root = path.join(__dirname, '..');
+const source = path.join(root, 'src', 'cli', 'index.ts');
+if (fs.existsSync(source)) {
+  require('tsx/cjs');
+  require(source);
+} else {
+  require(path.join(root, 'dist', 'cli', 'index.js'));
+}
