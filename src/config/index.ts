@@ -1,0 +1,139 @@
+import os from 'node:os';
+import path from 'node:path';
+import Joi from 'joi';
+
+export type Environment = 'development' | 'test' | 'production';
+
+export interface Config {
+  env: Environment;
+  /** Where durapay keeps its development state: embedded Postgres data, Temporal's SQLite file, keys. */
+  dataDir: string;
+  /** Where built tools (the Temporal CLI) are cached, outside any checkout. */
+  cacheDir: string;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+  api: {
+    host: string;
+    port: number;
+    /** Deadline for work done inside one API request (channel calls, workflow updates). */
+    requestTimeoutMs: number;
+  };
+  database: {
+    /** Set when a real server is configured; absent means "use the embedded Postgres". */
+    url?: string;
+    embeddedPort: number;
+  };
+  temporal: {
+    /** Set when an existing Temporal server is to be used; absent means "start a dev server". */
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    cliPath?: string;
+    devServerPort: number;
+    uiPort: number;
+    /** A prebuilt workflow bundle (see `durapay bundle`); absent means bundle at worker start. */
+    workflowBundlePath?: string;
+  };
+  /**
+   * Multiplies every duration a workflow waits (timers, retry schedules). 1 in production;
+   * tests use a small value so a 30-minute expiry passes in well under a second.
+   */
+  timeScale: number;
+}
+
+function defaultCacheDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
+  return path.join(base, 'durapay');
+}
+
+const port = Joi.number().integer().min(1).max(65535);
+
+const schema = Joi.object({
+  DURAPAY_ENV: Joi.string().valid('development', 'test', 'production'),
+  NODE_ENV: Joi.string().allow(''),
+  DURAPAY_DATA_DIR: Joi.string(),
+  DURAPAY_CACHE_DIR: Joi.string(),
+  LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info'),
+  HOST: Joi.string().hostname().default('0.0.0.0'),
+  PORT: port.default(8080),
+  API_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+  DURAPAY_PG_PORT: port.default(54329),
+  TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:]+:\d{1,5}$/, 'host:port'),
+  TEMPORAL_NAMESPACE: Joi.string()
+    .pattern(/^[A-Za-z0-9._-]{1,255}$/)
+    .default('default'),
+  TEMPORAL_TASK_QUEUE: Joi.string()
+    .pattern(/^[A-Za-z0-9._:-]{1,255}$/)
+    .default('durapay'),
+  TEMPORAL_CLI_PATH: Joi.string(),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
+  DURAPAY_TIME_SCALE: Joi.number().greater(0).max(1).default(1),
+})
+  .unknown(true)
+  .messages({ 'string.pattern.name': '{{#label}} must be of the form {{#name}}' });
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads every setting from the environment once. An empty variable counts as unset, so
+ * `PORT= npm start` behaves like no PORT at all rather than failing on "".
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const present: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  const { value, error } = schema.validate(present, { abortEarly: true, convert: true });
+  if (error) {
+    throw new ConfigError(`invalid configuration: ${error.message}`);
+  }
+  const v = value as Record<string, string | number | undefined>;
+  const str = (key: string): string | undefined => (v[key] === undefined ? undefined : String(v[key]));
+  const num = (key: string): number => Number(v[key]);
+
+  const envName: Environment =
+    (str('DURAPAY_ENV') as Environment | undefined) ??
+    (str('NODE_ENV') === 'production' ? 'production' : str('NODE_ENV') === 'test' ? 'test' : 'development');
+
+  return Object.freeze({
+    env: envName,
+    dataDir: path.resolve(cwd, str('DURAPAY_DATA_DIR') ?? '.durapay'),
+    cacheDir: path.resolve(cwd, str('DURAPAY_CACHE_DIR') ?? defaultCacheDir(env)),
+    logLevel: str('LOG_LEVEL') as Config['logLevel'],
+    api: {
+      host: str('HOST')!,
+      port: num('PORT'),
+      requestTimeoutMs: num('API_REQUEST_TIMEOUT_MS'),
+    },
+    database: {
+      url: str('DATABASE_URL'),
+      embeddedPort: num('DURAPAY_PG_PORT'),
+    },
+    temporal: {
+      address: str('TEMPORAL_ADDRESS'),
+      namespace: str('TEMPORAL_NAMESPACE')!,
+      taskQueue: str('TEMPORAL_TASK_QUEUE')!,
+      cliPath: str('TEMPORAL_CLI_PATH'),
+      devServerPort: num('TEMPORAL_PORT'),
+      uiPort: num('TEMPORAL_UI_PORT'),
+      workflowBundlePath: str('DURAPAY_WORKFLOW_BUNDLE'),
+    },
+    timeScale: num('DURAPAY_TIME_SCALE'),
+  });
+}
+
+/** Like loadConfig, but for settings a process cannot run without: set after provisioning. */
+export function requireDatabaseUrl(config: Config): string {
+  if (!config.database.url) throw new ConfigError('invalid configuration: "DATABASE_URL" is required');
+  return config.database.url;
+}
+
+export function requireTemporalAddress(config: Config): string {
+  if (!config.temporal.address)
+    throw new ConfigError('invalid configuration: "TEMPORAL_ADDRESS" is required');
+  return config.temporal.address;
+}
