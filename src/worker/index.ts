@@ -1,0 +1,57 @@
+import {
+  type NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  type WorkerOptions,
+} from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { Database } from '../db';
+import type { Logger } from '../lib/logger';
+import { WinstonTemporalLogger } from '../lib/temporal';
+
+let runtimeInstalled = false;
+
+/** The Runtime is process-wide and can be installed once; later calls keep the first logger. */
+export function installRuntimeLogger(logger: Logger): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new WinstonTemporalLogger(logger) });
+  runtimeInstalled = true;
+}
+
+export const workflowsPath = require.resolve('../workflows');
+
+/** Bundles the workflow code once; the worker and tests can reuse the result. */
+export async function bundleWorkflows(logger?: Logger): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    logger: logger ? new WinstonTemporalLogger(logger, true) : undefined,
+  });
+  return code;
+}
+
+export interface WorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  db: Database;
+  logger: Logger;
+  /** Prebuilt bundle code; without it the worker bundles from source at start (a few seconds). */
+  workflowBundleCode?: string;
+  /** Extra Worker options (tests shorten the shutdown grace time, for instance). */
+  options?: Partial<WorkerOptions>;
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    ...(deps.workflowBundleCode ? { workflowBundle: { code: deps.workflowBundleCode } } : { workflowsPath }),
+    activities: createActivities({ db: deps.db, logger: deps.logger }),
+    // Bounded so that tens of thousands of open orders do not grow memory without limit.
+    maxCachedWorkflows: 2_000,
+    shutdownGraceTime: '10 seconds',
+    ...deps.options,
+  });
+}

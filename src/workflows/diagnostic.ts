@@ -1,0 +1,24 @@
+import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { DiagnosticInput, DiagnosticResult } from './definitions';
+
+const { recordDiagnosticStep } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', backoffCoefficient: 2 },
+});
+
+/**
+ * Proves the whole path an order will take: a worker picks the workflow up, an activity
+ * writes to Postgres, a durable timer survives a worker restart, a second write follows.
+ * `durapay doctor` runs it against a live deployment.
+ */
+export async function diagnosticWorkflow(input: DiagnosticInput): Promise<DiagnosticResult> {
+  const { workflowId } = workflowInfo();
+  const inserted: number[] = [];
+  for (const step of [1, 2]) {
+    if (step > 1) await sleep(input.pauseMs);
+    const wrote = await recordDiagnosticStep({ runId: input.runId, step, workflowId });
+    if (wrote) inserted.push(step);
+  }
+  return { runId: input.runId, steps: [1, 2], insertedSteps: inserted };
+}

@@ -1,0 +1,2 @@
+// The worker's workflow bundle entry point: every workflow type the worker serves.
+export { diagnosticWorkflow } from './diagnostic';
