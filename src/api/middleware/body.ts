@@ -1,0 +1,67 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { AppError } from '../../domain/errors';
+
+export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The body exactly as received; signatures and channel callbacks are checked against it. */
+    rawBody?: Buffer;
+  }
+}
+
+function isMultipart(req: Request): boolean {
+  return (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
+}
+
+/**
+ * Reads every non-multipart body raw, up to 1 MiB, whatever its content type, and keeps it on
+ * `req.rawBody`. Multipart uploads are left to stream to their own route.
+ */
+export function captureRawBody() {
+  const raw = express.raw({ type: (req) => !isMultipart(req as Request), limit: MAX_JSON_BODY_BYTES });
+  return (req: Request, res: Response, next: NextFunction): void => {
+    raw(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      if (Buffer.isBuffer(req.body)) {
+        req.rawBody = req.body;
+        req.body = undefined;
+      }
+      next();
+    });
+  };
+}
+
+/** Parses the raw body as JSON for routes that take JSON. An empty body parses to undefined. */
+export function parseJsonBody() {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const raw = req.rawBody;
+    if (!raw || raw.length === 0) {
+      req.body = undefined;
+      return next();
+    }
+    try {
+      req.body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return next(new AppError('invalid_param', 'request body is not valid JSON'));
+    }
+    next();
+  };
+}
+
+/** Turns body-parser's failures into the SPEC's 400 invalid_param. */
+export function bodyParserError(err: unknown): AppError | undefined {
+  if (typeof err !== 'object' || err === null || !('type' in err)) return undefined;
+  switch ((err as { type: unknown }).type) {
+    case 'entity.too.large':
+      return new AppError('invalid_param', 'request body is larger than 1 MiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('invalid_param', 'request body has an unsupported encoding');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new AppError('invalid_param', 'request body was not received whole');
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Server } from 'node:http';
+import { Connection } from '@temporalio/client';
+import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
+import { connectDatabase, type Database } from '../db';
+import type { Logger } from '../lib/logger';
+import { createApp } from './app';
+import type { ReadinessProbes } from './routes/health';
+
+const PROBE_DEADLINE_MS = 2_000;
+
+/**
+ * A connection for readiness probes only: no retry interceptor, so a probe reports the state of
+ * the server now instead of retrying in the background after its answer was given.
+ */
+export function probeConnection(address: string): Connection {
+  return Connection.lazy({ address, interceptors: [], connectTimeout: PROBE_DEADLINE_MS });
+}
+
+export function readinessProbes(db: Database, temporal: Connection): ReadinessProbes {
+  return {
+    database: async () => {
+      await db.sequelize.query('SELECT 1');
+    },
+    temporal: async () => {
+      await temporal.withDeadline(Date.now() + PROBE_DEADLINE_MS, () =>
+        temporal.workflowService.getSystemInfo({}),
+      );
+    },
+  };
+}
+
+export interface RunningApi {
+  server: Server;
+  stop(): Promise<void>;
+}
+
+/** The production API process: connects lazily, so it can start before its dependencies answer. */
+export async function runApi(config: Config, logger: Logger): Promise<RunningApi> {
+  const db = connectDatabase(requireDatabaseUrl(config), { acquireTimeoutMs: 3_000 });
+  const temporal = probeConnection(requireTemporalAddress(config));
+  const app = createApp({ logger, readiness: readinessProbes(db, temporal) });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.api.port, config.api.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  logger.info('api listening', { host: config.api.host, port: config.api.port });
+  return {
+    server,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await Promise.allSettled([db.close(), temporal.close()]);
+    },
+  };
+}
