@@ -1,0 +1,185 @@
+/* The `durapay` command. Human-facing output goes to stderr; machine output (JSON) to stdout. */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { runApi } from '../api/server';
+import { ConfigError, loadConfig, type Config } from '../config';
+import { connectDatabase, describeDatabaseUrl } from '../db';
+import { migrateUp } from '../db/migrate';
+import { startEmbeddedPostgres } from '../lib/embedded-postgres';
+import { createLogger, type Logger } from '../lib/logger';
+import { connectClient } from '../lib/temporal';
+import { bundleWorkflows } from '../worker';
+import { runWorkerProcess } from '../worker/main';
+import { workflowIds, type DiagnosticResult } from '../workflows/definitions';
+import { runStart } from './start';
+
+function boot(role: string): { config: Config; logger: Logger } {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`durapay: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  return {
+    config,
+    logger: createLogger({ level: config.logLevel, defaultMeta: { service: 'durapay', role } }),
+  };
+}
+
+function fail(err: unknown): never {
+  console.error(`durapay: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
+
+const program = new Command()
+  .name('durapay')
+  .description('durapay payment gateway')
+  .showHelpAfterError()
+  .enablePositionalOptions();
+
+program
+  .command('start')
+  .description('run everything for development: Postgres, Temporal dev server, migrations, worker and API')
+  .action(async () => {
+    const { config, logger } = boot('supervisor');
+    await runStart(config, logger);
+  });
+
+program
+  .command('api')
+  .description('run the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS)')
+  .action(async () => {
+    const { config, logger } = boot('api');
+    const api = await runApi(config, logger).catch(fail);
+    const stop = async () => {
+      logger.info('api stopping');
+      await api.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void stop());
+    process.once('SIGTERM', () => void stop());
+    process.once('disconnect', () => void stop());
+  });
+
+program
+  .command('worker')
+  .description('run the Temporal worker (needs DATABASE_URL and TEMPORAL_ADDRESS)')
+  .action(async () => {
+    const { config, logger } = boot('worker');
+    await runWorkerProcess(config, logger).catch(fail);
+    process.exit(0);
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations (to DATABASE_URL, or to the embedded Postgres)')
+  .action(async () => {
+    const { config, logger } = boot('migrate');
+    const pg = config.database.url
+      ? undefined
+      : await startEmbeddedPostgres({
+          dataDir: path.join(config.dataDir, 'postgres'),
+          port: config.database.embeddedPort,
+          database: 'durapay',
+          logger,
+        }).catch(fail);
+    const url = config.database.url ?? pg!.url;
+    const db = connectDatabase(url);
+    try {
+      const applied = await migrateUp(db.sequelize, logger);
+      console.error(
+        `${describeDatabaseUrl(url)}: ${applied.length ? applied.join(', ') : 'already up to date'}`,
+      );
+    } catch (err) {
+      fail(err);
+    } finally {
+      await db.close();
+      await pg?.stop();
+    }
+  });
+
+program
+  .command('postgres')
+  .description('run only the embedded Postgres in the foreground and print its URL (for tools and tests)')
+  .option('--data-dir <dir>', 'data directory (default: <DURAPAY_DATA_DIR>/postgres)')
+  .option('--port <port>', 'port (default: DURAPAY_PG_PORT)')
+  .option('--database <name>', 'database to create', 'durapay')
+  .action(async (opts: { dataDir?: string; port?: string; database: string }) => {
+    const { config, logger } = boot('postgres');
+    const pg = await startEmbeddedPostgres({
+      dataDir: path.resolve(opts.dataDir ?? path.join(config.dataDir, 'postgres')),
+      port: opts.port ? Number(opts.port) : config.database.embeddedPort,
+      database: opts.database,
+      logger,
+    }).catch(fail);
+    process.stdout.write(`${JSON.stringify({ url: pg.url })}\n`);
+    const stop = async () => {
+      await pg.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void stop());
+    process.once('SIGTERM', () => void stop());
+    process.once('disconnect', () => void stop());
+  });
+
+program
+  .command('doctor')
+  .description('run a diagnostic workflow end to end: worker, timer, database writes')
+  .option('--pause-ms <ms>', 'pause between the two steps', '500')
+  .action(async (opts: { pauseMs: string }) => {
+    const { config } = boot('doctor');
+    if (!config.temporal.address)
+      fail('set TEMPORAL_ADDRESS (npm start prints it) to the server the worker uses');
+    const { client, connection } = await connectClient({
+      address: config.temporal.address,
+      namespace: config.temporal.namespace,
+    }).catch(fail);
+    const runId = randomUUID();
+    const started = Date.now();
+    try {
+      const result: DiagnosticResult = await client.workflow.execute('diagnosticWorkflow', {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: workflowIds.diagnostic(runId),
+        args: [{ runId, pauseMs: Number(opts.pauseMs) }],
+        workflowExecutionTimeout: '1 minute',
+      });
+      console.error(
+        `ok: workflow ${workflowIds.diagnostic(runId)} wrote steps ${result.steps.join(', ')} in ${Date.now() - started} ms`,
+      );
+    } catch (err) {
+      fail(err);
+    } finally {
+      await connection.close();
+    }
+  });
+
+program
+  .command('bundle')
+  .description(
+    'bundle the workflow code into one file for DURAPAY_WORKFLOW_BUNDLE (done in the Docker build)',
+  )
+  .requiredOption('--out <file>', 'where to write the bundle')
+  .action(async (opts: { out: string }) => {
+    const { logger } = boot('bundle');
+    const code = await bundleWorkflows(logger).catch(fail);
+    fs.mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
+    fs.writeFileSync(opts.out, code);
+    console.error(`wrote ${opts.out} (${(code.length / 1024).toFixed(0)} KiB)`);
+  });
+
+program
+  .command('bench')
+  .description('benchmarks (none yet: they arrive with the payment endpoints)')
+  .action(() => {
+    console.error(
+      'durapay bench: there is nothing to measure yet; the benchmark arrives with the payment endpoints.',
+    );
+  });
+
+program.parseAsync(process.argv).catch(fail);

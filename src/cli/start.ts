@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config';
+import { connectDatabase, describeDatabaseUrl } from '../db';
+import { migrateUp } from '../db/migrate';
+import { spawnEmbeddedPostgres, type EmbeddedPostgres } from '../lib/embedded-postgres';
+import { DURAPAY_BIN } from '../lib/paths';
+import { stopChild } from '../lib/process';
+import type { Logger } from '../lib/logger';
+import { ensureTemporalCli, startDevServer, type DevServer } from '../lib/temporal-cli';
+
+function say(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A dev server left running by a supervisor that was killed outright is stopped before a new one starts. */
+function stopStaleDevServer(pidFile: string): void {
+  try {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (pid > 0 && cmdline.includes('start-dev') && isAlive(pid)) {
+      say(`Stopping a Temporal dev server left over from an earlier run (pid ${pid})`);
+      process.kill(pid, 'SIGKILL');
+    }
+  } catch {
+    // No pid file, or the process is gone: nothing to clean up.
+  }
+}
+
+async function waitForReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error('the API process exited during start-up');
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+      last = `${res.status} ${await res.text()}`;
+    } catch (err) {
+      last = String(err);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`the API did not become ready within ${timeoutMs} ms (last answer: ${last})`);
+}
+
+/**
+ * The all-in-one development supervisor behind `npm start`: Postgres (embedded unless
+ * DATABASE_URL), a Temporal dev server (unless TEMPORAL_ADDRESS), migrations, then the worker
+ * and the API as child processes. Ctrl-C stops them in order: API and worker first, so
+ * in-flight work finishes against a live server and database, then Temporal, then Postgres.
+ */
+export async function runStart(config: Config, logger: Logger): Promise<void> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const devPidFile = path.join(config.dataDir, 'temporal-dev.pid');
+  let pg: EmbeddedPostgres | undefined;
+  let dev: DevServer | undefined;
+  const children: ChildProcess[] = [];
+  let stopping = false;
+
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('Stopping durapay …');
+    await Promise.all(children.map((c) => stopChild(c, 15_000)));
+    if (dev) {
+      await dev.stop();
+      fs.rmSync(devPidFile, { force: true });
+    }
+    if (pg) await pg.stop();
+    say('Stopped.');
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  try {
+    let databaseUrl = config.database.url;
+    if (!databaseUrl) {
+      say(`Starting embedded Postgres on 127.0.0.1:${config.database.embeddedPort} …`);
+      pg = await spawnEmbeddedPostgres({
+        dataDir: path.join(config.dataDir, 'postgres'),
+        port: config.database.embeddedPort,
+        database: 'durapay',
+      });
+      databaseUrl = pg.url;
+    }
+
+    let temporalAddress = config.temporal.address;
+    if (!temporalAddress) {
+      const cliPath = await ensureTemporalCli(
+        { cliPath: config.temporal.cliPath, cacheDir: config.cacheDir },
+        say,
+      );
+      stopStaleDevServer(devPidFile);
+      say(`Starting the Temporal dev server on 127.0.0.1:${config.temporal.devServerPort} …`);
+      dev = await startDevServer({
+        cliPath,
+        port: config.temporal.devServerPort,
+        uiPort: config.temporal.uiPort,
+        dbFile: path.join(config.dataDir, 'temporal.sqlite'),
+        logFile: path.join(config.dataDir, 'temporal.log'),
+        namespace: config.temporal.namespace,
+      });
+      fs.writeFileSync(devPidFile, String(dev.process.pid));
+      dev.process.once('exit', () => {
+        if (!stopping) {
+          say('The Temporal dev server exited unexpectedly; see .durapay/temporal.log');
+          void stopAll(1);
+        }
+      });
+      temporalAddress = dev.address;
+    }
+
+    const db = connectDatabase(databaseUrl);
+    try {
+      const applied = await migrateUp(db.sequelize, logger);
+      say(`Database ${describeDatabaseUrl(databaseUrl)}: ${applied.length} migration(s) applied`);
+    } finally {
+      await db.close();
+    }
+
+    const env = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      DURAPAY_ENV: config.env,
+    };
+    for (const role of ['worker', 'api'] as const) {
+      // Own process group (detached), so a terminal's Ctrl-C reaches only the supervisor, which
+      // then stops the children in order; the IPC channel lets them notice if it dies outright.
+      const child = spawn(process.execPath, [DURAPAY_BIN, role], {
+        env,
+        detached: true,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      child.once('exit', (code, signal) => {
+        if (!stopping) {
+          say(`The ${role} process exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
+          void stopAll(1);
+        }
+      });
+      children.push(child);
+    }
+
+    const apiUrl = `http://localhost:${config.api.port}`;
+    await waitForReady(`http://127.0.0.1:${config.api.port}/readyz`, children[1]!, 120_000);
+    say('');
+    say('durapay is running');
+    say(`  API           ${apiUrl}   (readiness: ${apiUrl}/readyz)`);
+    if (dev) say(`  Temporal UI   ${dev.uiUrl}`);
+    else say(`  Temporal      ${temporalAddress}`);
+    say(
+      `  Postgres      ${pg ? `embedded, data in ${path.join(config.dataDir, 'postgres')}` : describeDatabaseUrl(databaseUrl)}`,
+    );
+    say('Press Ctrl-C to stop.');
+    say('');
+  } catch (err) {
+    say(`durapay could not start: ${err instanceof Error ? err.message : String(err)}`);
+    await stopAll(1);
+  }
+}
