@@ -1,0 +1,138 @@
+/**
+ * `durapay start` (what `npm start` runs) as a newcomer would: an empty data directory, no
+ * DATABASE_URL and no TEMPORAL_ADDRESS, so it starts its own embedded Postgres and Temporal
+ * dev server. Then Ctrl-C, and nothing may be left running.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { envelope } from '../support/http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DURAPAY_BIN } from '../../src/lib/paths';
+import { freePort } from '../support/ports';
+import { globalState } from '../support/state';
+
+jest.setTimeout(240_000);
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-start-'));
+// Under root, Postgres runs as the `postgres` user, which must be able to reach its data dir.
+fs.chmodSync(dataDir, 0o755);
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    for (const c of children.get(pid) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** Running, i.e. neither gone nor a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function startOnce(ports: { api: number; temporal: number; ui: number; pg: number }) {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DURAPAY_DATA_DIR: dataDir,
+    TEMPORAL_CLI_PATH: globalState().cliPath,
+    PORT: String(ports.api),
+    TEMPORAL_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.ui),
+    DURAPAY_PG_PORT: String(ports.pg),
+    LOG_LEVEL: 'warn',
+  };
+  const started = Date.now();
+  // detached: its own process group, as a terminal's foreground job would be.
+  const child = spawn(process.execPath, [DURAPAY_BIN, 'start'], {
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout!.resume();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (stderr.includes('durapay is running')) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 100);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`durapay start exited with ${code}:\n${stderr}`));
+    });
+  });
+  return { child, seconds: (Date.now() - started) / 1000, stderr: () => stderr };
+}
+
+async function ctrlC(child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  process.kill(-child.pid!, 'SIGINT');
+  return exited;
+}
+
+test('when durapay start runs on an empty machine state, then the API is ready, the UI answers, and Ctrl-C leaves nothing behind; a second start reuses the data', async () => {
+  const ports = {
+    api: await freePort(),
+    temporal: await freePort(),
+    ui: await freePort(),
+    pg: await freePort(),
+  };
+
+  const first = await startOnce(ports);
+  const api = `http://127.0.0.1:${ports.api}`;
+  const ready = await fetch(`${api}/readyz`);
+  expect(ready.status).toBe(200);
+  expect((await envelope(ready)).data).toEqual({ status: 'ready', database: 'ok', temporal: 'ok' });
+  expect(first.stderr()).toContain(`API           http://localhost:${ports.api}`);
+  expect(first.stderr()).toContain(`Temporal UI   http://localhost:${ports.ui}`);
+  expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
+  expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
+  expect(fs.existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(true);
+
+  const tree = descendants(first.child.pid!);
+  // postgres (wrapper + server), temporal, worker, api at least.
+  expect(tree.length).toBeGreaterThanOrEqual(5);
+  expect(await ctrlC(first.child)).toBe(0);
+  await new Promise((r) => setTimeout(r, 500));
+  expect(tree.filter(running)).toEqual([]);
+  expect(first.stderr()).toContain('Stopped.');
+
+  const second = await startOnce(ports);
+  try {
+    expect(second.stderr()).toContain('0 migration(s) applied');
+    expect((await fetch(`${api}/readyz`)).status).toBe(200);
+    process.stderr.write(
+      `[e2e] first start ${first.seconds.toFixed(1)}s, second start ${second.seconds.toFixed(1)}s\n`,
+    );
+  } finally {
+    const tree2 = descendants(second.child.pid!);
+    expect(await ctrlC(second.child)).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(tree2.filter(running)).toEqual([]);
+  }
+});

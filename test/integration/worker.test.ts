@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { QueryTypes } from 'sequelize';
+import { DURAPAY_BIN } from '../../src/lib/paths';
+import { workflowIds, type DiagnosticResult } from '../../src/workflows/definitions';
+import { startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { globalState } from '../support/state';
+
+jest.setTimeout(120_000);
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function steps(runId: string) {
+  return stack.database.db.sequelize.query<{ step: number; workflow_id: string }>(
+    'SELECT step, workflow_id FROM diagnostic_steps WHERE run_id = :runId ORDER BY step',
+    { replacements: { runId }, type: QueryTypes.SELECT },
+  );
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A real `durapay worker` process, as production runs it. */
+function spawnWorker(taskQueue: string, databaseUrl: string): { child: ChildProcess; ready: Promise<void> } {
+  const state = globalState();
+  const child = spawn(process.execPath, [DURAPAY_BIN, 'worker'], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: state.temporalAddress,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      DURAPAY_WORKFLOW_BUNDLE: state.bundlePath,
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('"message":"worker running"')) resolve();
+    });
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it ran:\n${out}`)));
+  });
+  return { child, ready };
+}
+
+describe('diagnostic workflow on the real worker', () => {
+  test('when the workflow runs, then its activity writes each step to Postgres once', async () => {
+    const runId = randomUUID();
+    const result: DiagnosticResult = await stack.client.workflow.execute('diagnosticWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: workflowIds.diagnostic(runId),
+      args: [{ runId, pauseMs: 50 }],
+    });
+    expect(result).toEqual({ runId, steps: [1, 2], insertedSteps: [1, 2] });
+    expect(await steps(runId)).toEqual([
+      { step: 1, workflow_id: workflowIds.diagnostic(runId) },
+      { step: 2, workflow_id: workflowIds.diagnostic(runId) },
+    ]);
+  });
+
+  test('when the worker process is killed mid-workflow and a new one starts, then the workflow completes exactly once', async () => {
+    const taskQueue = uniqueName('tq-kill');
+    const first = spawnWorker(taskQueue, stack.database.url);
+    await first.ready;
+
+    const runId = randomUUID();
+    const handle = await stack.client.workflow.start('diagnosticWorkflow', {
+      taskQueue,
+      workflowId: workflowIds.diagnostic(runId),
+      args: [{ runId, pauseMs: 3_000 }],
+    });
+    // Step 1 is written; the workflow now sleeps on a durable timer. Kill the worker outright.
+    await waitFor('step 1', async () => ((await steps(runId)).length === 1 ? true : undefined));
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+
+    const second = spawnWorker(taskQueue, stack.database.url);
+    try {
+      await second.ready;
+      const result: DiagnosticResult = await handle.result();
+      expect(result.insertedSteps).toEqual([1, 2]);
+      expect((await steps(runId)).map((r) => r.step)).toEqual([1, 2]);
+
+      const { events } = await handle.fetchHistory();
+      const EventType = temporal.api.enums.v1.EventType;
+      const count = (type: number) => events!.filter((e) => e.eventType === type).length;
+      expect(count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)).toBe(2);
+      expect(count(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).toBe(2);
+      expect(count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)).toBe(1);
+      // Workflow tasks were picked up by two different worker processes.
+      const identities = new Set(
+        events!
+          .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED)
+          .map((e) => e.workflowTaskStartedEventAttributes?.identity),
+      );
+      expect(identities.size).toBe(2);
+    } finally {
+      second.child.kill('SIGTERM');
+      await new Promise((r) => second.child.once('exit', r));
+    }
+  });
+});

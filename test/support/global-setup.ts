@@ -1,0 +1,90 @@
+/**
+ * Provisions the real infrastructure once per test run: the Temporal CLI (built once and
+ * cached), a Postgres (TEST_DATABASE_URL / DATABASE_URL, else an embedded one), a migrated
+ * template database that each test file clones, a Temporal dev server with durapay's search
+ * attributes, and the workflow bundle that every test worker reuses.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { loadConfig } from '../../src/config';
+import { connectDatabase } from '../../src/db';
+import { migrateUp } from '../../src/db/migrate';
+import { createLogger } from '../../src/lib/logger';
+import { spawnEmbeddedPostgres } from '../../src/lib/embedded-postgres';
+import { ensureTemporalCli } from '../../src/lib/temporal-cli';
+import { bundleWorkflows } from '../../src/worker';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/definitions';
+import { freePort } from './ports';
+import type { GlobalState } from './state';
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export default async function globalSetup(): Promise<void> {
+  const say = (line: string) => process.stderr.write(`[setup] ${line}\n`);
+  const started = Date.now();
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-test-'));
+  // Under root, Postgres runs as the `postgres` user, which must be able to reach its data dir.
+  fs.chmodSync(workDir, 0o755);
+  const config = loadConfig();
+
+  const cliPath = await ensureTemporalCli(
+    { cliPath: config.temporal.cliPath, cacheDir: config.cacheDir },
+    say,
+  );
+
+  let adminUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
+  let pg: GlobalState['pg'];
+  if (!adminUrl) {
+    say('starting an embedded Postgres for the tests');
+    const spawned = await spawnEmbeddedPostgres({
+      dataDir: path.join(workDir, 'postgres'),
+      port: await freePort(),
+      database: 'postgres',
+    });
+    pg = { pid: spawned.process.pid! };
+    adminUrl = spawned.url;
+  }
+
+  const template = `durapay_tpl_${process.pid}_${Date.now()}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${template}"`);
+  await admin.end();
+  const db = connectDatabase(withDatabase(adminUrl, template));
+  await migrateUp(db.sequelize);
+  await db.close();
+
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: cliPath },
+      searchAttributes: SEARCH_ATTRIBUTE_KEYS,
+      extraArgs: ['--log-level', 'error'],
+    },
+  });
+
+  const bundlePath = path.join(workDir, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, await bundleWorkflows(createLogger({ level: 'warn' })));
+
+  const state: GlobalState = {
+    workDir,
+    adminUrl,
+    template,
+    temporalAddress: env.address,
+    bundlePath,
+    cliPath,
+    pg,
+  };
+  // Test files run in worker processes that inherit this environment.
+  process.env.DURAPAY_TEST_STATE = JSON.stringify(state);
+  (globalThis as Record<string, unknown>).__durapayEnv = env;
+  say(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s (Temporal ${env.address})`);
+}
+
+export { withDatabase };

@@ -1,0 +1,149 @@
+/**
+ * Per-test-file infrastructure on top of the global setup: a fresh database cloned from the
+ * migrated template, a Temporal client, an in-process worker on a task queue of its own, and
+ * the API listening on a random port. Everything is real; nothing is mocked.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { Client as PgClient } from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createApp } from '../../src/api/app';
+import { probeConnection, readinessProbes } from '../../src/api/server';
+import { connectDatabase, type Database } from '../../src/db';
+import { createLogger, type Logger } from '../../src/lib/logger';
+import { WinstonTemporalLogger } from '../../src/lib/temporal';
+import { createWorker } from '../../src/worker';
+import { globalState } from './state';
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  db: Database;
+  drop(): Promise<void>;
+}
+
+/** A database of this test file's own, already migrated (cloned from the template). */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const state = globalState();
+  const name = `${state.template}_${randomBytes(5).toString('hex')}`;
+  const admin = new PgClient({ connectionString: state.adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${state.template}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(state.adminUrl, name);
+  const db = connectDatabase(url, { poolMax: 5 });
+  return {
+    name,
+    url,
+    db,
+    async drop() {
+      await db.close();
+      const a = new PgClient({ connectionString: state.adminUrl });
+      await a.connect();
+      try {
+        await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await a.end();
+      }
+    },
+  };
+}
+
+/** A logger whose JSON lines are kept in memory, so tests can read what was logged. */
+export function captureLogger(level = 'debug'): { logger: Logger; lines: () => string[] } {
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c.toString()));
+  const logger = createLogger({ level, stream, defaultMeta: { service: 'durapay-test' } });
+  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
+}
+
+let runtimeInstalled = false;
+function quietRuntime(logger: Logger): void {
+  if (runtimeInstalled) return;
+  try {
+    Runtime.install({ logger: new WinstonTemporalLogger(logger) });
+  } catch {
+    // Already installed by an earlier test file in this process.
+  }
+  runtimeInstalled = true;
+}
+
+export interface TestStack {
+  taskQueue: string;
+  database: TestDatabase;
+  client: Client;
+  connection: Connection;
+  worker: Worker;
+  baseUrl: string;
+  server: Server;
+  logs: () => string[];
+  stop(): Promise<void>;
+}
+
+export async function startTestStack(): Promise<TestStack> {
+  const state = globalState();
+  const { logger, lines } = captureLogger();
+  quietRuntime(createLogger({ level: 'warn' }));
+  const taskQueue = uniqueName('tq');
+  const database = await createTestDatabase();
+
+  const connection = await Connection.connect({ address: state.temporalAddress });
+  const client = new Client({ connection, namespace: 'default' });
+  const nativeConnection = await NativeConnection.connect({ address: state.temporalAddress });
+  const worker = await createWorker({
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    db: database.db,
+    logger,
+    workflowBundleCode: fs.readFileSync(state.bundlePath, 'utf8'),
+    options: { shutdownGraceTime: '1 second' },
+  });
+  const running = worker.run();
+
+  const probe = probeConnection(state.temporalAddress);
+  const app = createApp({ logger, readiness: readinessProbes(database.db, probe) });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    taskQueue,
+    database,
+    client,
+    connection,
+    worker,
+    server,
+    baseUrl: `http://127.0.0.1:${port}`,
+    logs: lines,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      worker.shutdown();
+      await running;
+      await nativeConnection.close();
+      await connection.close();
+      await probe.close();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+export interface GlobalState {
+  workDir: string;
+  /** A URL of the test Postgres with rights to create databases. */
+  adminUrl: string;
+  /** A migrated database every test file clones (CREATE DATABASE … TEMPLATE). */
+  template: string;
+  temporalAddress: string;
+  bundlePath: string;
+  cliPath: string;
+  /** Set when the tests started their own embedded Postgres. */
+  pg?: { pid: number };
+}
+
+export function globalState(): GlobalState {
+  const raw = process.env.DURAPAY_TEST_STATE;
+  if (!raw) throw new Error('DURAPAY_TEST_STATE is not set: integration tests run through the global setup');
+  return JSON.parse(raw) as GlobalState;
+}

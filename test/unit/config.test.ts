@@ -1,0 +1,66 @@
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('loadConfig', () => {
+  test('when nothing is set, then the documented defaults apply', () => {
+    const config = loadConfig({ HOME: '/home/u' }, '/srv/app');
+    expect(config).toMatchObject({
+      env: 'development',
+      dataDir: path.resolve('/srv/app/.durapay'),
+      cacheDir: '/home/u/.cache/durapay',
+      logLevel: 'info',
+      api: { host: '0.0.0.0', port: 8080, requestTimeoutMs: 10_000 },
+      database: { url: undefined, embeddedPort: 54329 },
+      temporal: {
+        address: undefined,
+        namespace: 'default',
+        taskQueue: 'durapay',
+        devServerPort: 7233,
+        uiPort: 8233,
+      },
+      timeScale: 1,
+    });
+  });
+
+  test('when values are set, then they are read and converted', () => {
+    const config = loadConfig({
+      PORT: '9090',
+      DATABASE_URL: 'postgres://u:p@db:5432/durapay',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_TASK_QUEUE: 'payments-eu',
+      DURAPAY_TIME_SCALE: '0.001',
+      NODE_ENV: 'production',
+      XDG_CACHE_HOME: '/var/cache',
+    });
+    expect(config.api.port).toBe(9090);
+    expect(config.database.url).toBe('postgres://u:p@db:5432/durapay');
+    expect(config.temporal.address).toBe('temporal:7233');
+    expect(config.temporal.taskQueue).toBe('payments-eu');
+    expect(config.timeScale).toBe(0.001);
+    expect(config.env).toBe('production');
+    expect(config.cacheDir).toBe('/var/cache/durapay');
+  });
+
+  test('when a variable is empty, then it counts as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).api.port).toBe(8080);
+  });
+
+  test.each([
+    ['PORT', 'eighty', /"PORT" must be a number/],
+    ['PORT', '70000', /"PORT" must be less than or equal to 65535/],
+    ['DATABASE_URL', 'mysql://x@y/z', /"DATABASE_URL" must be a valid uri with a scheme matching/],
+    ['TEMPORAL_ADDRESS', 'no-port', /"TEMPORAL_ADDRESS" must be of the form host:port/],
+    ['DURAPAY_TIME_SCALE', '2', /"DURAPAY_TIME_SCALE" must be less than or equal to 1/],
+    ['DURAPAY_ENV', 'staging', /"DURAPAY_ENV" must be one of/],
+    ['LOG_LEVEL', 'loud', /"LOG_LEVEL" must be one of/],
+  ])('when %s is %p, then loading fails with a message naming it', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  test('when a secret-bearing URL is invalid, then the message does not echo its value', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    );
+  });
+});

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  cachedCliPath,
+  devServerArgs,
+  findTemporalCli,
+  TEMPORAL_CLI_VERSION,
+} from '../../src/lib/temporal-cli';
+
+describe('Temporal CLI provisioning', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-cli-'));
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  test('when TEMPORAL_CLI_PATH names an executable, then it is used first', () => {
+    const exe = path.join(tmp, 'my-temporal');
+    fs.writeFileSync(exe, '#!/bin/sh\n', { mode: 0o755 });
+    expect(findTemporalCli({ cliPath: exe, cacheDir: tmp })).toBe(exe);
+  });
+
+  test('when TEMPORAL_CLI_PATH names no executable, then it fails naming the variable', () => {
+    expect(() => findTemporalCli({ cliPath: path.join(tmp, 'missing'), cacheDir: tmp })).toThrow(
+      /TEMPORAL_CLI_PATH/,
+    );
+  });
+
+  test('when a binary sits in the cache, then the cache path is pinned to the version', () => {
+    expect(cachedCliPath('/c')).toBe(`/c/temporal-${TEMPORAL_CLI_VERSION}/temporal`);
+    expect(TEMPORAL_CLI_VERSION).toBe('1.5.1');
+  });
+
+  test('when the dev server starts, then it persists state and registers every search attribute', () => {
+    const args = devServerArgs({
+      cliPath: 't',
+      port: 7233,
+      uiPort: 8233,
+      dbFile: '/d/temporal.sqlite',
+      logFile: '/d/t.log',
+      namespace: 'default',
+    });
+    expect(args.slice(0, 2)).toEqual(['server', 'start-dev']);
+    expect(args.join(' ')).toContain('--db-filename /d/temporal.sqlite');
+    expect(args.join(' ')).toContain('--ui-port 8233');
+    for (const name of ['AppId', 'TradeNo', 'MerchantOrderNo', 'MerchantId', 'ChannelCode', 'BizStatus']) {
+      expect(args).toContain(`${name}=Keyword`);
+    }
+    expect(args).not.toContain('--namespace');
+    expect(
+      devServerArgs({ cliPath: 't', port: 1, uiPort: 2, dbFile: 'f', logFile: 'l', namespace: 'pay' }),
+    ).toEqual(expect.arrayContaining(['--namespace', 'pay']));
+  });
+});
