@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# Production image: one image, two roles (`api`, `worker`) plus `migrate`, chosen by command.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY src ./src
+# Compile, then bundle the workflow code once so workers start without running webpack.
+RUN npm run build \
+ && rm -rf src \
+ && node bin/durapay.js bundle --out dist/workflow-bundle.js \
+ && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    DURAPAY_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/bin ./bin
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 8080
+ENTRYPOINT ["node", "bin/durapay.js"]
+CMD ["api"]
