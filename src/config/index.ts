@@ -34,6 +34,16 @@ export interface Config {
     workflowBundlePath?: string;
   };
   /**
+   * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
+   * development and tests a key is generated once into the data directory and reused.
+   */
+  masterKey?: Buffer;
+  rateLimit: {
+    /** Sustained requests per second per app. */
+    perSecond: number;
+    burst: number;
+  };
+  /**
    * Multiplies every duration a workflow waits (timers, retry schedules). 1 in production;
    * tests use a small value so a 30-minute expiry passes in well under a second.
    */
@@ -70,9 +80,19 @@ const schema = Joi.object({
   TEMPORAL_UI_PORT: port.default(8233),
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
   DURAPAY_TIME_SCALE: Joi.number().greater(0).max(1).default(1),
+  DURAPAY_MASTER_KEY: Joi.string()
+    .base64()
+    .custom((value: string, helpers) =>
+      Buffer.from(value, 'base64').length === 32 ? value : helpers.error('masterKey.length'),
+    ),
+  RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
+  RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
 })
   .unknown(true)
-  .messages({ 'string.pattern.name': '{{#label}} must be of the form {{#name}}' });
+  .messages({
+    'string.pattern.name': '{{#label}} must be of the form {{#name}}',
+    'masterKey.length': '{{#label}} must be the base64 encoding of exactly 32 bytes',
+  });
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -122,6 +142,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       uiPort: num('TEMPORAL_UI_PORT'),
       workflowBundlePath: str('DURAPAY_WORKFLOW_BUNDLE'),
     },
+    masterKey:
+      str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
+    rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     timeScale: num('DURAPAY_TIME_SCALE'),
   });
 }

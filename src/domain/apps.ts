@@ -1,0 +1,25 @@
+export const SCOPES = ['payments', 'merchants'] as const;
+export type Scope = (typeof SCOPES)[number];
+export type AppStatus = 'active' | 'disabled';
+
+export const APP_ID_PATTERN = /^app_[a-z2-7]{16}$/;
+
+export function parseScopes(text: string): Scope[] {
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = parts.filter((p) => !(SCOPES as readonly string[]).includes(p));
+  if (unknown.length)
+    throw new Error(`unknown scope(s): ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
+  if (parts.length === 0) throw new Error('at least one scope is needed');
+  return [...new Set(parts)] as Scope[];
+}
+
+/** Which scope a path needs (SPEC §2), or undefined for paths apps do not call. */
+export function scopeForPath(path: string): Scope | undefined {
+  if (path === '/api/v1/pay' || path.startsWith('/api/v1/pay/')) return 'payments';
+  if (path.startsWith('/api/v1/notifications')) return 'payments';
+  if (path.startsWith('/api/v1/merchant')) return 'merchants';
+  return undefined;
+}
