@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { Logger } from '../lib/logger';
+import { authenticate, type AuthDeps } from './middleware/authenticate';
 import { captureRawBody } from './middleware/body';
 import { errorHandler, notFound } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
@@ -8,7 +9,11 @@ import { healthRoutes, type ReadinessProbes } from './routes/health';
 export interface ApiDeps {
   logger: Logger;
   readiness: ReadinessProbes;
+  auth: AuthDeps;
 }
+
+/** Every path an app calls; each needs a signed request (SPEC §2). */
+export const APP_API_PREFIXES = ['/api/v1/pay', '/api/v1/notifications', '/api/v1/merchant'];
 
 export function createApp(deps: ApiDeps): Express {
   const app = express();
@@ -18,6 +23,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(requestContext(deps.logger));
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
+  app.use(APP_API_PREFIXES, authenticate(deps.auth));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

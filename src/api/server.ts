@@ -2,6 +2,10 @@ import type { Server } from 'node:http';
 import { Connection } from '@temporalio/client';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
 import { connectDatabase, type Database } from '../db';
+import { AppRepository, NonceStore, RateLimiter } from '../db/repositories/apps';
+import { resolveMasterKey } from '../lib/master-key';
+import { SecretBox } from '../lib/secret-box';
+import type { AuthDeps } from './middleware/authenticate';
 import type { Logger } from '../lib/logger';
 import { createApp } from './app';
 import type { ReadinessProbes } from './routes/health';
@@ -29,6 +33,14 @@ export function readinessProbes(db: Database, temporal: Connection): ReadinessPr
   };
 }
 
+export function authDeps(db: Database, masterKey: Buffer, rateLimit: Config['rateLimit']): AuthDeps {
+  return {
+    apps: new AppRepository(db, new SecretBox(masterKey)),
+    nonces: new NonceStore(db),
+    rateLimiter: new RateLimiter(db, rateLimit.perSecond, rateLimit.burst),
+  };
+}
+
 export interface RunningApi {
   server: Server;
   stop(): Promise<void>;
@@ -36,9 +48,18 @@ export interface RunningApi {
 
 /** The production API process: connects lazily, so it can start before its dependencies answer. */
 export async function runApi(config: Config, logger: Logger): Promise<RunningApi> {
+  const masterKey = resolveMasterKey(config);
   const db = connectDatabase(requireDatabaseUrl(config), { acquireTimeoutMs: 3_000 });
   const temporal = probeConnection(requireTemporalAddress(config));
-  const app = createApp({ logger, readiness: readinessProbes(db, temporal) });
+  const auth = authDeps(db, masterKey, config.rateLimit);
+  const app = createApp({ logger, readiness: readinessProbes(db, temporal), auth });
+  // Nonces outlive their window by design; sweep expired ones so the table stays small.
+  const sweeper = setInterval(() => {
+    auth.nonces
+      .purgeExpired()
+      .catch((err: unknown) => logger.warn('nonce sweep failed', { error: String(err) }));
+  }, 60_000);
+  sweeper.unref();
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.api.port, config.api.host, (err?: Error) => (err ? reject(err) : resolve(s)));
   });
@@ -46,6 +67,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   return {
     server,
     async stop() {
+      clearInterval(sweeper);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await Promise.allSettled([db.close(), temporal.close()]);

@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import { envelope } from '../support/http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/api/app';
-import { probeConnection, readinessProbes } from '../../src/api/server';
+import { randomBytes } from 'node:crypto';
+import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import { connectDatabase } from '../../src/db';
 import { freePort } from '../support/ports';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
@@ -101,7 +102,11 @@ describe('readiness when a dependency is down', () => {
   async function serve(databaseUrl: string, temporalAddress: string) {
     const db = connectDatabase(databaseUrl, { acquireTimeoutMs: 1_000 });
     const temporal = probeConnection(temporalAddress);
-    const app = createApp({ logger: captureLogger().logger, readiness: readinessProbes(db, temporal) });
+    const app = createApp({
+      logger: captureLogger().logger,
+      readiness: readinessProbes(db, temporal),
+      auth: authDeps(db, randomBytes(32), { perSecond: 100, burst: 200 }),
+    });
     const server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

@@ -12,7 +12,10 @@ import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createApp } from '../../src/api/app';
-import { probeConnection, readinessProbes } from '../../src/api/server';
+import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
+import type { AuthDeps } from '../../src/api/middleware/authenticate';
+import type { Scope } from '../../src/domain/apps';
+import type { AppCredentials } from '../../src/db/repositories/apps';
 import { connectDatabase, type Database } from '../../src/db';
 import { createLogger, type Logger } from '../../src/lib/logger';
 import { WinstonTemporalLogger } from '../../src/lib/temporal';
@@ -86,8 +89,17 @@ function quietRuntime(logger: Logger): void {
   runtimeInstalled = true;
 }
 
+export interface StackOptions {
+  rateLimit?: { perSecond: number; burst: number };
+}
+
 export interface TestStack {
   taskQueue: string;
+  /** The key this stack's secrets are encrypted under (pass it as DURAPAY_MASTER_KEY to the CLI). */
+  masterKey: Buffer;
+  auth: AuthDeps;
+  /** A new app of this stack's database, with its plaintext credentials. */
+  createApp(scopes?: Scope[], name?: string): Promise<AppCredentials>;
   database: TestDatabase;
   client: Client;
   connection: Connection;
@@ -98,7 +110,7 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(): Promise<TestStack> {
+export async function startTestStack(options: StackOptions = {}): Promise<TestStack> {
   const state = globalState();
   const { logger, lines } = captureLogger();
   quietRuntime(createLogger({ level: 'warn' }));
@@ -120,7 +132,10 @@ export async function startTestStack(): Promise<TestStack> {
   const running = worker.run();
 
   const probe = probeConnection(state.temporalAddress);
-  const app = createApp({ logger, readiness: readinessProbes(database.db, probe) });
+  // Generous by default so that only the rate-limit tests meet the limit.
+  const masterKey = randomBytes(32);
+  const auth = authDeps(database.db, masterKey, options.rateLimit ?? { perSecond: 10_000, burst: 10_000 });
+  const app = createApp({ logger, readiness: readinessProbes(database.db, probe), auth });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -128,6 +143,9 @@ export async function startTestStack(): Promise<TestStack> {
 
   return {
     taskQueue,
+    masterKey,
+    auth,
+    createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,
     client,
     connection,
