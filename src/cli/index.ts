@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { runApi } from '../api/server';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { connectDatabase, describeDatabaseUrl } from '../db';
+import { describeDatabaseUrl } from '../db';
 import { migrateUp } from '../db/migrate';
 import { startEmbeddedPostgres } from '../lib/embedded-postgres';
 import { createLogger, type Logger } from '../lib/logger';
@@ -13,6 +13,8 @@ import { connectClient } from '../lib/temporal';
 import { bundleWorkflows } from '../worker';
 import { runWorkerProcess } from '../worker/main';
 import { workflowIds, type DiagnosticResult } from '../workflows/definitions';
+import { registerAppCommands } from './apps';
+import { withDatabase } from './database';
 import { runStart } from './start';
 
 function boot(role: string): { config: Config; logger: Logger } {
@@ -81,27 +83,12 @@ program
   .description('apply pending database migrations (to DATABASE_URL, or to the embedded Postgres)')
   .action(async () => {
     const { config, logger } = boot('migrate');
-    const pg = config.database.url
-      ? undefined
-      : await startEmbeddedPostgres({
-          dataDir: path.join(config.dataDir, 'postgres'),
-          port: config.database.embeddedPort,
-          database: 'durapay',
-          logger,
-        }).catch(fail);
-    const url = config.database.url ?? pg!.url;
-    const db = connectDatabase(url);
-    try {
+    await withDatabase(config, logger, async (db, url) => {
       const applied = await migrateUp(db.sequelize, logger);
       console.error(
         `${describeDatabaseUrl(url)}: ${applied.length ? applied.join(', ') : 'already up to date'}`,
       );
-    } catch (err) {
-      fail(err);
-    } finally {
-      await db.close();
-      await pg?.stop();
-    }
+    }).catch(fail);
   });
 
 program
@@ -158,6 +145,8 @@ program
       await connection.close();
     }
   });
+
+registerAppCommands(program, boot, fail);
 
 program
   .command('bundle')

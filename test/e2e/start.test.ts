@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DURAPAY_BIN } from '../../src/lib/paths';
 import { freePort } from '../support/ports';
+import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
 
 jest.setTimeout(240_000);
@@ -72,8 +73,9 @@ async function startOnce(ports: { api: number; temporal: number; ui: number; pg:
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdout!.resume();
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
       if (stderr.includes('durapay is running')) {
@@ -86,7 +88,7 @@ async function startOnce(ports: { api: number; temporal: number; ui: number; pg:
       reject(new Error(`durapay start exited with ${code}:\n${stderr}`));
     });
   });
-  return { child, seconds: (Date.now() - started) / 1000, stderr: () => stderr };
+  return { child, seconds: (Date.now() - started) / 1000, stderr: () => stderr, stdout: () => stdout };
 }
 
 async function ctrlC(child: ChildProcess): Promise<number | null> {
@@ -114,6 +116,22 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
   expect(fs.existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(true);
 
+  // The first start on an empty database creates the dev app, shows its secrets once, and
+  // keeps them in dev-app.json for `durapay sign`.
+  const devAppFile = path.join(dataDir, 'dev-app.json');
+  expect(fs.statSync(devAppFile).mode & 0o777).toBe(0o600);
+  const dev = JSON.parse(fs.readFileSync(devAppFile, 'utf8')) as {
+    app_id: string;
+    secret: string;
+    scopes: string[];
+  };
+  expect(dev.scopes).toEqual(['payments', 'merchants']);
+  expect(first.stderr()).toContain(`app_id          ${dev.app_id}`);
+  expect(first.stderr()).toContain(`secret          ${dev.secret}`);
+  const signed = await signedFetch(api, dev, 'GET', '/api/v1/pay/query/P1');
+  expect(signed.status).toBe(404); // authenticated; no order routes yet
+  expect(first.stdout()).not.toContain(dev.secret);
+
   const tree = descendants(first.child.pid!);
   // postgres (wrapper + server), temporal, worker, api at least.
   expect(tree.length).toBeGreaterThanOrEqual(5);
@@ -125,6 +143,8 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   const second = await startOnce(ports);
   try {
     expect(second.stderr()).toContain('0 migration(s) applied');
+    expect(second.stderr()).toMatch(/Dev app\s+app_[a-z2-7]{16} \(credentials in /);
+    expect(second.stderr()).not.toContain('secrets are shown this once');
     expect((await fetch(`${api}/readyz`)).status).toBe(200);
     process.stderr.write(
       `[e2e] first start ${first.seconds.toFixed(1)}s, second start ${second.seconds.toFixed(1)}s\n`,

@@ -1,0 +1,39 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Database } from '../db';
+import { AppRepository, type AppCredentials } from '../db/repositories/apps';
+import { SecretBox } from '../lib/secret-box';
+
+export const DEV_APP_FILE = 'dev-app.json';
+
+export interface DevAppFile extends AppCredentials {
+  name: string;
+  base_url: string;
+}
+
+export function readDevApp(dataDir: string): DevAppFile | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dataDir, DEV_APP_FILE), 'utf8')) as DevAppFile;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * On an empty database, creates the `dev` app (both scopes) and writes its credentials to
+ * `.durapay/dev-app.json` (mode 0600), so a newcomer can call the API at once. Returns the
+ * credentials only when it created them: they are shown once.
+ */
+export async function ensureDevApp(
+  db: Database,
+  masterKey: Buffer,
+  dataDir: string,
+  baseUrl: string,
+): Promise<DevAppFile | undefined> {
+  const apps = new AppRepository(db, new SecretBox(masterKey));
+  if ((await apps.count()) > 0) return undefined;
+  const credentials = await apps.create('dev', ['payments', 'merchants']);
+  const file: DevAppFile = { name: 'dev', ...credentials, base_url: baseUrl };
+  fs.writeFileSync(path.join(dataDir, DEV_APP_FILE), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  return file;
+}
