@@ -1,0 +1,193 @@
+/**
+ * Wire types of the durapay API (SPEC §3, §5, §6), field names exactly as sent and received.
+ * Times are RFC 3339 strings in UTC; money is an integer count of the currency's minor unit.
+ */
+
+export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web';
+
+export type OrderStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'closed';
+
+export type ProfitSharingStatus = 'none' | 'pending' | 'processing' | 'finished' | 'failed';
+
+export type RefundStatus = 'processing' | 'success' | 'failed';
+
+export type MerchantStatus = 'created' | 'auditing' | 'active' | 'rejected';
+
+export type ApplicationStatus =
+  'submitted' | 'auditing' | 'to_be_confirmed' | 'to_be_signed' | 'finished' | 'rejected' | 'canceled';
+
+export type UploadMediaType = 'image/jpeg' | 'image/png' | 'image/bmp' | 'application/pdf';
+
+/** §3.1 */
+export interface CreateOrderInput {
+  merchant_order_no: string;
+  pay_method: PayMethod;
+  amount: number;
+  subject: string;
+  notify_url: string;
+  channel_code?: string;
+  expire_minutes?: number;
+  profit_sharing_amount?: number;
+  merchant_id?: string;
+  /** Channel-specific, e.g. `openid` for `jsapi`, `client_ip` for `h5`, `sandbox` fault injection. */
+  extra?: Record<string, unknown>;
+}
+
+export interface CreateOrderResult {
+  trade_no: string;
+  /** Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`). */
+  pay_credential: Record<string, unknown>;
+  is_idempotent: boolean;
+}
+
+/** §3.3 */
+export interface Order {
+  trade_no: string;
+  merchant_order_no: string;
+  pay_method: PayMethod;
+  amount: number;
+  status: OrderStatus;
+  channel_trade_no: string | null;
+  pay_time: string | null;
+  created_at: string;
+  channel_code: string;
+  subject: string;
+  merchant_id: string | null;
+  refunded_amount: number;
+  profit_sharing_amount: number;
+  profit_sharing_status: ProfitSharingStatus;
+  expire_time: string;
+  closed_at: string | null;
+}
+
+/** §3.5 */
+export interface RefundInput {
+  trade_no: string;
+  refund_amount: number;
+  reason?: string;
+  notify_url?: string;
+  /** Makes the refund idempotent: a repeat returns the existing refund. */
+  merchant_refund_no?: string;
+}
+
+export interface RefundResult {
+  refund_no: string;
+  trade_no: string;
+  refund_amount: number;
+  status: RefundStatus;
+  channel_refund_no: string | null;
+}
+
+/** §3.6 */
+export interface Refund extends RefundResult {
+  refund_time: string | null;
+  reason: string | null;
+  merchant_refund_no: string | null;
+  created_at: string;
+}
+
+/** §5.1 */
+export interface ProfitSharingReceiver {
+  type: string;
+  account: string;
+  name: string;
+  weight: number;
+}
+
+export interface ProfitSharing {
+  receivers: ProfitSharingReceiver[];
+  /** In (0, 1]; the service applies 0.30 when it is not given. */
+  max_ratio?: number;
+}
+
+export interface CreateMerchantInput {
+  merchant_id: string;
+  merchant_name: string;
+  license_no?: string;
+  legal_person?: string;
+  bank_account?: string;
+  profit_sharing?: ProfitSharing;
+}
+
+/** §5.2 */
+export interface Merchant {
+  merchant_id: string;
+  merchant_name: string;
+  license_no: string | null;
+  legal_person: string | null;
+  /** Masked: all but the last 4 digits are `*`. */
+  bank_account: string | null;
+  status: MerchantStatus;
+  channel_code: string | null;
+  sub_merchant_no: string | null;
+  profit_sharing: ProfitSharing | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** §5.3 */
+export interface ListMerchantsParams {
+  /** Empty means no filter. */
+  status?: MerchantStatus | '';
+  limit?: number;
+  offset?: number;
+}
+
+/** §5.3, §6: `limit` and `offset` echo the values the service used. */
+export interface Page<T> {
+  list: T[];
+  limit: number;
+  offset: number;
+}
+
+/** §5.5 */
+export interface UploadMerchantFileInput {
+  file: Buffer;
+  /** Only its base name is forwarded to the channel. */
+  fileName: string;
+  fileMediaType: UploadMediaType;
+  channelCode?: string;
+}
+
+/** §5.6 */
+export interface ApplyMerchantInput {
+  channel_code: string;
+  submit_data?: Record<string, unknown>;
+  notify_url?: string;
+}
+
+/** §5.7 */
+export interface MerchantApplication {
+  application_id: string;
+  merchant_id: string;
+  channel_code: string;
+  status: ApplicationStatus;
+  channel_application_no: string | null;
+  sub_merchant_no: string | null;
+  sign_url: string | null;
+  reject_reason: string | null;
+  audit_detail: unknown;
+  submitted_at: string | null;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** §6 */
+export interface ListNotificationsParams {
+  trade_no?: string;
+  refund_no?: string;
+  status?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/**
+ * §6 fixes only that a notification has an id, a status and recorded attempts; the other
+ * fields pass through untyped rather than being guessed.
+ */
+export interface Notification {
+  notification_id: string;
+  status: string;
+  attempts: Record<string, unknown>[];
+  [field: string]: unknown;
+}
