@@ -1,6 +1,7 @@
 import { DataTypes, Model, type Sequelize } from 'sequelize';
 import type { AppStatus, Scope } from '../../domain/apps';
 
+/** Column types of `apps`; each Database defines its own subclass (see initApp). */
 export class App extends Model {
   declare appId: string;
   declare name: string;
@@ -12,8 +13,13 @@ export class App extends Model {
   declare updatedAt: Date;
 }
 
-export function initApp(sequelize: Sequelize): void {
-  App.init(
+/**
+ * Model classes are bound to one Sequelize instance when initialised, so each Database gets
+ * classes of its own: two connections in one process (tests do this) must not share them.
+ */
+export function initApp(sequelize: Sequelize): typeof App {
+  class BoundApp extends App {}
+  BoundApp.init(
     {
       appId: { type: DataTypes.STRING(32), primaryKey: true },
       name: { type: DataTypes.STRING(128), allowNull: false },
@@ -24,6 +30,7 @@ export function initApp(sequelize: Sequelize): void {
       createdAt: { type: DataTypes.DATE, allowNull: false },
       updatedAt: { type: DataTypes.DATE, allowNull: false },
     },
-    { sequelize, tableName: 'apps', timestamps: true },
+    { sequelize, tableName: 'apps', timestamps: true, modelName: 'App' },
   );
+  return BoundApp;
 }

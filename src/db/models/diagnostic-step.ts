@@ -8,14 +8,16 @@ export class DiagnosticStep extends Model {
   declare recordedAt: Date;
 }
 
-export function initDiagnosticStep(sequelize: Sequelize): void {
-  DiagnosticStep.init(
+export function initDiagnosticStep(sequelize: Sequelize): typeof DiagnosticStep {
+  class BoundDiagnosticStep extends DiagnosticStep {}
+  BoundDiagnosticStep.init(
     {
       runId: { type: DataTypes.STRING(128), primaryKey: true },
       step: { type: DataTypes.INTEGER, primaryKey: true },
       workflowId: { type: DataTypes.STRING(255), allowNull: false },
       recordedAt: { type: DataTypes.DATE, allowNull: false },
     },
-    { sequelize, tableName: 'diagnostic_steps' },
+    { sequelize, tableName: 'diagnostic_steps', modelName: 'DiagnosticStep' },
   );
+  return BoundDiagnosticStep;
 }

@@ -1,14 +1,20 @@
 import type { Sequelize } from 'sequelize';
-import { App, initApp } from './app';
-import { DiagnosticStep, initDiagnosticStep } from './diagnostic-step';
+import { initApp, type App } from './app';
+import { initDiagnosticStep, type DiagnosticStep } from './diagnostic-step';
+import { initNotification, type Notification, type NotificationAttempt } from './notification';
 
 export interface Models {
   DiagnosticStep: typeof DiagnosticStep;
   App: typeof App;
+  Notification: typeof Notification;
+  NotificationAttempt: typeof NotificationAttempt;
 }
 
+/** Model classes bound to this Sequelize instance only. */
 export function initModels(sequelize: Sequelize): Models {
-  initDiagnosticStep(sequelize);
-  initApp(sequelize);
-  return { DiagnosticStep, App };
+  return {
+    DiagnosticStep: initDiagnosticStep(sequelize),
+    App: initApp(sequelize),
+    ...initNotification(sequelize),
+  };
 }
