@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
+import { parseDurationList } from '../domain/durations';
 
 export type Environment = 'development' | 'test' | 'production';
 
@@ -38,6 +39,12 @@ export interface Config {
    * development and tests a key is generated once into the data directory and reused.
    */
   masterKey?: Buffer;
+  notifications: {
+    /** Gaps between delivery attempts, unscaled; attempts = gaps + 1 (SPEC §6: 8). */
+    retryScheduleMs: number[];
+    /** One attempt's deadline: a 2xx must arrive within it. */
+    timeoutMs: number;
+  };
   rateLimit: {
     /** Sustained requests per second per app. */
     perSecond: number;
@@ -85,12 +92,24 @@ const schema = Joi.object({
     .custom((value: string, helpers) =>
       Buffer.from(value, 'base64').length === 32 ? value : helpers.error('masterKey.length'),
     ),
+  NOTIFY_RETRY_SCHEDULE: Joi.string()
+    .default('5s,5m,30m,2h,5h,10h,10h')
+    .custom((value: string, helpers) => {
+      try {
+        parseDurationList(value);
+        return value;
+      } catch {
+        return helpers.error('durations.format');
+      }
+    }),
+  NOTIFY_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
 })
   .unknown(true)
   .messages({
     'string.pattern.name': '{{#label}} must be of the form {{#name}}',
+    'durations.format': '{{#label}} must be a comma-separated list of durations like 5s,5m,2h',
     'masterKey.length': '{{#label}} must be the base64 encoding of exactly 32 bytes',
   });
 
@@ -144,6 +163,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
+    notifications: {
+      retryScheduleMs: parseDurationList(str('NOTIFY_RETRY_SCHEDULE')!),
+      timeoutMs: num('NOTIFY_TIMEOUT_MS'),
+    },
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     timeScale: num('DURAPAY_TIME_SCALE'),
   });

@@ -1,22 +1,9 @@
 import { randomBytes } from 'node:crypto';
-
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+import { randomBase32 } from './ids';
 
 /** `app_` + 16 lowercase base32 characters (80 random bits). */
 export function generateAppId(): string {
-  const bytes = randomBytes(10);
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return `app_${out}`;
+  return `app_${randomBase32(16)}`;
 }
 
 /** 43 base64url characters (32 random bytes); the HMAC key is the UTF-8 bytes of this string. */

@@ -2,6 +2,7 @@ import type { QueryInterface } from 'sequelize';
 import type { RunnableMigration } from 'umzug';
 import { diagnosticSteps } from './0001-diagnostic-steps';
 import { apps } from './0002-apps';
+import { notifications } from './0003-notifications';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -9,4 +10,4 @@ export type Migration = RunnableMigration<QueryInterface>;
  * Every migration, in order. Listed here rather than found by a glob so that the same list
  * works from the TypeScript sources, the compiled build and a bundled image.
  */
-export const migrations: Migration[] = [diagnosticSteps, apps];
+export const migrations: Migration[] = [diagnosticSteps, apps, notifications];

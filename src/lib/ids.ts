@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** `length` lowercase base32 characters (5 random bits each). */
+export function randomBase32(length: number): string {
+  const bytes = randomBytes(Math.ceil((length * 5) / 8));
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of bytes) {
+    value = ((value << 8) | byte) & 0xffff;
+    bits += 8;
+    while (bits >= 5 && out.length < length) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
+}
+
+/** `ntf_` + 20 base32 characters (100 random bits). */
+export function generateNotificationId(): string {
+  return `ntf_${randomBase32(20)}`;
+}
