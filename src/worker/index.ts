@@ -5,8 +5,7 @@ import {
   bundleWorkflowCode,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { createActivities } from '../activities';
-import type { Database } from '../db';
+import { createActivities, type ActivityDeps } from '../activities';
 import type { Logger } from '../lib/logger';
 import { WinstonTemporalLogger } from '../lib/temporal';
 
@@ -34,8 +33,7 @@ export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  db: Database;
-  logger: Logger;
+  activities: ActivityDeps;
   /** Prebuilt bundle code; without it the worker bundles from source at start (a few seconds). */
   workflowBundleCode?: string;
   /** Extra Worker options (tests shorten the shutdown grace time, for instance). */
@@ -48,7 +46,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundleCode ? { workflowBundle: { code: deps.workflowBundleCode } } : { workflowsPath }),
-    activities: createActivities({ db: deps.db, logger: deps.logger }),
+    activities: createActivities(deps.activities),
     // Bounded so that tens of thousands of open orders do not grow memory without limit.
     maxCachedWorkflows: 2_000,
     shutdownGraceTime: '10 seconds',

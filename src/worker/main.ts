@@ -1,8 +1,11 @@
 import fs from 'node:fs';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
 import { connectDatabase } from '../db';
+import { AppRepository } from '../db/repositories/apps';
+import { resolveMasterKey } from '../lib/master-key';
+import { SecretBox } from '../lib/secret-box';
 import type { Logger } from '../lib/logger';
 import { ensureSearchAttributes } from '../lib/temporal';
 import { bundleWorkflows, createWorker, installRuntimeLogger } from './index';
@@ -13,14 +16,12 @@ import { bundleWorkflows, createWorker, installRuntimeLogger } from './index';
  */
 export async function runWorkerProcess(config: Config, logger: Logger): Promise<void> {
   installRuntimeLogger(logger);
+  const masterKey = resolveMasterKey(config);
   const address = requireTemporalAddress(config);
-  const admin = await Connection.connect({ address });
-  try {
-    const added = await ensureSearchAttributes(admin, config.temporal.namespace);
-    if (added.length) logger.info('registered search attributes', { added });
-  } finally {
-    await admin.close();
-  }
+  // A client connection too: activities start workflows (a notification per event).
+  const clientConnection = await Connection.connect({ address });
+  const added = await ensureSearchAttributes(clientConnection, config.temporal.namespace);
+  if (added.length) logger.info('registered search attributes', { added });
   const connection = await NativeConnection.connect({ address });
   const db = connectDatabase(requireDatabaseUrl(config));
   const bundlePath = config.temporal.workflowBundlePath;
@@ -28,8 +29,16 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    db,
-    logger,
+    activities: {
+      db,
+      logger,
+      client: new Client({ connection: clientConnection, namespace: config.temporal.namespace }),
+      taskQueue: config.temporal.taskQueue,
+      apps: new AppRepository(db, new SecretBox(masterKey)),
+      notifications: config.notifications,
+      timeScale: config.timeScale,
+      guardAddresses: config.env === 'production',
+    },
     workflowBundleCode: bundlePath ? fs.readFileSync(bundlePath, 'utf8') : await bundleWorkflows(logger),
   });
   logger.info('worker running', {
@@ -41,7 +50,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   try {
     await worker.run();
   } finally {
-    await Promise.allSettled([db.close(), connection.close()]);
+    await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
     logger.info('worker stopped');
   }
 }

@@ -4,6 +4,7 @@
  * may import it.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSignal } from '@temporalio/workflow';
 
 export const DEFAULT_TASK_QUEUE = 'durapay';
 
@@ -21,7 +22,20 @@ export const SEARCH_ATTRIBUTE_KEYS = Object.values(searchAttributes);
 
 export const workflowIds = {
   diagnostic: (runId: string) => `diagnostic:${runId}`,
+  notification: (notificationId: string) => `notification:${notificationId}`,
 };
+
+export interface NotificationWorkflowInput {
+  notificationId: string;
+  appId: string;
+  /** Waits between attempts, already scaled; attempts = gaps + 1. */
+  gapsMs: number[];
+}
+
+export type NotificationOutcome = 'delivered' | 'failed';
+
+/** Starts a fresh attempt series now (POST /api/v1/notifications/{id}/resend). */
+export const resendNotificationSignal = defineSignal('resendNotification');
 
 export interface DiagnosticInput {
   runId: string;

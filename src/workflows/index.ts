@@ -1,2 +1,3 @@
 // The worker's workflow bundle entry point: every workflow type the worker serves.
 export { diagnosticWorkflow } from './diagnostic';
+export { notificationWorkflow } from './notification';

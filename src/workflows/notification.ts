@@ -1,0 +1,75 @@
+import {
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  resendNotificationSignal,
+  searchAttributes,
+  type NotificationOutcome,
+  type NotificationWorkflowInput,
+} from './definitions';
+
+const { beginNotificationSeries } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+});
+
+// One attempt is one activity execution: the HTTP deadline (10 s) plus the database writes.
+// A failed HTTP attempt is a result, not an error; only infrastructure failures retry here.
+const { deliverNotification } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+});
+
+/**
+ * Delivers one notification (SPEC §6): an attempt now, then one after each gap of the
+ * schedule, until a 2xx. Waits are durable timers, so a worker restart neither loses nor
+ * repeats an attempt. A resend signal starts a fresh series at once.
+ */
+export async function notificationWorkflow(input: NotificationWorkflowInput): Promise<NotificationOutcome> {
+  let resendRequested = false;
+  setHandler(resendNotificationSignal, () => {
+    resendRequested = true;
+  });
+  const { runId } = workflowInfo();
+  const attempts = input.gapsMs.length + 1;
+  let outcome: NotificationOutcome = 'failed';
+  let seriesIndex = 0;
+
+  do {
+    resendRequested = false;
+    seriesIndex += 1;
+    const series = await beginNotificationSeries({
+      notificationId: input.notificationId,
+      token: `${runId}:${seriesIndex}`,
+    });
+    upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: 'pending' }]);
+    outcome = 'failed';
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const final = attempt === attempts;
+      const result = await deliverNotification({
+        notificationId: input.notificationId,
+        series,
+        attempt,
+        final,
+        nextGapMs: final ? null : input.gapsMs[attempt - 1]!,
+      });
+      if (result.outcome === 'delivered') {
+        outcome = 'delivered';
+        break;
+      }
+      if (result.outcome === 'failed' || final) break;
+      // Wakes early only for a resend, which starts a new series.
+      if (await condition(() => resendRequested, input.gapsMs[attempt - 1]!)) break;
+    }
+    upsertSearchAttributes([
+      { key: searchAttributes.BizStatus, value: resendRequested ? 'pending' : outcome },
+    ]);
+  } while (resendRequested);
+
+  return outcome;
+}
