@@ -5,11 +5,14 @@ import { captureRawBody } from './middleware/body';
 import { errorHandler, notFound } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { healthRoutes, type ReadinessProbes } from './routes/health';
+import { notificationRoutes } from './routes/notifications';
+import type { ApiServices } from './services';
 
 export interface ApiDeps {
   logger: Logger;
   readiness: ReadinessProbes;
   auth: AuthDeps;
+  services: ApiServices;
 }
 
 /** Every path an app calls; each needs a signed request (SPEC §2). */
@@ -24,6 +27,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
   app.use(APP_API_PREFIXES, authenticate(deps.auth));
+  app.use(notificationRoutes(deps.services));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

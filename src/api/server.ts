@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
 import { connectDatabase, type Database } from '../db';
 import { AppRepository, NonceStore, RateLimiter } from '../db/repositories/apps';
@@ -52,7 +52,19 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   const db = connectDatabase(requireDatabaseUrl(config), { acquireTimeoutMs: 3_000 });
   const temporal = probeConnection(requireTemporalAddress(config));
   const auth = authDeps(db, masterKey, config.rateLimit);
-  const app = createApp({ logger, readiness: readinessProbes(db, temporal), auth });
+  const business = Connection.lazy({ address: requireTemporalAddress(config) });
+  const app = createApp({
+    logger,
+    readiness: readinessProbes(db, temporal),
+    auth,
+    services: {
+      db,
+      client: new Client({ connection: business, namespace: config.temporal.namespace }),
+      taskQueue: config.temporal.taskQueue,
+      notifications: config.notifications,
+      timeScale: config.timeScale,
+    },
+  });
   // Nonces outlive their window by design; sweep expired ones so the table stays small.
   const sweeper = setInterval(() => {
     auth.nonces
@@ -70,7 +82,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       clearInterval(sweeper);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await Promise.allSettled([db.close(), temporal.close()]);
+      await Promise.allSettled([db.close(), temporal.close(), business.close()]);
     },
   };
 }
