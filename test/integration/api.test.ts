@@ -3,6 +3,8 @@ import { envelope } from '../support/http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/api/app';
 import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { loadConfig } from '../../src/config';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import { connectDatabase } from '../../src/db';
 import { freePort } from '../support/ports';
@@ -106,6 +108,13 @@ describe('readiness when a dependency is down', () => {
       logger: captureLogger().logger,
       readiness: readinessProbes(db, temporal),
       auth: authDeps(db, randomBytes(32), { perSecond: 100, burst: 200 }),
+      services: {
+        db,
+        client: new Client({ connection: temporal }),
+        taskQueue: 'unused',
+        notifications: loadConfig({}).notifications,
+        timeScale: 1,
+      },
     });
     const server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -14,9 +14,12 @@ import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createApp } from '../../src/api/app';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import type { AuthDeps } from '../../src/api/middleware/authenticate';
+import type { ApiServices } from '../../src/api/services';
+import type { ActivityDeps } from '../../src/activities';
 import type { Scope } from '../../src/domain/apps';
 import type { AppCredentials } from '../../src/db/repositories/apps';
 import { connectDatabase, type Database } from '../../src/db';
+import { loadConfig } from '../../src/config';
 import { createLogger, type Logger } from '../../src/lib/logger';
 import { WinstonTemporalLogger } from '../../src/lib/temporal';
 import { createWorker } from '../../src/worker';
@@ -91,13 +94,23 @@ function quietRuntime(logger: Logger): void {
 
 export interface StackOptions {
   rateLimit?: { perSecond: number; burst: number };
+  /** Unscaled gaps between notification attempts, and one attempt's deadline. */
+  notifications?: { retryScheduleMs: number[]; timeoutMs: number };
+  timeScale?: number;
+  guardAddresses?: boolean;
 }
+
+/** SPEC §6's schedule at 1/10 000 of real time: 0.5 ms … 3.6 s, about 10 s in all. */
+export const TEST_TIME_SCALE = 0.0001;
 
 export interface TestStack {
   taskQueue: string;
   /** The key this stack's secrets are encrypted under (pass it as DURAPAY_MASTER_KEY to the CLI). */
   masterKey: Buffer;
   auth: AuthDeps;
+  services: ApiServices;
+  /** The dependencies the worker's activities run with (to call an activity function directly). */
+  activityDeps: ActivityDeps;
   /** A new app of this stack's database, with its plaintext credentials. */
   createApp(scopes?: Scope[], name?: string): Promise<AppCredentials>;
   database: TestDatabase;
@@ -120,22 +133,39 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const connection = await Connection.connect({ address: state.temporalAddress });
   const client = new Client({ connection, namespace: 'default' });
   const nativeConnection = await NativeConnection.connect({ address: state.temporalAddress });
+  const masterKey = randomBytes(32);
+  // Generous by default so that only the rate-limit tests meet the limit.
+  const auth = authDeps(database.db, masterKey, options.rateLimit ?? { perSecond: 10_000, burst: 10_000 });
+  const notifications = options.notifications ?? loadConfig({}).notifications;
+  const timeScale = options.timeScale ?? TEST_TIME_SCALE;
+  const activityDeps: ActivityDeps = {
+    db: database.db,
+    logger,
+    client,
+    taskQueue,
+    apps: auth.apps,
+    notifications,
+    timeScale,
+    guardAddresses: options.guardAddresses ?? false,
+  };
   const worker = await createWorker({
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
-    db: database.db,
-    logger,
+    activities: activityDeps,
     workflowBundleCode: fs.readFileSync(state.bundlePath, 'utf8'),
     options: { shutdownGraceTime: '1 second' },
   });
   const running = worker.run();
 
   const probe = probeConnection(state.temporalAddress);
-  // Generous by default so that only the rate-limit tests meet the limit.
-  const masterKey = randomBytes(32);
-  const auth = authDeps(database.db, masterKey, options.rateLimit ?? { perSecond: 10_000, burst: 10_000 });
-  const app = createApp({ logger, readiness: readinessProbes(database.db, probe), auth });
+  const services: ApiServices = { db: database.db, client, taskQueue, notifications, timeScale };
+  const app = createApp({
+    logger,
+    readiness: readinessProbes(database.db, probe),
+    auth,
+    services,
+  });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -145,6 +175,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     taskQueue,
     masterKey,
     auth,
+    services,
+    activityDeps,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,
     client,

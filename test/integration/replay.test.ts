@@ -1,0 +1,133 @@
+/**
+ * Replay safety: histories recorded from real runs must replay against the current workflow
+ * code without a determinism error. Committed fixtures catch changes that would break
+ * workflows already running in production; fresh runs catch non-determinism in new code.
+ * `RECORD_HISTORIES=1 npx jest test/integration/replay.test.ts` refreshes the fixtures.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { temporal } from '@temporalio/proto';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { createNotificationActivities } from '../../src/activities/notifications';
+import { workflowIds } from '../../src/workflows/definitions';
+import { startTestStack, type TestStack } from '../support/harness';
+import { Receiver } from '../support/receiver';
+import { globalState } from '../support/state';
+
+jest.setTimeout(120_000);
+
+const run = promisify(execFile);
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'histories');
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ notifications: { retryScheduleMs: [50, 50, 50], timeoutMs: 2_000 }, timeScale: 1 });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function replay(histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[]) {
+  const results = [];
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: { code: fs.readFileSync(globalState().bundlePath, 'utf8') } },
+    histories,
+  )) {
+    results.push({ workflowId: result.workflowId, error: result.error?.message });
+  }
+  return results;
+}
+
+test('when the committed histories are replayed against the current code, then none fails', async () => {
+  const files = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
+  expect(files.length).toBeGreaterThanOrEqual(4);
+  const histories = files.map((f) => ({
+    workflowId: f.replace(/\.json$/, ''),
+    history: historyFromJSON(JSON.parse(fs.readFileSync(path.join(FIXTURES, f), 'utf8'))),
+  }));
+  const results = await replay(histories);
+  expect(results).toHaveLength(files.length);
+  expect(results.filter((r) => r.error)).toEqual([]);
+});
+
+test('when scenarios run now, then their histories replay without a determinism error', async () => {
+  const app = await stack.createApp(['payments']);
+  const receiver = await new Receiver().answer(500, 500, 200).start();
+  const publish = createNotificationActivities(stack.activityDeps).publishNotification;
+  try {
+    const scenarios: Record<string, string> = {};
+
+    const runId = randomUUID();
+    await stack.client.workflow.execute('diagnosticWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: workflowIds.diagnostic(runId),
+      args: [{ runId, pauseMs: 20 }],
+    });
+    scenarios['diagnostic'] = workflowIds.diagnostic(runId);
+
+    const event = (key: string) => ({
+      appId: app.app_id,
+      type: 'payment.succeeded' as const,
+      eventKey: `${key}:${randomUUID()}`,
+      url: receiver.url,
+      data: { trade_no: 'P1' },
+      occurredAt: new Date().toISOString(),
+      tradeNo: 'P1',
+    });
+    const retried = await publish(event('retried'));
+    await stack.client.workflow.getHandle(workflowIds.notification(retried)).result();
+    scenarios['notification-delivered-after-retries'] = workflowIds.notification(retried);
+
+    receiver.answer(503);
+    const failed = await publish(event('failed'));
+    await stack.client.workflow.getHandle(workflowIds.notification(failed)).result();
+    scenarios['notification-failed'] = workflowIds.notification(failed);
+
+    // A resend reaching the workflow while it waits between attempts starts a new series.
+    receiver.answer(500, 200);
+    const resent = await publish({ ...event('resent') });
+    const handle = stack.client.workflow.getHandle(workflowIds.notification(resent));
+    while (receiver.received.filter((r) => r.headers['webhook-id'] === resent).length < 1) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await handle.signal('resendNotification');
+    await handle.result();
+    scenarios['notification-resent-while-waiting'] = workflowIds.notification(resent);
+
+    const histories = await Promise.all(
+      Object.entries(scenarios).map(async ([name, workflowId]) => ({
+        name,
+        workflowId,
+        history: await stack.client.workflow.getHandle(workflowId).fetchHistory(),
+      })),
+    );
+    const results = await replay(histories);
+    expect(results).toHaveLength(histories.length);
+    expect(results.filter((r) => r.error)).toEqual([]);
+
+    if (process.env.RECORD_HISTORIES === '1') {
+      // The Temporal CLI's JSON export is the canonical history format (what the UI downloads).
+      const { cliPath, temporalAddress } = globalState();
+      for (const h of histories) {
+        const { stdout } = await run(cliPath, [
+          'workflow',
+          'show',
+          '--workflow-id',
+          h.workflowId,
+          '--address',
+          temporalAddress,
+          '--output',
+          'json',
+        ]);
+        historyFromJSON(JSON.parse(stdout));
+        fs.writeFileSync(path.join(FIXTURES, `${h.name}.json`), stdout.endsWith('\n') ? stdout : `${stdout}\n`);
+      }
+    }
+  } finally {
+    await receiver.stop();
+  }
+});
