@@ -25,7 +25,10 @@ const FIXTURES = path.join(__dirname, '..', 'fixtures', 'histories');
 
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ notifications: { retryScheduleMs: [50, 50, 50], timeoutMs: 2_000 }, timeScale: 1 });
+  stack = await startTestStack({
+    notifications: { retryScheduleMs: [50, 50, 50], timeoutMs: 2_000 },
+    timeScale: 1,
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -124,7 +127,10 @@ test('when scenarios run now, then their histories replay without a determinism 
           'json',
         ]);
         historyFromJSON(JSON.parse(stdout));
-        fs.writeFileSync(path.join(FIXTURES, `${h.name}.json`), stdout.endsWith('\n') ? stdout : `${stdout}\n`);
+        fs.writeFileSync(
+          path.join(FIXTURES, `${h.name}.json`),
+          stdout.endsWith('\n') ? stdout : `${stdout}\n`,
+        );
       }
     }
   } finally {
