@@ -1,0 +1,229 @@
+import { Agent, request } from 'undici';
+import {
+  ChannelError,
+  PAY_METHODS,
+  type ApplicationState,
+  type CallbackResult,
+  type Channel,
+  type ChannelCapabilities,
+  type CreatePaymentInput,
+  type CreatePaymentResult,
+  type PaymentState,
+  type ProfitShareInput,
+  type ProfitShareState,
+  type RefundInput,
+  type RefundState,
+  type SubmitApplicationInput,
+  type UploadFileInput,
+} from '../types';
+import { SANDBOX_SIGNATURE_HEADER, signSandboxPayload, verifySandboxSignature } from './signature';
+import {
+  parseApplicationState,
+  parseCallbackEvent,
+  parseErrorBody,
+  parseFileUploaded,
+  parseJson,
+  parseOrderCreated,
+  parsePaymentState,
+  parseProfitShareState,
+  parseRefundState,
+  toWireCreateOrder,
+  toWireCreateRefund,
+  toWireProfitShare,
+  toWireSubmitApplication,
+  toWireUploadFile,
+} from './transformers';
+
+export interface SandboxChannelOptions {
+  /** Where the simulator's router is mounted, e.g. http://127.0.0.1:8080/sandbox. */
+  baseUrl: string;
+  secret: string;
+  /** Deadline of one call, connection included. */
+  timeoutMs: number;
+  /** A lower per-order limit than 10^12, to rehearse a real channel's limit (SANDBOX_MAX_AMOUNT). */
+  maxAmount?: number;
+}
+
+export const SANDBOX_CAPABILITIES: ChannelCapabilities = {
+  payMethods: PAY_METHODS,
+  profitSharing: true,
+  onboarding: true,
+  maxAmount: 10 ** 12,
+  currency: 'CNY',
+};
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+const TIMEOUT_CODES = new Set<unknown>([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+// Duck-typed: socket errors come from node's realm, which under jest is not this module's.
+function errorCode(err: unknown): unknown {
+  return typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+}
+
+function describe(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return String(err);
+  const { code, message, errors } = err as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string') return code;
+  if (Array.isArray(errors) && errors.length > 0) return errors.map(describe).join('; ');
+  return typeof message === 'string' && message !== '' ? message : 'request failed';
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name) return value;
+  }
+  return undefined;
+}
+
+/**
+ * The adapter: talks to the sandbox simulator over HTTP exactly as it would to a real upstream,
+ * signing every request with Sandbox-Signature. HTTP 4xx is a refusal (with the simulator's own
+ * text), 5xx or a failed connection is "unreachable", no answer within timeoutMs is "timeout".
+ */
+export class SandboxChannel implements Channel {
+  readonly code = 'sandbox';
+  readonly capabilities: ChannelCapabilities;
+  private readonly baseUrl: string;
+  private readonly agent: Agent;
+
+  constructor(private readonly options: SandboxChannelOptions) {
+    const url = new URL(options.baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new Error(`sandbox base URL must be http or https, not ${url.protocol}`);
+    }
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.capabilities = {
+      ...SANDBOX_CAPABILITIES,
+      maxAmount: options.maxAmount ?? SANDBOX_CAPABILITIES.maxAmount,
+    };
+    this.agent = new Agent({
+      connect: { timeout: options.timeoutMs },
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  async createPayment(input: CreatePaymentInput): Promise<CreatePaymentResult> {
+    const answer = await this.call('POST', '/v1/orders', toWireCreateOrder(input));
+    return parseOrderCreated(this.ok('create order', answer));
+  }
+
+  async queryPayment(tradeNo: string): Promise<PaymentState> {
+    const answer = await this.call('GET', `/v1/orders/${encodeURIComponent(tradeNo)}`);
+    if (this.isUnknown(answer, 'order_not_found')) return { status: 'not_found' };
+    return parsePaymentState(this.ok('query order', answer));
+  }
+
+  async closePayment(tradeNo: string): Promise<PaymentState> {
+    const answer = await this.call('POST', `/v1/orders/${encodeURIComponent(tradeNo)}/close`, {});
+    if (this.isUnknown(answer, 'order_not_found')) return { status: 'not_found' };
+    return parsePaymentState(this.ok('close order', answer));
+  }
+
+  async refund(input: RefundInput): Promise<RefundState> {
+    const answer = await this.call('POST', '/v1/refunds', toWireCreateRefund(input));
+    return parseRefundState(this.ok('create refund', answer));
+  }
+
+  async queryRefund(refundNo: string): Promise<RefundState> {
+    const answer = await this.call('GET', `/v1/refunds/${encodeURIComponent(refundNo)}`);
+    if (this.isUnknown(answer, 'refund_not_found')) return { status: 'not_found' };
+    return parseRefundState(this.ok('query refund', answer));
+  }
+
+  async profitShare(input: ProfitShareInput): Promise<ProfitShareState> {
+    const answer = await this.call('POST', '/v1/profit-shares', toWireProfitShare(input));
+    return parseProfitShareState(this.ok('profit share', answer));
+  }
+
+  parseCallback(rawBody: Buffer, headers: Record<string, string>): CallbackResult {
+    const check = verifySandboxSignature(
+      this.options.secret,
+      headerValue(headers, SANDBOX_SIGNATURE_HEADER),
+      rawBody,
+    );
+    if (!check.ok) return { ok: false, reason: check.reason };
+    try {
+      const event = parseCallbackEvent(parseJson('callback', rawBody.toString('utf8')));
+      return { ok: true, event, ack: 'success' };
+    } catch (err) {
+      return { ok: false, reason: err instanceof Error ? err.message : 'unparseable callback' };
+    }
+  }
+
+  async uploadFile(input: UploadFileInput): Promise<{ fileId: string }> {
+    const answer = await this.call('POST', '/v1/files', toWireUploadFile(input));
+    return parseFileUploaded(this.ok('upload file', answer));
+  }
+
+  async submitApplication(input: SubmitApplicationInput): Promise<ApplicationState> {
+    const answer = await this.call('POST', '/v1/applications', toWireSubmitApplication(input));
+    return parseApplicationState(this.ok('submit application', answer));
+  }
+
+  async queryApplication(applicationId: string): Promise<ApplicationState> {
+    const answer = await this.call('GET', `/v1/applications/${encodeURIComponent(applicationId)}`);
+    return parseApplicationState(this.ok('query application', answer));
+  }
+
+  /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** A 404 about the object itself, not about a wrong base URL (which answers without our code). */
+  private isUnknown(answer: Answer, code: string): boolean {
+    return answer.status === 404 && parseErrorBody(answer.status, answer.text).code === code;
+  }
+
+  private ok(what: string, answer: Answer): unknown {
+    if (answer.status >= 200 && answer.status < 300) return parseJson(`${what} answer`, answer.text);
+    const { error } = parseErrorBody(answer.status, answer.text);
+    if (answer.status >= 400 && answer.status < 500) throw new ChannelError('refused', error);
+    throw new ChannelError('unreachable', `sandbox could not ${what}: ${error}`);
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(this.options.secret, payload),
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.options.timeoutMs);
+    try {
+      const res = await request(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : payload,
+        dispatcher: this.agent,
+        signal: controller.signal,
+      });
+      return { status: res.statusCode, text: await res.body.text() };
+    } catch (err) {
+      if (timedOut || TIMEOUT_CODES.has(errorCode(err))) {
+        throw new ChannelError(
+          'timeout',
+          `sandbox gave no answer to ${method} ${path} within ${this.options.timeoutMs} ms`,
+        );
+      }
+      throw new ChannelError('unreachable', `sandbox unreachable at ${this.baseUrl}: ${describe(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

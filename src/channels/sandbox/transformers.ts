@@ -1,0 +1,408 @@
+/**
+ * The sandbox's wire formats: what the adapter sends, and the parsing of everything the
+ * simulator answers or posts back into the types of ../types. Anything malformed becomes a
+ * ChannelError('invalid_response'), so nothing downstream sees an unparsed body.
+ */
+import {
+  ChannelError,
+  type ApplicationState,
+  type ApplicationStatus,
+  type ChannelEvent,
+  type CreatePaymentInput,
+  type CreatePaymentResult,
+  type PaymentState,
+  type ProfitShareInput,
+  type ProfitShareState,
+  type RefundInput,
+  type RefundState,
+  type SubmitApplicationInput,
+  type UploadFileInput,
+} from '../types';
+
+// ---- requests (adapter → simulator) ----
+
+export interface WireCreateOrder {
+  trade_no: string;
+  amount: number;
+  currency: string;
+  pay_method: string;
+  subject: string;
+  expire_at: string;
+  notify_url: string;
+  extra: Record<string, unknown>;
+  sub_merchant_no: string | null;
+  profit_sharing: boolean;
+}
+
+export interface WireCreateRefund {
+  refund_no: string;
+  trade_no: string;
+  amount: number;
+  total_amount: number;
+  reason: string | null;
+  notify_url: string;
+}
+
+export interface WireProfitShareRequest {
+  share_no: string;
+  trade_no: string;
+  receivers: { type: string; account: string; name: string | null; amount: number }[];
+}
+
+export interface WireUploadFile {
+  file_name: string;
+  media_type: string;
+  content_base64: string;
+}
+
+export interface WireSubmitApplication {
+  application_id: string;
+  merchant: {
+    merchant_id: string;
+    merchant_name: string;
+    license_no: string | null;
+    legal_person: string | null;
+    bank_account: string | null;
+  };
+  submit_data: Record<string, unknown>;
+}
+
+export function toWireCreateOrder(input: CreatePaymentInput): WireCreateOrder {
+  return {
+    trade_no: input.tradeNo,
+    amount: input.amount,
+    currency: input.currency,
+    pay_method: input.payMethod,
+    subject: input.subject,
+    expire_at: input.expireAt.toISOString(),
+    notify_url: input.callbackUrl,
+    extra: input.extra ?? {},
+    sub_merchant_no: input.subMerchantNo ?? null,
+    profit_sharing: input.profitSharing,
+  };
+}
+
+export function toWireCreateRefund(input: RefundInput): WireCreateRefund {
+  return {
+    refund_no: input.refundNo,
+    trade_no: input.tradeNo,
+    amount: input.amount,
+    total_amount: input.totalAmount,
+    reason: input.reason ?? null,
+    notify_url: input.callbackUrl,
+  };
+}
+
+export function toWireProfitShare(input: ProfitShareInput): WireProfitShareRequest {
+  return {
+    share_no: input.shareNo,
+    trade_no: input.tradeNo,
+    receivers: input.receivers.map((r) => ({
+      type: r.type,
+      account: r.account,
+      name: r.name ?? null,
+      amount: r.amount,
+    })),
+  };
+}
+
+export function toWireUploadFile(input: UploadFileInput): WireUploadFile {
+  return {
+    file_name: input.fileName,
+    media_type: input.mediaType,
+    content_base64: input.content.toString('base64'),
+  };
+}
+
+export function toWireSubmitApplication(input: SubmitApplicationInput): WireSubmitApplication {
+  const m = input.merchant;
+  return {
+    application_id: input.applicationId,
+    merchant: {
+      merchant_id: m.merchantId,
+      merchant_name: m.merchantName,
+      license_no: m.licenseNo ?? null,
+      legal_person: m.legalPerson ?? null,
+      bank_account: m.bankAccount ?? null,
+    },
+    submit_data: input.submitData,
+  };
+}
+
+// ---- answers and callbacks (simulator → adapter) ----
+
+export interface WireOrderCreated {
+  trade_no: string;
+  channel_trade_no: string;
+  pay_url: string;
+  qr_code: string;
+}
+
+export interface WireOrderState {
+  trade_no: string;
+  status: 'pending' | 'paid' | 'closed';
+  channel_trade_no: string;
+  amount: number;
+  currency: string;
+  paid_at: string | null;
+  closed_at: string | null;
+}
+
+export interface WireRefundState {
+  refund_no: string;
+  trade_no: string;
+  channel_refund_no: string;
+  amount: number;
+  status: 'processing' | 'success' | 'failed';
+  reason: string | null;
+  fail_reason: string | null;
+  refunded_at: string | null;
+}
+
+export interface WireProfitShareState {
+  share_no: string;
+  trade_no: string;
+  status: 'processing' | 'finished' | 'failed';
+  fail_reason: string | null;
+}
+
+export interface WireFileUploaded {
+  file_id: string;
+  size: number;
+  sha256: string;
+}
+
+export interface WireApplicationState {
+  application_id: string;
+  application_no: string;
+  status: ApplicationStatus;
+  sub_merchant_no: string | null;
+  sign_url: string | null;
+  reject_reason: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface WirePaymentCallback {
+  event_id: string;
+  type: 'payment.paid';
+  trade_no: string;
+  channel_trade_no: string;
+  amount: number;
+  currency: string;
+  paid_at: string;
+}
+
+export interface WireRefundCallback {
+  event_id: string;
+  type: 'refund.success' | 'refund.failed';
+  trade_no: string;
+  refund_no: string;
+  channel_refund_no: string;
+  amount: number;
+  reason?: string;
+  refunded_at: string | null;
+}
+
+/** Every 4xx/5xx answer of the simulator. `code` tells "unknown object" from "unknown route". */
+export interface WireError {
+  error: string;
+  code: string;
+}
+
+const APPLICATION_STATUSES: readonly ApplicationStatus[] = [
+  'submitted',
+  'auditing',
+  'to_be_confirmed',
+  'to_be_signed',
+  'finished',
+  'rejected',
+  'canceled',
+];
+
+function invalid(what: string, detail: string): ChannelError {
+  return new ChannelError('invalid_response', `sandbox ${what}: ${detail}`);
+}
+
+/** Typed reads of one JSON object, each failing with the field's name. */
+class WireObject {
+  private constructor(
+    private readonly what: string,
+    private readonly value: Record<string, unknown>,
+  ) {}
+
+  static of(what: string, value: unknown): WireObject {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw invalid(what, 'is not a JSON object');
+    }
+    return new WireObject(what, value as Record<string, unknown>);
+  }
+
+  string(key: string): string {
+    const v = this.value[key];
+    if (typeof v !== 'string' || v === '') throw invalid(this.what, `"${key}" must be a non-empty string`);
+    return v;
+  }
+
+  optionalString(key: string): string | null {
+    const v = this.value[key];
+    if (v === undefined || v === null) return null;
+    if (typeof v !== 'string') throw invalid(this.what, `"${key}" must be a string or null`);
+    return v;
+  }
+
+  amount(key: string): number {
+    const v = this.value[key];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+      throw invalid(this.what, `"${key}" must be a non-negative integer`);
+    }
+    return v;
+  }
+
+  oneOf<T extends string>(key: string, allowed: readonly T[]): T {
+    const v = this.value[key];
+    if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
+      throw invalid(this.what, `"${key}" must be one of ${allowed.join(', ')}`);
+    }
+    return v as T;
+  }
+
+  date(key: string): Date {
+    const d = this.optionalDate(key);
+    if (d === null) throw invalid(this.what, `"${key}" must be a timestamp`);
+    return d;
+  }
+
+  optionalDate(key: string): Date | null {
+    const v = this.optionalString(key);
+    if (v === null) return null;
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime())) throw invalid(this.what, `"${key}" is not a valid timestamp`);
+    return d;
+  }
+
+  object(key: string): Record<string, unknown> {
+    const v = this.value[key];
+    if (v === undefined || v === null) return {};
+    if (typeof v !== 'object' || Array.isArray(v)) throw invalid(this.what, `"${key}" must be an object`);
+    return v as Record<string, unknown>;
+  }
+}
+
+/** JSON.parse that fails as an invalid response. */
+export function parseJson(what: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalid(what, 'is not valid JSON');
+  }
+}
+
+export function parseOrderCreated(json: unknown): CreatePaymentResult {
+  const o = WireObject.of('order answer', json);
+  const payUrl = o.string('pay_url');
+  return {
+    channelTradeNo: o.string('channel_trade_no'),
+    payCredential: { pay_url: payUrl, qr_code: o.string('qr_code') },
+  };
+}
+
+export function parsePaymentState(json: unknown): PaymentState {
+  const o = WireObject.of('order state', json);
+  const status = o.oneOf('status', ['pending', 'paid', 'closed'] as const);
+  if (status !== 'paid') return { status };
+  return {
+    status,
+    channelTradeNo: o.string('channel_trade_no'),
+    paidAt: o.date('paid_at'),
+    amount: o.amount('amount'),
+  };
+}
+
+export function parseRefundState(json: unknown): RefundState {
+  const o = WireObject.of('refund state', json);
+  const status = o.oneOf('status', ['processing', 'success', 'failed'] as const);
+  const channelRefundNo = o.optionalString('channel_refund_no');
+  switch (status) {
+    case 'processing':
+      return { status, channelRefundNo };
+    case 'success':
+      return { status, channelRefundNo, refundedAt: o.date('refunded_at') };
+    case 'failed':
+      return { status, channelRefundNo, reason: o.optionalString('fail_reason') ?? 'refund failed' };
+  }
+}
+
+export function parseProfitShareState(json: unknown): ProfitShareState {
+  const o = WireObject.of('profit-share state', json);
+  const status = o.oneOf('status', ['processing', 'finished', 'failed'] as const);
+  if (status === 'failed')
+    return { status, reason: o.optionalString('fail_reason') ?? 'profit share failed' };
+  return { status };
+}
+
+export function parseFileUploaded(json: unknown): { fileId: string } {
+  return { fileId: WireObject.of('file answer', json).string('file_id') };
+}
+
+export function parseApplicationState(json: unknown): ApplicationState {
+  const o = WireObject.of('application state', json);
+  const status = o.oneOf('status', APPLICATION_STATUSES);
+  const state: ApplicationState = {
+    status,
+    channelApplicationNo: o.string('application_no'),
+    subMerchantNo: o.optionalString('sub_merchant_no'),
+    signUrl: o.optionalString('sign_url'),
+    rejectReason: o.optionalString('reject_reason'),
+    detail: o.object('detail'),
+  };
+  if (status === 'finished' && state.subMerchantNo === null) {
+    throw invalid('application state', 'a finished application must carry "sub_merchant_no"');
+  }
+  return state;
+}
+
+/** A callback body, already verified, as a ChannelEvent. */
+export function parseCallbackEvent(json: unknown): ChannelEvent {
+  const o = WireObject.of('callback', json);
+  const type = o.oneOf('type', ['payment.paid', 'refund.success', 'refund.failed'] as const);
+  if (type === 'payment.paid') {
+    return {
+      kind: 'payment',
+      eventId: o.string('event_id'),
+      tradeNo: o.string('trade_no'),
+      status: 'paid',
+      channelTradeNo: o.string('channel_trade_no'),
+      amount: o.amount('amount'),
+      currency: o.string('currency'),
+      paidAt: o.date('paid_at'),
+    };
+  }
+  const reason = o.optionalString('reason');
+  return {
+    kind: 'refund',
+    eventId: o.string('event_id'),
+    tradeNo: o.string('trade_no'),
+    refundNo: o.string('refund_no'),
+    status: type === 'refund.success' ? 'success' : 'failed',
+    channelRefundNo: o.optionalString('channel_refund_no'),
+    amount: o.amount('amount'),
+    ...(reason === null ? {} : { reason }),
+    refundedAt: o.optionalDate('refunded_at'),
+  };
+}
+
+/** The simulator's error answer, or a description of whatever else came back. */
+export function parseErrorBody(status: number, text: string): WireError {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const { error, code } = value as Record<string, unknown>;
+      if (typeof error === 'string' && error !== '') {
+        return { error, code: typeof code === 'string' ? code : 'unknown' };
+      }
+    }
+  } catch {
+    // Not the simulator's JSON: fall through to a generic description.
+  }
+  return { error: `sandbox answered HTTP ${status}`, code: 'unknown' };
+}
