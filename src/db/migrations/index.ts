@@ -3,6 +3,8 @@ import type { RunnableMigration } from 'umzug';
 import { diagnosticSteps } from './0001-diagnostic-steps';
 import { apps } from './0002-apps';
 import { notifications } from './0003-notifications';
+import { payments } from './0004-payments';
+import { sandbox } from './0005-sandbox';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -10,4 +12,4 @@ export type Migration = RunnableMigration<QueryInterface>;
  * Every migration, in order. Listed here rather than found by a glob so that the same list
  * works from the TypeScript sources, the compiled build and a bundled image.
  */
-export const migrations: Migration[] = [diagnosticSteps, apps, notifications];
+export const migrations: Migration[] = [diagnosticSteps, apps, notifications, payments, sandbox];

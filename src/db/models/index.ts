@@ -2,12 +2,15 @@ import type { Sequelize } from 'sequelize';
 import { initApp, type App } from './app';
 import { initDiagnosticStep, type DiagnosticStep } from './diagnostic-step';
 import { initNotification, type Notification, type NotificationAttempt } from './notification';
+import { initPayments, type Order, type Refund } from './order';
 
 export interface Models {
   DiagnosticStep: typeof DiagnosticStep;
   App: typeof App;
   Notification: typeof Notification;
   NotificationAttempt: typeof NotificationAttempt;
+  Order: typeof Order;
+  Refund: typeof Refund;
 }
 
 /** Model classes bound to this Sequelize instance only. */
@@ -16,5 +19,6 @@ export function initModels(sequelize: Sequelize): Models {
     DiagnosticStep: initDiagnosticStep(sequelize),
     App: initApp(sequelize),
     ...initNotification(sequelize),
+    ...initPayments(sequelize),
   };
 }
