@@ -1,10 +1,12 @@
 import type { Client } from '@temporalio/client';
+import type { ChannelRegistry } from '../channels/registry';
 import type { Config } from '../config';
 import type { Database } from '../db';
 import type { AppRepository } from '../db/repositories/apps';
 import type { Logger } from '../lib/logger';
 import { createDiagnosticActivities } from './diagnostic';
 import { createNotificationActivities } from './notifications';
+import { createPaymentActivities } from './payments';
 
 export interface ActivityDeps {
   db: Database;
@@ -15,6 +17,7 @@ export interface ActivityDeps {
   apps: AppRepository;
   notifications: Config['notifications'];
   timeScale: number;
+  channels: ChannelRegistry;
   /** Refuse notify_urls that resolve to loopback, private or link-local addresses (production). */
   guardAddresses: boolean;
 }
@@ -24,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createDiagnosticActivities(deps),
     ...createNotificationActivities(deps),
+    ...createPaymentActivities(deps),
   };
 }
 

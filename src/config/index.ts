@@ -45,6 +45,20 @@ export interface Config {
     /** One attempt's deadline: a 2xx must arrive within it. */
     timeoutMs: number;
   };
+  payments: {
+    /** How this service is reached from outside: channel callbacks and sandbox pay URLs. */
+    publicBaseUrl: string;
+    defaultChannel: string;
+    profitShareDelayMs: number;
+  };
+  sandbox: {
+    enabled: boolean;
+    /** Shared by the simulator and its adapter; derived from the master key when unset. */
+    secret?: string;
+    baseUrl: string;
+    refundDelayMs: number;
+    maxAmount: number;
+  };
   rateLimit: {
     /** Sustained requests per second per app. */
     perSecond: number;
@@ -63,6 +77,17 @@ function defaultCacheDir(env: NodeJS.ProcessEnv): string {
 }
 
 const port = Joi.number().integer().min(1).max(65535);
+
+/** A comma-separated list of durations (`5s,5m,2h`). */
+const durations = () =>
+  Joi.string().custom((value: string, helpers) => {
+    try {
+      parseDurationList(value);
+      return value;
+    } catch {
+      return helpers.error('durations.format');
+    }
+  });
 
 const schema = Joi.object({
   DURAPAY_ENV: Joi.string().valid('development', 'test', 'production'),
@@ -92,17 +117,18 @@ const schema = Joi.object({
     .custom((value: string, helpers) =>
       Buffer.from(value, 'base64').length === 32 ? value : helpers.error('masterKey.length'),
     ),
-  NOTIFY_RETRY_SCHEDULE: Joi.string()
-    .default('5s,5m,30m,2h,5h,10h,10h')
-    .custom((value: string, helpers) => {
-      try {
-        parseDurationList(value);
-        return value;
-      } catch {
-        return helpers.error('durations.format');
-      }
-    }),
+  NOTIFY_RETRY_SCHEDULE: durations().default('5s,5m,30m,2h,5h,10h,10h'),
   NOTIFY_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
+  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  DEFAULT_CHANNEL: Joi.string()
+    .pattern(/^[a-z0-9_]{1,32}$/)
+    .default('sandbox'),
+  PROFIT_SHARE_DELAY: durations().default('60s'),
+  SANDBOX_ENABLED: Joi.boolean(),
+  SANDBOX_SECRET: Joi.string().min(16),
+  SANDBOX_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
+  SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
 })
@@ -166,6 +192,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     notifications: {
       retryScheduleMs: parseDurationList(str('NOTIFY_RETRY_SCHEDULE')!),
       timeoutMs: num('NOTIFY_TIMEOUT_MS'),
+    },
+    payments: {
+      publicBaseUrl: (str('PUBLIC_BASE_URL') ?? `http://127.0.0.1:${num('PORT')}`).replace(/\/+$/, ''),
+      defaultChannel: str('DEFAULT_CHANNEL')!,
+      profitShareDelayMs: parseDurationList(str('PROFIT_SHARE_DELAY')!)[0]!,
+    },
+    sandbox: {
+      enabled: v.SANDBOX_ENABLED === undefined ? envName !== 'production' : Boolean(v.SANDBOX_ENABLED),
+      secret: str('SANDBOX_SECRET'),
+      baseUrl: (
+        str('SANDBOX_BASE_URL') ??
+        `${(str('PUBLIC_BASE_URL') ?? `http://127.0.0.1:${num('PORT')}`).replace(/\/+$/, '')}/sandbox`
+      ).replace(/\/+$/, ''),
+      refundDelayMs: num('SANDBOX_REFUND_DELAY_MS'),
+      maxAmount: num('SANDBOX_MAX_AMOUNT'),
     },
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     timeScale: num('DURAPAY_TIME_SCALE'),

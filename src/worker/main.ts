@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
+import { channelsFromConfig } from '../channels/from-config';
 import { connectDatabase } from '../db';
 import { AppRepository } from '../db/repositories/apps';
 import { resolveMasterKey } from '../lib/master-key';
@@ -38,6 +39,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       notifications: config.notifications,
       timeScale: config.timeScale,
       guardAddresses: config.env === 'production',
+      channels: channelsFromConfig(config, masterKey),
     },
     workflowBundleCode: bundlePath ? fs.readFileSync(bundlePath, 'utf8') : await bundleWorkflows(logger),
   });

@@ -3,8 +3,8 @@
  * attributes. Deterministic and dependency-free so that both workflow code and Node code
  * may import it.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineSignal } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType, type ActivityOptions } from '@temporalio/common';
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const DEFAULT_TASK_QUEUE = 'durapay';
 
@@ -20,10 +20,145 @@ export const searchAttributes = {
 
 export const SEARCH_ATTRIBUTE_KEYS = Object.values(searchAttributes);
 
+/**
+ * Named activity option profiles (STYLE): explicit timeouts and retries for each kind of call.
+ * Business failures are non-retryable ApplicationFailures whose type is the SPEC error code.
+ */
+export const activityProfiles = {
+  /** A channel call a client is waiting for: short, at most one retry of an unreachable channel. */
+  channelCall: {
+    startToCloseTimeout: '8 seconds',
+    retry: { maximumAttempts: 2, initialInterval: '200 milliseconds' },
+  },
+  /** A channel call nobody waits on (polling, closing at expiry, profit sharing). */
+  channelBackground: {
+    startToCloseTimeout: '30 seconds',
+    retry: { maximumAttempts: 3, initialInterval: '1 second' },
+  },
+  /** A read-model write: retried until the database answers. */
+  dbWrite: {
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+  },
+  /** One notification attempt: the HTTP deadline plus its database writes. */
+  notifyDelivery: {
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+  },
+} as const satisfies Record<string, ActivityOptions>;
+
 export const workflowIds = {
   diagnostic: (runId: string) => `diagnostic:${runId}`,
   notification: (notificationId: string) => `notification:${notificationId}`,
+  order: (appId: string, merchantOrderNo: string) => `order:${appId}:${merchantOrderNo}`,
+  refund: (refundNo: string) => `refund:${refundNo}`,
 };
+
+// ---- Orders (SPEC §3, §7) ----
+
+/** Durations an order waits, already scaled by DURAPAY_TIME_SCALE. */
+export interface OrderTimings {
+  /** Gaps between channel queries while pending; the last one repeats. */
+  pollGapsMs: number[];
+  /** From creation to expiry: expire_minutes, scaled. */
+  expireAfterMs: number;
+  /** From payment to profit sharing. */
+  profitShareDelayMs: number;
+  /** Refund polling: gaps and how long to keep trying. */
+  refundPollGapsMs: number[];
+  refundPollForMs: number;
+  /** After closing, how long a late payment is still taken (and flagged for review). */
+  latePaymentWindowMs: number;
+}
+
+export interface OrderInput {
+  appId: string;
+  merchantOrderNo: string;
+  /** The trade_no this run will use if it creates the order. */
+  tradeNo: string;
+  channelCode: string;
+  currency: string;
+  /** Where the channel posts callbacks. */
+  callbackUrl: string;
+  createdAt: string;
+  timings: OrderTimings;
+}
+
+/** One create request (POST /api/v1/pay/unified-order), already validated. */
+export interface CreateOrderRequest {
+  payMethod: string;
+  amount: number;
+  subject: string;
+  notifyUrl: string;
+  expireMinutes: number;
+  profitSharingAmount: number;
+  merchantId: string | null;
+  subMerchantNo: string | null;
+  /** Profit-sharing receivers with weights; empty without profit sharing. */
+  receivers: { type: string; account: string; name?: string; weight: number }[];
+  extra: Record<string, unknown> | null;
+}
+
+export interface CreateOrderResult {
+  trade_no: string;
+  pay_credential: Record<string, unknown>;
+  is_idempotent: boolean;
+}
+
+export interface RefundRequest {
+  refundNo: string;
+  amount: number;
+  reason: string | null;
+  notifyUrl: string | null;
+  merchantRefundNo: string | null;
+}
+
+export interface RefundResult {
+  refund_no: string;
+  trade_no: string;
+  refund_amount: number;
+  status: 'processing' | 'success' | 'failed';
+  channel_refund_no: string | null;
+}
+
+/** A payment result from a channel callback, delivered to the order's workflow. */
+export interface PaymentSignal {
+  status: 'paid' | 'closed';
+  channelTradeNo: string | null;
+  paidAt: string | null;
+  amount: number;
+}
+
+export interface RefundSettledSignal {
+  refundNo: string;
+  status: 'success' | 'failed';
+  amount: number;
+}
+
+export interface RefundSignal {
+  status: 'success' | 'failed';
+  channelRefundNo: string | null;
+  refundedAt: string | null;
+  reason: string | null;
+}
+
+export interface RefundWorkflowInput {
+  appId: string;
+  tradeNo: string;
+  refundNo: string;
+  channelCode: string;
+  amount: number;
+  orderWorkflowId: string;
+  pollGapsMs: number[];
+  pollForMs: number;
+}
+
+export const createOrderUpdate = defineUpdate<CreateOrderResult, [CreateOrderRequest]>('createOrder');
+export const closeOrderUpdate = defineUpdate<null, []>('closeOrder');
+export const refundOrderUpdate = defineUpdate<RefundResult, [RefundRequest]>('refundOrder');
+export const paymentSignal = defineSignal<[PaymentSignal]>('paymentResult');
+export const refundSettledSignal = defineSignal<[RefundSettledSignal]>('refundSettled');
+export const refundResultSignal = defineSignal<[RefundSignal]>('refundResult');
 
 export interface NotificationWorkflowInput {
   notificationId: string;

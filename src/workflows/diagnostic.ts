@@ -1,11 +1,8 @@
 import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DiagnosticInput, DiagnosticResult } from './definitions';
+import { activityProfiles, type DiagnosticInput, type DiagnosticResult } from './definitions';
 
-const { recordDiagnosticStep } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', backoffCoefficient: 2 },
-});
+const { recordDiagnosticStep } = proxyActivities<Activities>(activityProfiles.dbWrite);
 
 /**
  * Proves the whole path an order will take: a worker picks the workflow up, an activity

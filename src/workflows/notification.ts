@@ -7,23 +7,16 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  activityProfiles,
   resendNotificationSignal,
   searchAttributes,
   type NotificationOutcome,
   type NotificationWorkflowInput,
 } from './definitions';
 
-const { beginNotificationSeries } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
-});
-
-// One attempt is one activity execution: the HTTP deadline (10 s) plus the database writes.
+const { beginNotificationSeries } = proxyActivities<Activities>(activityProfiles.dbWrite);
 // A failed HTTP attempt is a result, not an error; only infrastructure failures retry here.
-const { deliverNotification } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
-});
+const { deliverNotification } = proxyActivities<Activities>(activityProfiles.notifyDelivery);
 
 /**
  * Delivers one notification (SPEC §6): an attempt now, then one after each gap of the

@@ -1,0 +1,469 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { PaymentState } from '../channels/types';
+import type { ErrorCode } from '../domain/errors';
+import {
+  isPaidStatus,
+  pollGap,
+  sameCreate,
+  splitByWeight,
+  statusAfterRefunds,
+  type CreateIdentity,
+  type OrderStatus,
+} from '../domain/orders';
+import {
+  activityProfiles,
+  closeOrderUpdate,
+  createOrderUpdate,
+  paymentSignal,
+  refundOrderUpdate,
+  refundSettledSignal,
+  searchAttributes,
+  workflowIds,
+  type CreateOrderRequest,
+  type OrderInput,
+  type PaymentSignal,
+  type RefundRequest,
+  type RefundResult,
+  type RefundSettledSignal,
+} from './definitions';
+import type { refundWorkflow } from './refund';
+
+const channel = proxyActivities<Activities>(activityProfiles.channelCall);
+const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
+const db = proxyActivities<Activities>(activityProfiles.dbWrite);
+
+export interface OrderState {
+  phase: 'new' | 'open' | 'failed';
+  failure?: { code: ErrorCode; message: string };
+  tradeNo: string;
+  status: OrderStatus;
+  identity?: CreateIdentity;
+  request?: CreateOrderRequest;
+  payCredential?: Record<string, unknown>;
+  expireAtMs: number;
+  pollIndex: number;
+  paidNotified: boolean;
+  profitShareAtMs: number | null;
+  refundedAmount: number;
+  inFlightAmount: number;
+  refunds: Record<
+    string,
+    { amount: number; status: 'processing' | 'success' | 'failed'; result: RefundResult }
+  >;
+  refundsByMerchantNo: Record<string, string>;
+}
+
+function appFailure(code: ErrorCode, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, code);
+}
+
+/** The SPEC error code a failed activity carried, or channel_timeout for anything else. */
+function failureOf(err: unknown, fallback: ErrorCode): { code: ErrorCode; message: string } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type) {
+    return { code: cause.type as ErrorCode, message: cause.message };
+  }
+  return { code: fallback, message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+/**
+ * The order's actor (SPEC §3, §7): its single writer. Create, payment results, close and
+ * refunds pass through it one at a time; the database is written only from here, through
+ * activities.
+ */
+export async function orderWorkflow(input: OrderInput, carried?: OrderState): Promise<string> {
+  const state: OrderState = carried ?? {
+    phase: 'new',
+    tradeNo: input.tradeNo,
+    status: 'pending',
+    expireAtMs: 0,
+    pollIndex: 0,
+    paidNotified: false,
+    profitShareAtMs: null,
+    refundedAmount: 0,
+    inFlightAmount: 0,
+    refunds: {},
+    refundsByMerchantNo: {},
+  };
+  const payments: PaymentSignal[] = [];
+  const settlements: RefundSettledSignal[] = [];
+
+  // One handler at a time: concurrent creates, closes and refunds are serialized here.
+  let busy = false;
+  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    await condition(() => !busy);
+    busy = true;
+    try {
+      return await fn();
+    } finally {
+      busy = false;
+    }
+  }
+
+  function setStatus(status: OrderStatus): void {
+    state.status = status;
+    upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: status }]);
+  }
+
+  async function markPaid(paid: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
+    if (isPaidStatus(state.status)) return; // a duplicate result changes nothing
+    const wasClosed = state.status === 'closed';
+    await db.recordOrderPaid({
+      tradeNo: state.tradeNo,
+      channelTradeNo: paid.channelTradeNo,
+      payTime: paid.paidAt ?? new Date().toISOString(),
+    });
+    setStatus('paid');
+    if (wasClosed)
+      log.warn('payment reported after close; flagged for refund review', { trade_no: state.tradeNo });
+    if (state.request && state.request.profitSharingAmount > 0) {
+      state.profitShareAtMs = Date.now() + input.timings.profitShareDelayMs;
+    }
+    if (!state.paidNotified) {
+      await db.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.succeeded' });
+      state.paidNotified = true;
+    }
+  }
+
+  async function markClosed(): Promise<void> {
+    if (state.status !== 'pending') return;
+    await db.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() });
+    setStatus('closed');
+    await db.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' });
+  }
+
+  async function applyChannelState(st: PaymentState): Promise<void> {
+    if (st.status === 'paid')
+      await markPaid({ channelTradeNo: st.channelTradeNo, paidAt: new Date(st.paidAt).toISOString() });
+  }
+
+  setHandler(createOrderUpdate, (req) =>
+    exclusive(async () => {
+      if (state.phase === 'failed') throw appFailure(state.failure!.code, state.failure!.message);
+      const identity: CreateIdentity = {
+        amount: req.amount,
+        payMethod: req.payMethod,
+        channelCode: input.channelCode,
+        merchantId: req.merchantId,
+        profitSharingAmount: req.profitSharingAmount,
+      };
+      if (state.phase === 'open') {
+        if (!sameCreate(state.identity!, identity)) {
+          throw appFailure('invalid_param', 'merchant_order_no already used with different parameters');
+        }
+        if (isPaidStatus(state.status)) throw appFailure('order_already_paid', 'order already paid');
+        if (state.status === 'closed') throw appFailure('order_closed', 'order closed');
+        return { trade_no: state.tradeNo, pay_credential: state.payCredential!, is_idempotent: true };
+      }
+
+      const expireAt = new Date(Date.parse(input.createdAt) + req.expireMinutes * 60_000).toISOString();
+      let created;
+      try {
+        created = await channel.createChannelPayment({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+          amount: req.amount,
+          currency: input.currency,
+          payMethod: req.payMethod,
+          subject: req.subject,
+          expireAt,
+          callbackUrl: input.callbackUrl,
+          extra: req.extra,
+          subMerchantNo: req.subMerchantNo,
+          profitSharing: req.profitSharingAmount > 0,
+        });
+      } catch (err) {
+        state.phase = 'failed';
+        state.failure = failureOf(err, 'channel_timeout');
+        throw appFailure(state.failure.code, state.failure.message);
+      }
+      await db.recordOrderCreated({
+        tradeNo: state.tradeNo,
+        appId: input.appId,
+        merchantOrderNo: input.merchantOrderNo,
+        merchantId: req.merchantId,
+        channelCode: input.channelCode,
+        payMethod: req.payMethod,
+        amount: req.amount,
+        currency: input.currency,
+        subject: req.subject,
+        notifyUrl: req.notifyUrl,
+        channelTradeNo: created.channelTradeNo,
+        payCredential: created.payCredential,
+        expireTime: expireAt,
+        profitSharingAmount: req.profitSharingAmount,
+        extra: req.extra,
+        createdAt: input.createdAt,
+      });
+      state.identity = identity;
+      state.request = req;
+      state.payCredential = created.payCredential;
+      state.expireAtMs = Date.now() + input.timings.expireAfterMs;
+      state.phase = 'open';
+      upsertSearchAttributes([
+        { key: searchAttributes.TradeNo, value: state.tradeNo },
+        { key: searchAttributes.BizStatus, value: 'pending' },
+        ...(req.merchantId ? [{ key: searchAttributes.MerchantId, value: req.merchantId }] : []),
+      ]);
+      return { trade_no: state.tradeNo, pay_credential: created.payCredential, is_idempotent: false };
+    }),
+  );
+
+  setHandler(closeOrderUpdate, () =>
+    exclusive(async () => {
+      if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+      if (isPaidStatus(state.status)) throw appFailure('order_already_paid', 'order already paid');
+      if (state.status === 'closed') return null;
+      let st: PaymentState;
+      try {
+        st = await channel.closeChannelPayment({ channelCode: input.channelCode, tradeNo: state.tradeNo });
+      } catch (err) {
+        const f = failureOf(err, 'channel_timeout');
+        throw appFailure(f.code === 'channel_create_fail' ? 'channel_timeout' : f.code, f.message);
+      }
+      if (st.status === 'paid') {
+        await applyChannelState(st);
+        throw appFailure('order_already_paid', 'order already paid');
+      }
+      await markClosed();
+      return null;
+    }),
+  );
+
+  setHandler(refundOrderUpdate, (req: RefundRequest) =>
+    exclusive(async (): Promise<RefundResult> => {
+      if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+      if (req.merchantRefundNo && state.refundsByMerchantNo[req.merchantRefundNo]) {
+        return state.refunds[state.refundsByMerchantNo[req.merchantRefundNo]!]!.result;
+      }
+      if (state.status === 'pending') throw appFailure('order_not_paid', 'order not paid');
+      if (state.status === 'closed') throw appFailure('order_closed', 'order closed');
+      const amount = state.request!.amount;
+      if (req.amount > amount - state.refundedAmount - state.inFlightAmount) {
+        throw appFailure('refund_amount_exceed', 'refund amount exceeds the refundable amount');
+      }
+      state.inFlightAmount += req.amount;
+      await db.recordRefundCreated({
+        refundNo: req.refundNo,
+        appId: input.appId,
+        tradeNo: state.tradeNo,
+        merchantRefundNo: req.merchantRefundNo,
+        refundAmount: req.amount,
+        reason: req.reason,
+        notifyUrl: req.notifyUrl,
+        createdAt: new Date().toISOString(),
+      });
+      let st;
+      try {
+        st = await channel.requestChannelRefund({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+          refundNo: req.refundNo,
+          amount: req.amount,
+          totalAmount: amount,
+          reason: req.reason,
+          callbackUrl: input.callbackUrl,
+        });
+      } catch (err) {
+        // Refused or unreachable: the refund failed and its amount is free again.
+        state.inFlightAmount -= req.amount;
+        const f = failureOf(err, 'channel_timeout');
+        await db.recordRefundSettled({
+          refundNo: req.refundNo,
+          status: 'failed',
+          channelRefundNo: null,
+          refundTime: null,
+          failReason: f.message,
+        });
+        throw appFailure(f.code, f.message);
+      }
+      const channelRefundNo = st.status === 'not_found' ? null : st.channelRefundNo;
+      const result: RefundResult = {
+        refund_no: req.refundNo,
+        trade_no: state.tradeNo,
+        refund_amount: req.amount,
+        status: 'processing',
+        channel_refund_no: channelRefundNo,
+      };
+      state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
+      if (req.merchantRefundNo) state.refundsByMerchantNo[req.merchantRefundNo] = req.refundNo;
+      await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
+      // The refund's own workflow follows it to a final state (callback or polling) and reports back.
+      await startChild<typeof refundWorkflow>('refundWorkflow', {
+        workflowId: workflowIds.refund(req.refundNo),
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        args: [
+          {
+            appId: input.appId,
+            tradeNo: state.tradeNo,
+            refundNo: req.refundNo,
+            channelCode: input.channelCode,
+            amount: req.amount,
+            orderWorkflowId: workflowInfo().workflowId,
+            pollGapsMs: input.timings.refundPollGapsMs,
+            pollForMs: input.timings.refundPollForMs,
+          },
+        ],
+      });
+      return result;
+    }),
+  );
+
+  setHandler(paymentSignal, (s) => {
+    payments.push(s);
+  });
+  setHandler(refundSettledSignal, (s) => {
+    settlements.push(s);
+  });
+
+  async function applySettlement(s: RefundSettledSignal): Promise<void> {
+    const refund = state.refunds[s.refundNo];
+    if (!refund || refund.status !== 'processing') return;
+    refund.status = s.status;
+    refund.result = { ...refund.result, status: s.status };
+    state.inFlightAmount -= refund.amount;
+    if (s.status === 'success') {
+      state.refundedAmount += refund.amount;
+      const status = statusAfterRefunds(state.request!.amount, state.refundedAmount);
+      await db.recordOrderRefundTotals({
+        tradeNo: state.tradeNo,
+        refundedAmount: state.refundedAmount,
+        status,
+      });
+      setStatus(status);
+    }
+  }
+
+  async function shareProfitNow(): Promise<void> {
+    state.profitShareAtMs = null;
+    const req = state.request!;
+    await db.recordProfitSharing({ tradeNo: state.tradeNo, status: 'processing' });
+    let outcome: 'finished' | 'failed';
+    try {
+      outcome = await channelBackground.shareProfit({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+        receivers: splitByWeight(req.profitSharingAmount, req.receivers).map((r) => ({
+          type: r.type,
+          account: r.account,
+          name: r.name,
+          amount: r.amount,
+        })),
+      });
+    } catch {
+      outcome = 'failed';
+    }
+    await db.recordProfitSharing({ tradeNo: state.tradeNo, status: outcome });
+  }
+
+  // ---- Creation: the first update creates the order; a failed create ends this run. ----
+  if (state.phase === 'new') {
+    await condition(() => state.phase !== 'new', '5 minutes');
+    // (The update handler changes the phase while this waits; TypeScript cannot see that.)
+    if ((state.phase as OrderState['phase']) !== 'open') {
+      await condition(allHandlersFinished);
+      return 'create_failed';
+    }
+  }
+
+  // ---- Pending: callbacks, polling on a backoff, and expiry. ----
+  while (state.status === 'pending') {
+    const untilExpiry = Math.max(0, state.expireAtMs - Date.now());
+    const wait = Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
+    await condition(() => payments.length > 0 || state.status !== 'pending', wait);
+    if (state.status !== 'pending') break;
+    if (payments.length > 0) {
+      const p = payments.shift()!;
+      if (p.status === 'paid') await exclusive(() => markPaid(p));
+      continue;
+    }
+    if (Date.now() >= state.expireAtMs) {
+      // Expiry: close at the channel, unless the channel says the buyer paid.
+      await exclusive(async () => {
+        if (state.status !== 'pending') return;
+        let st: PaymentState | undefined;
+        try {
+          st = await channelBackground.closeChannelPayment({
+            channelCode: input.channelCode,
+            tradeNo: state.tradeNo,
+          });
+        } catch (err) {
+          log.warn('closing at the channel failed; closing locally', {
+            trade_no: state.tradeNo,
+            error: String(err),
+          });
+        }
+        if (st?.status === 'paid') await applyChannelState(st);
+        else await markClosed();
+      });
+      break;
+    }
+    state.pollIndex += 1;
+    try {
+      const st = await channelBackground.queryChannelPayment({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+      });
+      if (st.status === 'paid') await exclusive(() => applyChannelState(st));
+    } catch (err) {
+      log.warn('payment query failed; will poll again', { trade_no: state.tradeNo, error: String(err) });
+    }
+  }
+
+  // ---- Closed: accept a late payment for a while, then end. ----
+  if (state.status === 'closed') {
+    const lateUntil = Date.now() + input.timings.latePaymentWindowMs;
+    while (state.status === 'closed' && Date.now() < lateUntil) {
+      await condition(() => payments.length > 0, Math.max(1, lateUntil - Date.now()));
+      const p = payments.shift();
+      if (p?.status === 'paid') await exclusive(() => markPaid(p));
+    }
+    if (state.status === 'closed') {
+      await condition(allHandlersFinished);
+      return 'closed';
+    }
+  }
+
+  // ---- Paid: profit sharing, refunds, until fully refunded. ----
+  for (;;) {
+    const profitWait =
+      state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
+    const woke = await condition(
+      () => settlements.length > 0 || payments.length > 0 || (workflowInfo().continueAsNewSuggested && !busy),
+      profitWait ?? '365 days',
+    );
+    if (!woke && state.profitShareAtMs !== null) {
+      await exclusive(shareProfitNow);
+      continue;
+    }
+    while (payments.length > 0) payments.shift(); // duplicates of the payment: nothing to do
+    while (settlements.length > 0) {
+      const s = settlements.shift()!;
+      await exclusive(() => applySettlement(s));
+    }
+    if (state.status === 'refunded' && state.inFlightAmount === 0 && state.profitShareAtMs === null) {
+      await condition(allHandlersFinished);
+      return 'refunded';
+    }
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(() => !busy && allHandlersFinished());
+      if (payments.length === 0 && settlements.length === 0) {
+        await continueAsNew<typeof orderWorkflow>(input, state);
+      }
+    }
+  }
+}
