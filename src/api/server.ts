@@ -1,6 +1,9 @@
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
+import { channelsFromConfig, sandboxSecret } from '../channels/from-config';
+import { createSandboxRouter } from '../channels/sandbox/simulator';
+import { scaleDuration } from '../domain/durations';
 import { connectDatabase, type Database } from '../db';
 import { AppRepository, NonceStore, RateLimiter } from '../db/repositories/apps';
 import { resolveMasterKey } from '../lib/master-key';
@@ -63,7 +66,21 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       taskQueue: config.temporal.taskQueue,
       notifications: config.notifications,
       timeScale: config.timeScale,
+      channels: channelsFromConfig(config, masterKey),
+      publicBaseUrl: config.payments.publicBaseUrl,
+      defaultChannel: config.payments.defaultChannel,
+      profitShareDelayMs: config.payments.profitShareDelayMs,
+      requestTimeoutMs: config.api.requestTimeoutMs,
     },
+    sandbox: config.sandbox.enabled
+      ? createSandboxRouter({
+          db,
+          secret: sandboxSecret(config, masterKey),
+          publicBaseUrl: config.payments.publicBaseUrl,
+          refundDelayMs: scaleDuration(config.sandbox.refundDelayMs, config.timeScale),
+          logger: logger.child({ component: 'sandbox' }),
+        })
+      : undefined,
   });
   // Nonces outlive their window by design; sweep expired ones so the table stays small.
   const sweeper = setInterval(() => {

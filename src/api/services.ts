@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { ChannelRegistry } from '../channels/registry';
 import type { Config } from '../config';
 import type { Database } from '../db';
 
@@ -9,4 +10,11 @@ export interface ApiServices {
   taskQueue: string;
   notifications: Config['notifications'];
   timeScale: number;
+  channels: ChannelRegistry;
+  /** How channels reach this service (their callbacks). */
+  publicBaseUrl: string;
+  defaultChannel: string;
+  profitShareDelayMs: number;
+  /** The deadline of work done inside one request (workflow updates that call a channel). */
+  requestTimeoutMs: number;
 }

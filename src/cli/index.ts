@@ -5,7 +5,12 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { runApi } from '../api/server';
 import { ConfigError, loadConfig, type Config } from '../config';
+import express from 'express';
+import { sandboxSecret } from '../channels/from-config';
+import { createSandboxRouter } from '../channels/sandbox/simulator';
+import { scaleDuration } from '../domain/durations';
 import { describeDatabaseUrl } from '../db';
+import { resolveMasterKey } from '../lib/master-key';
 import { migrateUp } from '../db/migrate';
 import { startEmbeddedPostgres } from '../lib/embedded-postgres';
 import { createLogger, type Logger } from '../lib/logger';
@@ -147,6 +152,45 @@ program
   });
 
 registerAppCommands(program, boot, fail);
+
+program
+  .command('sandbox')
+  .description(
+    'run the sandbox channel (the simulated upstream) on its own, for an API that points SANDBOX_BASE_URL at it',
+  )
+  .option('--port <port>', 'port to listen on', '8090')
+  .action(async (opts: { port: string }) => {
+    const { config, logger } = boot('sandbox');
+    const port = Number(opts.port);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) fail('--port must be a port number');
+    const masterKey = resolveMasterKey(config);
+    await withDatabase(config, logger, async (db) => {
+      await migrateUp(db.sequelize, logger);
+      const app = express();
+      const publicBaseUrl = `http://127.0.0.1:${port}`;
+      app.use(
+        '/sandbox',
+        createSandboxRouter({
+          db,
+          secret: sandboxSecret(config, masterKey),
+          publicBaseUrl,
+          refundDelayMs: scaleDuration(config.sandbox.refundDelayMs, config.timeScale),
+          logger,
+        }),
+      );
+      const server = app.listen(port, '127.0.0.1', () =>
+        console.error(
+          `sandbox channel on ${publicBaseUrl}/sandbox (set SANDBOX_BASE_URL to this for the API and worker)`,
+        ),
+      );
+      await new Promise((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      server.close();
+    }).catch(fail);
+    process.exit(0);
+  });
 
 program
   .command('bundle')

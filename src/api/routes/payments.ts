@@ -1,0 +1,313 @@
+import { randomInt } from 'node:crypto';
+import { Router, type Response } from 'express';
+import Joi from 'joi';
+import {
+  WithStartWorkflowOperation,
+  WorkflowUpdateFailedError,
+  WorkflowNotFoundError,
+  type WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
+import { TypedSearchAttributes, ApplicationFailure } from '@temporalio/common';
+import { AppError, isErrorCode } from '../../domain/errors';
+import { scaleDuration } from '../../domain/durations';
+import {
+  DEFAULT_EXPIRE_MINUTES,
+  isPaidStatus,
+  MAX_AMOUNT,
+  PAYMENT_POLL_SCHEDULE_MS,
+  sameCreate,
+} from '../../domain/orders';
+import { orderView, PaymentRepository, refundView } from '../../db/repositories/payments';
+import {
+  closeOrderUpdate,
+  createOrderUpdate,
+  refundOrderUpdate,
+  searchAttributes,
+  workflowIds,
+  type CreateOrderRequest,
+  type OrderInput,
+} from '../../workflows/definitions';
+import { sendData } from '../envelope';
+import { currentApp } from '../middleware/authenticate';
+import { parseJsonBody } from '../middleware/body';
+import type { ApiServices } from '../services';
+import { validate } from '../validation';
+
+const MERCHANT_ORDER_NO = /^[A-Za-z0-9_\-|*.@]{1,64}$/;
+
+const createSchema = Joi.object({
+  merchant_order_no: Joi.string().pattern(MERCHANT_ORDER_NO, 'merchant order number').required(),
+  pay_method: Joi.string().min(1).required(),
+  amount: Joi.number().integer().min(1).max(MAX_AMOUNT).required(),
+  subject: Joi.string().min(1).max(128).required(),
+  notify_url: Joi.string()
+    .max(512)
+    .uri({ scheme: ['http', 'https'] })
+    .required(),
+  channel_code: Joi.string().min(1).max(32),
+  expire_minutes: Joi.number().integer().min(1).max(1440),
+  profit_sharing_amount: Joi.number().integer().min(0).max(MAX_AMOUNT),
+  merchant_id: Joi.string().min(1).max(64),
+  extra: Joi.object().unknown(true),
+})
+  .required()
+  .messages({ 'string.pattern.name': '{{#label}} must be 1-64 characters of A-Z a-z 0-9 _ - | * . @' });
+
+const closeSchema = Joi.object({ trade_no: Joi.string().min(1).max(64).required() }).required();
+
+const refundSchema = Joi.object({
+  trade_no: Joi.string().min(1).max(64).required(),
+  refund_amount: Joi.number().integer().min(1).max(MAX_AMOUNT).required(),
+  reason: Joi.string().allow('').max(256),
+  notify_url: Joi.string().allow('').max(512),
+  merchant_refund_no: Joi.string().min(1).max(64),
+}).required();
+
+/** `P` + UTC yyyyMMddHHmmss + 10 random digits: 25 characters of [A-Z0-9]. */
+function serviceNo(prefix: 'P' | 'R', now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+  const digits = Array.from({ length: 10 }, () => randomInt(10)).join('');
+  return `${prefix}${stamp}${digits}`;
+}
+
+/** A workflow update's business failure becomes the SPEC error it carries. */
+function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    const type = err.cause.type;
+    if (isErrorCode(type)) return new AppError(type, err.cause.message);
+  }
+  if (err instanceof ApplicationFailure && isErrorCode(err.type)) return new AppError(err.type, err.message);
+  if (
+    (err as WorkflowUpdateRPCTimeoutOrCancelledError)?.name === 'WorkflowUpdateRPCTimeoutOrCancelledError'
+  ) {
+    return new AppError('channel_timeout', 'the channel did not answer in time');
+  }
+  throw err;
+}
+
+/** SPEC §3: the five payment endpoints. */
+export function paymentRoutes(services: ApiServices): Router {
+  const router = Router();
+  const repo = new PaymentRepository(services.db);
+  const scale = (ms: number) => scaleDuration(ms, services.timeScale);
+  const deadline = () => Date.now() + services.requestTimeoutMs;
+
+  router.post('/api/v1/pay/unified-order', parseJsonBody(), async (req, res) => {
+    const body = validate(createSchema, req.body) as {
+      merchant_order_no: string;
+      pay_method: string;
+      amount: number;
+      subject: string;
+      notify_url: string;
+      channel_code?: string;
+      expire_minutes?: number;
+      profit_sharing_amount?: number;
+      merchant_id?: string;
+      extra?: Record<string, unknown>;
+    };
+    const { appId } = currentApp(res);
+    const channelCode = body.channel_code ?? services.defaultChannel;
+    const channel = services.channels.get(channelCode);
+    if (!channel) throw new AppError('channel_not_support', `channel ${channelCode} is not supported`);
+    if (!channel.capabilities.payMethods.includes(body.pay_method as never)) {
+      throw new AppError(
+        'invalid_pay_method',
+        `pay_method ${body.pay_method} is not supported by channel ${channelCode}`,
+      );
+    }
+    if (body.amount > channel.capabilities.maxAmount) {
+      throw new AppError(
+        'invalid_amount',
+        `amount exceeds the channel's limit of ${channel.capabilities.maxAmount}`,
+      );
+    }
+    const sharing = body.profit_sharing_amount ?? 0;
+    if (sharing > body.amount) {
+      throw new AppError('sharing_amount_exceed', 'profit_sharing_amount exceeds amount');
+    }
+    if (body.merchant_id !== undefined) {
+      // Merchants are registered through onboarding; none by this id belongs to this app.
+      throw new AppError('order_not_found', 'merchant not found');
+    }
+    if (sharing > 0) {
+      if (!channel.capabilities.profitSharing) {
+        throw new AppError('channel_not_support', `channel ${channelCode} does not support profit sharing`);
+      }
+      throw new AppError(
+        'sharing_not_config',
+        'profit sharing is not configured for this order (no merchant with receivers)',
+      );
+    }
+
+    const request: CreateOrderRequest = {
+      payMethod: body.pay_method,
+      amount: body.amount,
+      subject: body.subject,
+      notifyUrl: body.notify_url,
+      expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
+      profitSharingAmount: sharing,
+      merchantId: body.merchant_id ?? null,
+      subMerchantNo: null,
+      receivers: [],
+      extra: body.extra ?? null,
+    };
+
+    // An order whose workflow has ended (closed, fully refunded) is answered from the read model.
+    const existing = await repo.findOrderByMerchantOrderNo(appId, body.merchant_order_no);
+    if (existing && existing.status !== 'pending') {
+      const same = sameCreate(
+        {
+          amount: Number(existing.amount),
+          payMethod: existing.payMethod,
+          channelCode: existing.channelCode,
+          merchantId: existing.merchantId,
+          profitSharingAmount: Number(existing.profitSharingAmount),
+        },
+        {
+          amount: request.amount,
+          payMethod: request.payMethod,
+          channelCode,
+          merchantId: request.merchantId,
+          profitSharingAmount: sharing,
+        },
+      );
+      if (!same)
+        throw new AppError('invalid_param', 'merchant_order_no already used with different parameters');
+      if (isPaidStatus(existing.status)) throw new AppError('order_already_paid', 'order already paid');
+      throw new AppError('order_closed', 'order closed');
+    }
+
+    const now = new Date();
+    const input: OrderInput = {
+      appId,
+      merchantOrderNo: body.merchant_order_no,
+      tradeNo: serviceNo('P', now),
+      channelCode,
+      currency: channel.capabilities.currency,
+      callbackUrl: `${services.publicBaseUrl}/api/v1/notify/payment/${channelCode}`,
+      createdAt: now.toISOString(),
+      timings: {
+        pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map(scale),
+        expireAfterMs: scale(request.expireMinutes * 60_000),
+        profitShareDelayMs: scale(services.profitShareDelayMs),
+        refundPollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map(scale),
+        refundPollForMs: scale(24 * 3_600_000),
+        latePaymentWindowMs: scale(24 * 3_600_000),
+      },
+    };
+    const startWorkflowOperation = new WithStartWorkflowOperation('orderWorkflow', {
+      workflowId: workflowIds.order(appId, body.merchant_order_no),
+      taskQueue: services.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: searchAttributes.AppId, value: appId },
+        { key: searchAttributes.MerchantOrderNo, value: body.merchant_order_no },
+        { key: searchAttributes.ChannelCode, value: channelCode },
+        { key: searchAttributes.BizStatus, value: 'creating' },
+      ]),
+    });
+    try {
+      const result = await services.client.withDeadline(deadline(), () =>
+        services.client.workflow.executeUpdateWithStart(createOrderUpdate, {
+          args: [request],
+          startWorkflowOperation,
+        }),
+      );
+      sendData(res, result);
+    } catch (err) {
+      throw toAppError(err);
+    }
+  });
+
+  const findOrder = async (res: Response, tradeNo: string) => {
+    const order = await repo.findOrder(currentApp(res).appId, tradeNo);
+    if (!order) throw new AppError('order_not_found', 'order not found');
+    return order;
+  };
+
+  router.get(['/api/v1/pay/query', '/api/v1/pay/query/:tradeNo'], async (req, res) => {
+    const tradeNo = req.params.tradeNo ? String(req.params.tradeNo) : '';
+    if (!tradeNo) throw new AppError('missing_param', 'trade_no is required');
+    sendData(res, orderView(await findOrder(res, tradeNo)));
+  });
+
+  router.post('/api/v1/pay/close', parseJsonBody(), async (req, res) => {
+    const { trade_no } = validate(closeSchema, req.body) as { trade_no: string };
+    const order = await findOrder(res, trade_no);
+    if (order.status === 'closed') return sendData(res, null);
+    if (isPaidStatus(order.status)) throw new AppError('order_already_paid', 'order already paid');
+    try {
+      await services.client.withDeadline(deadline(), () =>
+        services.client.workflow
+          .getHandle(workflowIds.order(order.appId, order.merchantOrderNo))
+          .executeUpdate(closeOrderUpdate),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new AppError('order_closed', 'order closed');
+      throw toAppError(err);
+    }
+    sendData(res, null);
+  });
+
+  router.post('/api/v1/pay/refund', parseJsonBody(), async (req, res) => {
+    const body = validate(refundSchema, req.body) as {
+      trade_no: string;
+      refund_amount: number;
+      reason?: string;
+      notify_url?: string;
+      merchant_refund_no?: string;
+    };
+    const { appId } = currentApp(res);
+    if (body.merchant_refund_no) {
+      const known = await repo.findRefundByMerchantRefundNo(appId, body.merchant_refund_no);
+      if (known) {
+        const v = refundView(known);
+        return sendData(res, {
+          refund_no: v.refund_no,
+          trade_no: v.trade_no,
+          refund_amount: v.refund_amount,
+          status: v.status,
+          channel_refund_no: v.channel_refund_no,
+        });
+      }
+    }
+    const order = await findOrder(res, body.trade_no);
+    if (order.status === 'pending') throw new AppError('order_not_paid', 'order not paid');
+    if (order.status === 'closed') throw new AppError('order_closed', 'order closed');
+    if (order.status === 'refunded') {
+      throw new AppError('refund_amount_exceed', 'refund amount exceeds the refundable amount');
+    }
+    try {
+      const result = await services.client.withDeadline(deadline(), () =>
+        services.client.workflow
+          .getHandle(workflowIds.order(order.appId, order.merchantOrderNo))
+          .executeUpdate(refundOrderUpdate, {
+            args: [
+              {
+                refundNo: serviceNo('R'),
+                amount: body.refund_amount,
+                reason: body.reason || null,
+                notifyUrl: body.notify_url || null,
+                merchantRefundNo: body.merchant_refund_no ?? null,
+              },
+            ],
+          }),
+      );
+      sendData(res, result);
+    } catch (err) {
+      throw toAppError(err);
+    }
+  });
+
+  router.get(['/api/v1/pay/refund/query', '/api/v1/pay/refund/query/:refundNo'], async (req, res) => {
+    const refundNo = req.params.refundNo ? String(req.params.refundNo) : '';
+    if (!refundNo) throw new AppError('missing_param', 'refund_no is required');
+    const refund = await repo.findRefund(currentApp(res).appId, refundNo);
+    if (!refund) throw new AppError('refund_not_found', 'refund not found');
+    sendData(res, refundView(refund));
+  });
+
+  return router;
+}
