@@ -84,8 +84,8 @@ test('when an app is created, listed, disabled, enabled and rotated through the 
   );
   expect(listed.stdout).not.toContain(app.secret);
 
-  // Signed with `durapay sign`: authenticated, then no such route yet.
-  expect((await callWithSign(app.app_id, app.secret, '/api/v1/pay/query/P1')).status).toBe(404);
+  // Signed with `durapay sign`: authenticated, then no such order.
+  expect((await callWithSign(app.app_id, app.secret, '/api/v1/pay/query/P1')).status).toBe(422);
 
   await durapay('apps', 'disable', app.app_id);
   const disabled = await callWithSign(app.app_id, app.secret, '/api/v1/pay/query/P1');
@@ -93,14 +93,14 @@ test('when an app is created, listed, disabled, enabled and rotated through the 
   expect((await envelope(disabled)).code).toBe('permission_denied');
 
   await durapay('apps', 'enable', app.app_id);
-  expect((await callWithSign(app.app_id, app.secret, '/api/v1/pay/query/P1')).status).toBe(404);
+  expect((await callWithSign(app.app_id, app.secret, '/api/v1/pay/query/P1')).status).toBe(422);
 
   const rotated = JSON.parse((await durapay('apps', 'rotate-secret', app.app_id, '--json')).stdout) as {
     secret: string;
   };
   expect(rotated.secret).not.toBe(app.secret);
   expect((await callWithSign(app.app_id, app.secret, '/api/v1/pay/query/P1')).status).toBe(401);
-  expect((await callWithSign(app.app_id, rotated.secret, '/api/v1/pay/query/P1')).status).toBe(404);
+  expect((await callWithSign(app.app_id, rotated.secret, '/api/v1/pay/query/P1')).status).toBe(422);
 });
 
 test('when the CLI gets a bad argument, then it exits non-zero with a message and changes nothing', async () => {

@@ -129,7 +129,7 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   expect(first.stderr()).toContain(`app_id          ${dev.app_id}`);
   expect(first.stderr()).toContain(`secret          ${dev.secret}`);
   const signed = await signedFetch(api, dev, 'GET', '/api/v1/pay/query/P1');
-  expect(signed.status).toBe(404); // authenticated; no order routes yet
+  expect(signed.status).toBe(422); // authenticated; no such order
   expect(first.stdout()).not.toContain(dev.secret);
 
   const tree = descendants(first.child.pid!);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/api/app';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
+import { createChannelRegistry } from '../../src/channels/registry';
 import { loadConfig } from '../../src/config';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import { connectDatabase } from '../../src/db';
@@ -114,6 +115,11 @@ describe('readiness when a dependency is down', () => {
         taskQueue: 'unused',
         notifications: loadConfig({}).notifications,
         timeScale: 1,
+        channels: createChannelRegistry({}),
+        publicBaseUrl: 'http://127.0.0.1:9',
+        defaultChannel: 'sandbox',
+        profitShareDelayMs: 60_000,
+        requestTimeoutMs: 10_000,
       },
     });
     const server = await new Promise<Server>((resolve) => {

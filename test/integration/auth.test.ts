@@ -22,10 +22,10 @@ afterAll(async () => {
 });
 
 /**
- * No business route exists behind the prefixes yet, so an authenticated request ends in
- * 404 not_found, and a refused one in its 401/403/429.
+ * The probes ask for an order that does not exist: an authenticated request reaches the
+ * business route (422 order_not_found); a refused one ends in its 401/403/429.
  */
-const PASSED_AUTH = { status: 404, code: 'not_found' };
+const PASSED_AUTH = { status: 422, code: 'order_not_found' };
 
 async function outcome(res: Response): Promise<{ status: number; code: string; message: string }> {
   const body = await envelope(res);
@@ -356,12 +356,12 @@ describe('rate limit', () => {
           });
         }
       }
-      // Burst 3: three pass (404 behind auth), then the bucket is empty.
-      expect(statuses.slice(0, 3)).toEqual([404, 404, 404]);
+      // Burst 3: three pass (422 from the route behind auth), then the bucket is empty.
+      expect(statuses.slice(0, 3)).toEqual([422, 422, 422]);
       expect(statuses.slice(3)).toContain(429);
       expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
       const other = await signedFetch(url, quiet, 'GET', '/api/v1/pay/query/P1');
-      expect(other.status).toBe(404);
+      expect(other.status).toBe(422);
     } finally {
       await new Promise((r) => server.close(r));
     }
@@ -374,7 +374,7 @@ describe('secrets in logs', () => {
     const ok = await signedFetch(stack.baseUrl, target, 'POST', '/api/v1/pay/close', {
       json: { trade_no: 'P1' },
     });
-    expect(ok.status).toBe(404);
+    expect(ok.status).toBe(422);
     const bad = await signedFetch(
       stack.baseUrl,
       { ...target, secret: 'wrong-secret-value-0000000000000000000000000' },

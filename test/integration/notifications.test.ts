@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createNotificationActivities } from '../../src/activities/notifications';
@@ -8,13 +7,12 @@ import {
   notificationView,
   type NotificationView,
 } from '../../src/db/repositories/notifications';
-import { DURAPAY_BIN } from '../../src/lib/paths';
 import type { AppCredentials } from '../../src/db/repositories/apps';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
-import { globalState } from '../support/state';
+import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(120_000);
 
@@ -347,38 +345,16 @@ describe('address guard (production mode)', () => {
 });
 
 describe('worker crash between attempts', () => {
-  function spawnWorker(taskQueue: string): { child: ChildProcess; ready: Promise<void> } {
-    const state = globalState();
-    const child = spawn(process.execPath, [DURAPAY_BIN, 'worker'], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DATABASE_URL: stack.database.url,
-        DURAPAY_MASTER_KEY: stack.masterKey.toString('base64'),
-        TEMPORAL_ADDRESS: state.temporalAddress,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        DURAPAY_WORKFLOW_BUNDLE: state.bundlePath,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const ready = new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('"message":"worker running"')) resolve();
-      });
-      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-      child.once('exit', (code) => reject(new Error(`worker exited with ${code}:\n${out}`)));
-    });
-    return { child, ready };
-  }
+  const workerEnv = () => ({
+    DATABASE_URL: stack.database.url,
+    DURAPAY_MASTER_KEY: stack.masterKey.toString('base64'),
+  });
 
   test('when the worker is killed while waiting between attempts, then a new worker continues the schedule with no attempt lost or doubled', async () => {
     const taskQueue = uniqueName('tq-notify-kill');
     const gaps = [100, 4_000, 100, 100];
     const r = await receiver(500, 500, 200);
-    const first = spawnWorker(taskQueue);
+    const first = spawnWorker(taskQueue, workerEnv());
     await first.ready;
     const req = event(r.url, { eventKey: `kill:${randomUUID()}` });
     const { notificationId } = await repo.insertOrGet(req);
@@ -394,7 +370,7 @@ describe('worker crash between attempts', () => {
     first.child.kill('SIGKILL');
     await new Promise((res) => first.child.once('exit', res));
 
-    const second = spawnWorker(taskQueue);
+    const second = spawnWorker(taskQueue, workerEnv());
     try {
       await second.ready;
       expect(await handle.result()).toBe('delivered');
@@ -408,8 +384,7 @@ describe('worker crash between attempts', () => {
       const t = view.attempts.map((a) => Date.parse(a.attempted_at));
       expect(t[2]! - t[1]!).toBeGreaterThanOrEqual(4_000);
     } finally {
-      second.child.kill('SIGTERM');
-      await new Promise((res) => second.child.once('exit', res));
+      await second.stop();
     }
   });
 });

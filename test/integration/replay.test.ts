@@ -15,6 +15,8 @@ import { Worker } from '@temporalio/worker';
 import { createNotificationActivities } from '../../src/activities/notifications';
 import { workflowIds } from '../../src/workflows/definitions';
 import { startTestStack, type TestStack } from '../support/harness';
+import { envelope } from '../support/http';
+import { signedFetch } from '../support/signing';
 import { Receiver } from '../support/receiver';
 import { globalState } from '../support/state';
 
@@ -26,8 +28,9 @@ const FIXTURES = path.join(__dirname, '..', 'fixtures', 'histories');
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({
-    notifications: { retryScheduleMs: [50, 50, 50], timeoutMs: 2_000 },
-    timeScale: 1,
+    notifications: { retryScheduleMs: [5_000, 5_000, 5_000], timeoutMs: 2_000 },
+    timeScale: 0.01,
+    sandboxRefundDelayMs: 100,
   });
 });
 afterAll(async () => {
@@ -47,7 +50,7 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
   const files = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
-  expect(files.length).toBeGreaterThanOrEqual(4);
+  expect(files.length).toBeGreaterThanOrEqual(8);
   const histories = files.map((f) => ({
     workflowId: f.replace(/\.json$/, ''),
     history: historyFromJSON(JSON.parse(fs.readFileSync(path.join(FIXTURES, f), 'utf8'))),
@@ -100,6 +103,62 @@ test('when scenarios run now, then their histories replay without a determinism 
     await handle.signal('resendNotification');
     await handle.result();
     scenarios['notification-resent-while-waiting'] = workflowIds.notification(resent);
+
+    // Orders: paid by callback then partly refunded; closed at expiry; refused by the channel.
+    const post = (path: string, json: unknown) => signedFetch(stack.baseUrl, app, 'POST', path, { json });
+    const createOrder = async (extra: Record<string, unknown>) => {
+      const merchantOrderNo = `M-${randomUUID()}`;
+      const body = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
+        await post('/api/v1/pay/unified-order', {
+          merchant_order_no: merchantOrderNo,
+          pay_method: 'qr_code',
+          amount: 100,
+          subject: 'Replay',
+          notify_url: receiver.url,
+          ...extra,
+        }),
+      );
+      return { merchantOrderNo, ...body };
+    };
+    const orderStatus = async (tradeNo: string) =>
+      (await envelope(await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data
+        ?.status;
+    const waitFor = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+
+    receiver.answer(200);
+    const paid = await createOrder({});
+    await fetch(paid.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    await waitFor('paid', async () => (await orderStatus(paid.data!.trade_no)) === 'paid');
+    const refund = await envelope<{ refund_no: string }>(
+      await post('/api/v1/pay/refund', { trade_no: paid.data!.trade_no, refund_amount: 40 }),
+    );
+    await waitFor(
+      'partially refunded',
+      async () => (await orderStatus(paid.data!.trade_no)) === 'partially_refunded',
+    );
+    await stack.client.workflow.getHandle(workflowIds.refund(refund.data!.refund_no)).result();
+    scenarios['order-paid-partly-refunded'] = workflowIds.order(app.app_id, paid.merchantOrderNo);
+    scenarios['refund-succeeded'] = workflowIds.refund(refund.data!.refund_no);
+
+    const expired = await createOrder({ expire_minutes: 1 });
+    expect(expired.code).toBe('success');
+    await waitFor('closed', async () => (await orderStatus(expired.data!.trade_no)) === 'closed');
+    scenarios['order-closed-at-expiry'] = workflowIds.order(app.app_id, expired.merchantOrderNo);
+
+    const refused = await createOrder({ extra: { sandbox: { fail_create: true } } });
+    expect(refused.code).toBe('channel_create_fail');
+    await stack.client.workflow.getHandle(workflowIds.order(app.app_id, refused.merchantOrderNo)).result();
+    scenarios['order-create-refused'] = workflowIds.order(app.app_id, refused.merchantOrderNo);
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({

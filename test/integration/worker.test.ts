@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { QueryTypes } from 'sequelize';
-import { DURAPAY_BIN } from '../../src/lib/paths';
 import { workflowIds, type DiagnosticResult } from '../../src/workflows/definitions';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
-import { globalState } from '../support/state';
+import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(120_000);
 
@@ -34,33 +32,6 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** A real `durapay worker` process, as production runs it. */
-function spawnWorker(taskQueue: string, databaseUrl: string): { child: ChildProcess; ready: Promise<void> } {
-  const state = globalState();
-  const child = spawn(process.execPath, [DURAPAY_BIN, 'worker'], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: state.temporalAddress,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      DURAPAY_WORKFLOW_BUNDLE: state.bundlePath,
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('"message":"worker running"')) resolve();
-    });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it ran:\n${out}`)));
-  });
-  return { child, ready };
-}
-
 describe('diagnostic workflow on the real worker', () => {
   test('when the workflow runs, then its activity writes each step to Postgres once', async () => {
     const runId = randomUUID();
@@ -78,7 +49,7 @@ describe('diagnostic workflow on the real worker', () => {
 
   test('when the worker process is killed mid-workflow and a new one starts, then the workflow completes exactly once', async () => {
     const taskQueue = uniqueName('tq-kill');
-    const first = spawnWorker(taskQueue, stack.database.url);
+    const first = spawnWorker(taskQueue, { DATABASE_URL: stack.database.url });
     await first.ready;
 
     const runId = randomUUID();
@@ -92,7 +63,7 @@ describe('diagnostic workflow on the real worker', () => {
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
 
-    const second = spawnWorker(taskQueue, stack.database.url);
+    const second = spawnWorker(taskQueue, { DATABASE_URL: stack.database.url });
     try {
       await second.ready;
       const result: DiagnosticResult = await handle.result();
@@ -113,8 +84,7 @@ describe('diagnostic workflow on the real worker', () => {
       );
       expect(identities.size).toBe(2);
     } finally {
-      second.child.kill('SIGTERM');
-      await new Promise((r) => second.child.once('exit', r));
+      await second.stop();
     }
   });
 });

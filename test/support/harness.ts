@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { Client as PgClient } from 'pg';
@@ -19,7 +18,10 @@ import type { ActivityDeps } from '../../src/activities';
 import type { Scope } from '../../src/domain/apps';
 import type { AppCredentials } from '../../src/db/repositories/apps';
 import { connectDatabase, type Database } from '../../src/db';
+import { createChannelRegistry } from '../../src/channels/registry';
+import { createSandboxRouter } from '../../src/channels/sandbox/simulator';
 import { loadConfig } from '../../src/config';
+import { freePort } from './ports';
 import { createLogger, type Logger } from '../../src/lib/logger';
 import { WinstonTemporalLogger } from '../../src/lib/temporal';
 import { createWorker } from '../../src/worker';
@@ -98,6 +100,9 @@ export interface StackOptions {
   notifications?: { retryScheduleMs: number[]; timeoutMs: number };
   timeScale?: number;
   guardAddresses?: boolean;
+  sandboxRefundDelayMs?: number;
+  /** Emulates a channel whose per-order limit is below 10^12. */
+  sandboxMaxAmount?: number;
 }
 
 /** SPEC §6's schedule at 1/10 000 of real time: 0.5 ms … 3.6 s, about 10 s in all. */
@@ -109,6 +114,8 @@ export interface TestStack {
   masterKey: Buffer;
   auth: AuthDeps;
   services: ApiServices;
+  /** The secret the sandbox simulator and its adapter share (to sign callbacks in tests). */
+  sandboxSecret: string;
   /** The dependencies the worker's activities run with (to call an activity function directly). */
   activityDeps: ActivityDeps;
   /** A new app of this stack's database, with its plaintext credentials. */
@@ -137,6 +144,19 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   // Generous by default so that only the rate-limit tests meet the limit.
   const auth = authDeps(database.db, masterKey, options.rateLimit ?? { perSecond: 10_000, burst: 10_000 });
   const notifications = options.notifications ?? loadConfig({}).notifications;
+  // The API listens on a port chosen now, so that channel callbacks and the sandbox's URLs
+  // can be configured before anything starts.
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const sandboxSecret = randomBytes(16).toString('hex');
+  const channels = createChannelRegistry({
+    sandbox: {
+      baseUrl: `${baseUrl}/sandbox`,
+      secret: sandboxSecret,
+      timeoutMs: 5_000,
+      maxAmount: options.sandboxMaxAmount,
+    },
+  });
   const timeScale = options.timeScale ?? TEST_TIME_SCALE;
   const activityDeps: ActivityDeps = {
     db: database.db,
@@ -147,6 +167,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     notifications,
     timeScale,
     guardAddresses: options.guardAddresses ?? false,
+    channels,
   };
   const worker = await createWorker({
     connection: nativeConnection,
@@ -159,23 +180,42 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const running = worker.run();
 
   const probe = probeConnection(state.temporalAddress);
-  const services: ApiServices = { db: database.db, client, taskQueue, notifications, timeScale };
+  const services: ApiServices = {
+    db: database.db,
+    client,
+    taskQueue,
+    notifications,
+    timeScale,
+    channels,
+    publicBaseUrl: baseUrl,
+    defaultChannel: 'sandbox',
+    profitShareDelayMs: 60_000,
+    requestTimeoutMs: 10_000,
+  };
   const app = createApp({
     logger,
     readiness: readinessProbes(database.db, probe),
     auth,
     services,
+    sandbox: createSandboxRouter({
+      db: database.db,
+      secret: sandboxSecret,
+      publicBaseUrl: baseUrl,
+      refundDelayMs: options.sandboxRefundDelayMs ?? 200,
+      callbackDelayMs: 500,
+      logger: logger.child({ component: 'sandbox' }),
+    }),
   });
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(port, '127.0.0.1', () => resolve(s));
   });
-  const { port } = server.address() as AddressInfo;
 
   return {
     taskQueue,
     masterKey,
     auth,
     services,
+    sandboxSecret,
     activityDeps,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,
@@ -183,7 +223,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     connection,
     worker,
     server,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     logs: lines,
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
