@@ -78,7 +78,7 @@ async function startOnce(ports: { api: number; temporal: number; ui: number; pg:
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
-      if (stderr.includes('durapay is running')) {
+      if (stderr.includes('Press Ctrl-C to stop.')) {
         clearInterval(timer);
         resolve();
       }

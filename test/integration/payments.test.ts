@@ -567,6 +567,41 @@ describe('refunds', () => {
     expect((await query(paid.trade_no)).refunded_amount).toBe(100);
   });
 
+  test('when an order lives through continue-as-new, then its refunded total and reservations carry over', async () => {
+    // The tests' Temporal server suggests continue-as-new after 120 events (default 4 096).
+    const paid = await paidOrder(100);
+    for (let i = 0; i < 12; i++) {
+      const r = await envelope<{ refund_no: string }>(
+        await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 1 }),
+      );
+      expect(r.code).toBe('success');
+      await until('refund settled', async () =>
+        (await envelope(await get(`/api/v1/pay/refund/query/${r.data!.refund_no}`))).data!.status ===
+        'success'
+          ? true
+          : undefined,
+      );
+    }
+    const runs = await until('a second run', async () => {
+      const found: string[] = [];
+      for await (const run of stack.client.workflow.list({
+        query: `TradeNo = '${paid.trade_no}' AND WorkflowType = 'orderWorkflow'`,
+      })) {
+        found.push(run.runId);
+      }
+      return found.length > 1 ? found : undefined;
+    });
+    expect(new Set(runs).size).toBe(runs.length);
+    await until('totals', async () =>
+      (await query(paid.trade_no)).refunded_amount === 12 ? true : undefined,
+    );
+    const over = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 89 });
+    expect((await envelope(over)).code).toBe('refund_amount_exceed');
+    const rest = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 88 });
+    expect((await envelope(rest)).code).toBe('success');
+    await statusIs(paid.trade_no, 'refunded')();
+  });
+
   test('when merchant_refund_no repeats, then the existing refund is returned', async () => {
     const paid = await paidOrder();
     const first = await envelope<{ refund_no: string }>(

@@ -65,7 +65,14 @@ export default async function globalSetup(): Promise<void> {
     server: {
       executable: { type: 'existing-path', path: cliPath },
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
-      extraArgs: ['--log-level', 'error'],
+      // Suggest continue-as-new after 120 events (the default is 4 096), so that the paid-order
+      // tests (20 concurrent refunds and more) also prove that an order survives it.
+      extraArgs: [
+        '--log-level',
+        'error',
+        '--dynamic-config-value',
+        'limit.historyCount.suggestContinueAsNew=120',
+      ],
     },
   });
 
