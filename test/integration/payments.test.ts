@@ -437,6 +437,16 @@ describe('expiry and close', () => {
     expect((await envelope(refused)).code).toBe('order_already_paid');
   });
 
+  test('when a paid order is created again, then 422 order_already_paid', async () => {
+    const req = order();
+    const created = await envelope<Created>(await post('/api/v1/pay/unified-order', req));
+    await buyerPays(created.data!.pay_credential.pay_url);
+    await statusIs(created.data!.trade_no, 'paid')();
+    const again = await post('/api/v1/pay/unified-order', req);
+    expect(again.status).toBe(422);
+    expect(await envelope(again)).toMatchObject({ code: 'order_already_paid', data: null });
+  });
+
   test('when a closed order is created again, then 422 order_closed', async () => {
     const req = order();
     const created = await envelope<Created>(await post('/api/v1/pay/unified-order', req));
