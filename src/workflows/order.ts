@@ -247,6 +247,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   setHandler(refundOrderUpdate, (req: RefundRequest) =>
     exclusive(async (): Promise<RefundResult> => {
       if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+      // The same request sent again (the API retries a refused delivery): same answer.
+      if (state.refunds[req.refundNo]) return state.refunds[req.refundNo]!.result;
       if (req.merchantRefundNo && state.refundsByMerchantNo[req.merchantRefundNo]) {
         return state.refunds[state.refundsByMerchantNo[req.merchantRefundNo]!]!.result;
       }

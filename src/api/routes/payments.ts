@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Router, type Response } from 'express';
 import Joi from 'joi';
+import { QueryTypes } from 'sequelize';
 import {
   WithStartWorkflowOperation,
   WorkflowUpdateFailedError,
@@ -32,6 +33,9 @@ import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
 import type { ApiServices } from '../services';
 import { validate } from '../validation';
+
+/** SPEC §5.1: a merchant's profit_sharing.max_ratio when it sets none. */
+const DEFAULT_MAX_RATIO = 0.3;
 
 const MERCHANT_ORDER_NO = /^[A-Za-z0-9_\-|*.@]{1,64}$/;
 
@@ -70,6 +74,25 @@ function serviceNo(prefix: 'P' | 'R', now = new Date()): string {
   return `${prefix}${stamp}${digits}`;
 }
 
+/**
+ * The server refuses an update it cannot take now: more than its limit of in-flight updates on
+ * one workflow (RESOURCE_EXHAUSTED), or an update aborted because the run continued as new.
+ * Neither was applied, so the update is sent again (every update here is idempotent).
+ */
+function isTransientUpdateError(err: unknown): boolean {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (code === 8 || code === 10 || code === 14) return true;
+    if (
+      typeof message === 'string' &&
+      /in-flight updates|update was aborted|workflow is closing/i.test(message)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** A workflow update's business failure becomes the SPEC error it carries. */
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -92,6 +115,37 @@ export function paymentRoutes(services: ApiServices): Router {
   const repo = new PaymentRepository(services.db);
   const scale = (ms: number) => scaleDuration(ms, services.timeScale);
   const deadline = () => Date.now() + services.requestTimeoutMs;
+
+  /** Runs a workflow update within the request deadline, sending it again while the server is busy. */
+  async function update<T>(fn: () => Promise<T>): Promise<T> {
+    const until = deadline();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await services.client.withDeadline(until, fn);
+      } catch (err) {
+        const pause = Math.min(1_000, 25 * 2 ** attempt) * (0.5 + Math.random());
+        if (!isTransientUpdateError(err) || Date.now() + pause >= until) throw err;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  }
+
+  async function findMerchant(appId: string, merchantId: string) {
+    const rows = await services.db.sequelize.query<{
+      sub_merchant_no: string | null;
+      profit_sharing: {
+        receivers?: { type: string; account: string; name?: string; weight: number }[];
+        max_ratio?: number;
+      } | null;
+    }>(
+      'SELECT sub_merchant_no, profit_sharing FROM merchants WHERE app_id = :appId AND merchant_id = :merchantId',
+      {
+        replacements: { appId, merchantId },
+        type: QueryTypes.SELECT,
+      },
+    );
+    return rows[0];
+  }
 
   router.post('/api/v1/pay/unified-order', parseJsonBody(), async (req, res) => {
     const body = validate(createSchema, req.body) as {
@@ -126,18 +180,29 @@ export function paymentRoutes(services: ApiServices): Router {
     if (sharing > body.amount) {
       throw new AppError('sharing_amount_exceed', 'profit_sharing_amount exceeds amount');
     }
-    if (body.merchant_id !== undefined) {
-      // Merchants are registered through onboarding; none by this id belongs to this app.
+    // Profit sharing reads the merchant's configuration (SPEC §3.1, in this order).
+    const merchant = body.merchant_id === undefined ? undefined : await findMerchant(appId, body.merchant_id);
+    if (body.merchant_id !== undefined && !merchant)
       throw new AppError('order_not_found', 'merchant not found');
-    }
+    const receivers = merchant?.profit_sharing?.receivers ?? [];
     if (sharing > 0) {
+      if (receivers.length === 0) {
+        throw new AppError(
+          'sharing_not_config',
+          'profit sharing is not configured: the order needs a merchant with receivers',
+        );
+      }
+      const maxRatio = merchant?.profit_sharing?.max_ratio ?? DEFAULT_MAX_RATIO;
+      const limit = Math.floor(body.amount * maxRatio);
+      if (sharing > limit) {
+        throw new AppError(
+          'sharing_fee_exceed',
+          `profit_sharing_amount exceeds ${limit} (max_ratio ${maxRatio} of amount)`,
+        );
+      }
       if (!channel.capabilities.profitSharing) {
         throw new AppError('channel_not_support', `channel ${channelCode} does not support profit sharing`);
       }
-      throw new AppError(
-        'sharing_not_config',
-        'profit sharing is not configured for this order (no merchant with receivers)',
-      );
     }
 
     const request: CreateOrderRequest = {
@@ -148,8 +213,8 @@ export function paymentRoutes(services: ApiServices): Router {
       expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
       profitSharingAmount: sharing,
       merchantId: body.merchant_id ?? null,
-      subMerchantNo: null,
-      receivers: [],
+      subMerchantNo: merchant?.sub_merchant_no ?? null,
+      receivers: sharing > 0 ? receivers : [],
       extra: body.extra ?? null,
     };
 
@@ -196,23 +261,25 @@ export function paymentRoutes(services: ApiServices): Router {
         latePaymentWindowMs: scale(24 * 3_600_000),
       },
     };
-    const startWorkflowOperation = new WithStartWorkflowOperation('orderWorkflow', {
-      workflowId: workflowIds.order(appId, body.merchant_order_no),
-      taskQueue: services.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: searchAttributes.AppId, value: appId },
-        { key: searchAttributes.MerchantOrderNo, value: body.merchant_order_no },
-        { key: searchAttributes.ChannelCode, value: channelCode },
-        { key: searchAttributes.BizStatus, value: 'creating' },
-      ]),
-    });
+    const startWorkflowOperation = () =>
+      new WithStartWorkflowOperation('orderWorkflow', {
+        workflowId: workflowIds.order(appId, body.merchant_order_no),
+        taskQueue: services.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: searchAttributes.AppId, value: appId },
+          { key: searchAttributes.MerchantOrderNo, value: body.merchant_order_no },
+          { key: searchAttributes.ChannelCode, value: channelCode },
+          { key: searchAttributes.BizStatus, value: 'creating' },
+        ]),
+      });
     try {
-      const result = await services.client.withDeadline(deadline(), () =>
+      const result = await update(() =>
         services.client.workflow.executeUpdateWithStart(createOrderUpdate, {
           args: [request],
-          startWorkflowOperation,
+          // An operation is used once; a retry needs a fresh one.
+          startWorkflowOperation: startWorkflowOperation(),
         }),
       );
       sendData(res, result);
@@ -239,7 +306,7 @@ export function paymentRoutes(services: ApiServices): Router {
     if (order.status === 'closed') return sendData(res, null);
     if (isPaidStatus(order.status)) throw new AppError('order_already_paid', 'order already paid');
     try {
-      await services.client.withDeadline(deadline(), () =>
+      await update(() =>
         services.client.workflow
           .getHandle(workflowIds.order(order.appId, order.merchantOrderNo))
           .executeUpdate(closeOrderUpdate),
@@ -279,14 +346,15 @@ export function paymentRoutes(services: ApiServices): Router {
     if (order.status === 'refunded') {
       throw new AppError('refund_amount_exceed', 'refund amount exceeds the refundable amount');
     }
+    const refundNo = serviceNo('R');
     try {
-      const result = await services.client.withDeadline(deadline(), () =>
+      const result = await update(() =>
         services.client.workflow
           .getHandle(workflowIds.order(order.appId, order.merchantOrderNo))
           .executeUpdate(refundOrderUpdate, {
             args: [
               {
-                refundNo: serviceNo('R'),
+                refundNo,
                 amount: body.refund_amount,
                 reason: body.reason || null,
                 notifyUrl: body.notify_url || null,
