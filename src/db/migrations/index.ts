@@ -5,6 +5,8 @@ import { apps } from './0002-apps';
 import { notifications } from './0003-notifications';
 import { payments } from './0004-payments';
 import { sandbox } from './0005-sandbox';
+import { merchants } from './0006-merchants';
+import { openApplications } from './0007-open-applications';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -12,4 +14,12 @@ export type Migration = RunnableMigration<QueryInterface>;
  * Every migration, in order. Listed here rather than found by a glob so that the same list
  * works from the TypeScript sources, the compiled build and a bundled image.
  */
-export const migrations: Migration[] = [diagnosticSteps, apps, notifications, payments, sandbox];
+export const migrations: Migration[] = [
+  diagnosticSteps,
+  apps,
+  notifications,
+  payments,
+  sandbox,
+  merchants,
+  openApplications,
+];

@@ -1,6 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import { initApp, type App } from './app';
 import { initDiagnosticStep, type DiagnosticStep } from './diagnostic-step';
+import { initMerchants, type Merchant, type MerchantApplication, type MerchantFile } from './merchant';
 import { initNotification, type Notification, type NotificationAttempt } from './notification';
 import { initPayments, type Order, type Refund } from './order';
 
@@ -11,6 +12,9 @@ export interface Models {
   NotificationAttempt: typeof NotificationAttempt;
   Order: typeof Order;
   Refund: typeof Refund;
+  Merchant: typeof Merchant;
+  MerchantFile: typeof MerchantFile;
+  MerchantApplication: typeof MerchantApplication;
 }
 
 /** Model classes bound to this Sequelize instance only. */
@@ -20,5 +24,6 @@ export function initModels(sequelize: Sequelize): Models {
     App: initApp(sequelize),
     ...initNotification(sequelize),
     ...initPayments(sequelize),
+    ...initMerchants(sequelize),
   };
 }
