@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import type { Database } from '../db';
 import type { AppRepository } from '../db/repositories/apps';
 import type { Logger } from '../lib/logger';
+import { createApplicationActivities } from './applications';
 import { createDiagnosticActivities } from './diagnostic';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDiagnosticActivities(deps),
     ...createNotificationActivities(deps),
     ...createPaymentActivities(deps),
+    ...createApplicationActivities(deps),
   };
 }
 

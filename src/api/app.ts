@@ -5,7 +5,9 @@ import { captureRawBody } from './middleware/body';
 import { errorHandler, notFound } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { healthRoutes, type ReadinessProbes } from './routes/health';
+import { applicationRoutes } from './routes/applications';
 import { callbackRoutes } from './routes/callbacks';
+import { merchantRoutes } from './routes/merchants';
 import { notificationRoutes } from './routes/notifications';
 import { paymentRoutes } from './routes/payments';
 import type { ApiServices } from './services';
@@ -35,6 +37,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use(callbackRoutes(deps.services));
   app.use(APP_API_PREFIXES, authenticate(deps.auth));
   app.use(paymentRoutes(deps.services));
+  app.use(merchantRoutes(deps.services));
+  app.use(applicationRoutes(deps.services));
   app.use(notificationRoutes(deps.services));
   app.use(notFound());
   app.use(errorHandler(deps.logger));

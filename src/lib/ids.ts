@@ -23,3 +23,8 @@ export function randomBase32(length: number): string {
 export function generateNotificationId(): string {
   return `ntf_${randomBase32(20)}`;
 }
+
+/** `apl_` + 20 base32 characters. */
+export function generateApplicationId(): string {
+  return `apl_${randomBase32(20)}`;
+}

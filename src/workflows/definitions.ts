@@ -52,7 +52,24 @@ export const workflowIds = {
   notification: (notificationId: string) => `notification:${notificationId}`,
   order: (appId: string, merchantOrderNo: string) => `order:${appId}:${merchantOrderNo}`,
   refund: (refundNo: string) => `refund:${refundNo}`,
+  merchantApplication: (applicationId: string) => `merchant-application:${applicationId}`,
 };
+
+// ---- Merchant applications (SPEC §5.6–5.7) ----
+
+export interface MerchantApplicationInput {
+  appId: string;
+  applicationId: string;
+  merchantId: string;
+  channelCode: string;
+  /** Gaps between audit polls, already scaled; the last one repeats. */
+  pollGapsMs: number[];
+  /** How long to keep polling before giving up (30 days, scaled). */
+  pollForMs: number;
+}
+
+/** Submits the application at the channel; answers once the channel has accepted it. */
+export const submitApplicationUpdate = defineUpdate<{ application_id: string }, []>('submitApplication');
 
 // ---- Orders (SPEC §3, §7) ----
 

@@ -3,3 +3,4 @@ export { diagnosticWorkflow } from './diagnostic';
 export { notificationWorkflow } from './notification';
 export { orderWorkflow } from './order';
 export { refundWorkflow } from './refund';
+export { merchantApplicationWorkflow } from './merchant-application';

@@ -50,7 +50,7 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
   const files = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
-  expect(files.length).toBeGreaterThanOrEqual(8);
+  expect(files.length).toBeGreaterThanOrEqual(9);
   const histories = files.map((f) => ({
     workflowId: f.replace(/\.json$/, ''),
     history: historyFromJSON(JSON.parse(fs.readFileSync(path.join(FIXTURES, f), 'utf8'))),
@@ -61,7 +61,7 @@ test('when the committed histories are replayed against the current code, then n
 });
 
 test('when scenarios run now, then their histories replay without a determinism error', async () => {
-  const app = await stack.createApp(['payments']);
+  const app = await stack.createApp(['payments', 'merchants']);
   const receiver = await new Receiver().answer(500, 500, 200).start();
   const publish = createNotificationActivities(stack.activityDeps).publishNotification;
   try {
@@ -159,6 +159,27 @@ test('when scenarios run now, then their histories replay without a determinism 
     expect(refused.code).toBe('channel_create_fail');
     await stack.client.workflow.getHandle(workflowIds.order(app.app_id, refused.merchantOrderNo)).result();
     scenarios['order-create-refused'] = workflowIds.order(app.app_id, refused.merchantOrderNo);
+
+    // An onboarding application audited to the end.
+    const merchantId = `m-${randomUUID().slice(0, 8)}`;
+    const madeMerchant = await envelope(
+      await signedFetch(stack.baseUrl, app, 'POST', '/api/v1/merchant', {
+        json: { merchant_id: merchantId, merchant_name: 'Replay Tea' },
+      }),
+    );
+    expect(madeMerchant.code).toBe('success');
+    const applied = await envelope<{ application_id: string }>(
+      await post(`/api/v1/merchant/${merchantId}/apply`, {
+        channel_code: 'sandbox',
+        notify_url: receiver.url,
+      }),
+    );
+    await stack.client.workflow
+      .getHandle(workflowIds.merchantApplication(applied.data!.application_id))
+      .result();
+    scenarios['merchant-application-finished'] = workflowIds.merchantApplication(
+      applied.data!.application_id,
+    );
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({
