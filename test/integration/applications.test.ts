@@ -132,6 +132,16 @@ describe('applications', () => {
     expect((await finalAudit(merchantId, 'finished')).application_id).toBe(second);
   });
 
+  test('when an active merchant applies again and is rejected, then it stays active', async () => {
+    const merchantId = await merchant();
+    await apply(merchantId);
+    await finalAudit(merchantId, 'finished');
+    await apply(merchantId, { submit_data: { sandbox_outcome: 'reject' } });
+    await finalAudit(merchantId, 'rejected');
+    const m = (await envelope(await get(`/api/v1/merchant/${merchantId}`))).data!;
+    expect(m).toMatchObject({ status: 'active', sub_merchant_no: expect.any(String) });
+  });
+
   test('when the channel wants a signature, then the application passes through to_be_signed with a sign_url', async () => {
     const merchantId = await merchant();
     const applicationId = await apply(merchantId, { submit_data: { sandbox_outcome: 'sign' } });

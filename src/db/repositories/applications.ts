@@ -145,7 +145,10 @@ export class ApplicationRepository {
     return changed;
   }
 
-  /** The merchant follows its application: auditing → active (with sub_merchant_no) or rejected. */
+  /**
+   * The merchant follows its application: created/rejected → auditing → active (with its
+   * sub_merchant_no) or rejected.
+   */
   async moveMerchant(a: ApplicationRow): Promise<void> {
     const status =
       a.status === 'finished'
@@ -162,7 +165,10 @@ export class ApplicationRepository {
               channel_code = CASE WHEN :status = 'active' THEN :channelCode ELSE channel_code END,
               sub_merchant_no = CASE WHEN :status = 'active' THEN :subMerchantNo ELSE sub_merchant_no END,
               updated_at = now()
-        WHERE app_id = :appId AND merchant_id = :merchantId`,
+        WHERE app_id = :appId AND merchant_id = :merchantId
+          -- An active merchant applying at another channel stays active; only an open audit is rejected.
+          AND (:status <> 'auditing' OR status IN ('created', 'auditing', 'rejected'))
+          AND (:status <> 'rejected' OR status = 'auditing')`,
       {
         replacements: {
           status,
