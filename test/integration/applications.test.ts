@@ -10,6 +10,7 @@ import { envelope } from '../support/http';
 import { freePort } from '../support/ports';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
+import { until } from '../support/wait';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(120_000);
@@ -34,16 +35,6 @@ afterAll(async () => {
 const post = (path: string, json: unknown, creds = app, base = stack.baseUrl) =>
   signedFetch(base, creds, 'POST', path, { json });
 const get = (path: string, creds = app) => signedFetch(stack.baseUrl, creds, 'GET', path);
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function merchant(extra: Record<string, unknown> = {}): Promise<string> {
   const merchantId = `m-${randomUUID().slice(0, 8)}`;

@@ -9,6 +9,7 @@ import { startTestStack, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
+import { until } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -71,16 +72,6 @@ async function count(sql: string, replacements: Record<string, unknown>): Promis
     type: QueryTypes.SELECT,
   });
   return Number(rows[0]!.n);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const statusIs = (tradeNo: string, status: string) => () =>
