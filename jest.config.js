@@ -8,8 +8,10 @@ const swc = [
 ];
 
 module.exports = {
-  // Two cores: one worker per core; the Temporal dev server and Postgres are shared.
-  maxWorkers: 2,
+  // The Temporal dev server, Postgres and the workers under test share two cores. Locally two
+  // test files run at once; CI runs them one at a time so that no test's deadlines (10 s per
+  // request, as in production) are measured on a machine starved by another file's load.
+  maxWorkers: process.env.CI ? 1 : 2,
   projects: [
     {
       displayName: 'unit',

@@ -44,6 +44,8 @@ export interface SandboxChannelOptions {
   maxAmount?: number;
 }
 
+const UPLOAD_TIMEOUT_MS = 60_000;
+
 export const SANDBOX_CAPABILITIES: ChannelCapabilities = {
   payMethods: PAY_METHODS,
   profitSharing: true,
@@ -160,7 +162,13 @@ export class SandboxChannel implements Channel {
   }
 
   async uploadFile(input: UploadFileInput): Promise<{ fileId: string }> {
-    const answer = await this.call('POST', '/v1/files', toWireUploadFile(input));
+    // Up to 5 MiB travels (as base64): allow it more than a payment call's deadline.
+    const answer = await this.call(
+      'POST',
+      '/v1/files',
+      toWireUploadFile(input),
+      Math.max(this.options.timeoutMs, UPLOAD_TIMEOUT_MS),
+    );
     return parseFileUploaded(this.ok('upload file', answer));
   }
 
@@ -191,7 +199,12 @@ export class SandboxChannel implements Channel {
     throw new ChannelError('unreachable', `sandbox could not ${what}: ${error}`);
   }
 
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<Answer> {
     const payload = body === undefined ? '' : JSON.stringify(body);
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -204,7 +217,7 @@ export class SandboxChannel implements Channel {
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-    }, this.options.timeoutMs);
+    }, timeoutMs);
     try {
       const res = await request(`${this.baseUrl}${path}`, {
         method,
@@ -212,13 +225,15 @@ export class SandboxChannel implements Channel {
         body: body === undefined ? undefined : payload,
         dispatcher: this.agent,
         signal: controller.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
       return { status: res.statusCode, text: await res.body.text() };
     } catch (err) {
       if (timedOut || TIMEOUT_CODES.has(errorCode(err))) {
         throw new ChannelError(
           'timeout',
-          `sandbox gave no answer to ${method} ${path} within ${this.options.timeoutMs} ms`,
+          `sandbox gave no answer to ${method} ${path} within ${timeoutMs} ms`,
         );
       }
       throw new ChannelError('unreachable', `sandbox unreachable at ${this.baseUrl}: ${describe(err)}`);
