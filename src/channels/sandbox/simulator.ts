@@ -135,7 +135,13 @@ const profitShareSchema = Joi.object<WireProfitShareRequest>({
 const uploadFileSchema = Joi.object<WireUploadFile>({
   file_name: Joi.string().min(1).max(256).required(),
   media_type: Joi.string().min(1).max(128).required(),
-  content_base64: Joi.string().base64().required(),
+  // Joi's base64() is a backtracking regex: on multi-MiB input V8 runs out of backtracking
+  // stack ("Maximum call stack size exceeded"). A round trip through Buffer is linear.
+  content_base64: Joi.string()
+    .required()
+    .custom((value: string, helpers) =>
+      Buffer.from(value, 'base64').toString('base64') === value ? value : helpers.error('string.base64'),
+    ),
 }).required();
 
 const optionalText = Joi.string().max(128).allow('', null);
