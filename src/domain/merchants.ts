@@ -15,6 +15,9 @@ export const APPLICATION_STATUSES = [
   'canceled',
 ] as const;
 
+/** States after which the channel decides nothing more. */
+export const FINAL_APPLICATION_STATUSES: readonly string[] = ['finished', 'rejected', 'canceled'];
+
 /** 1–64 characters of [A-Za-z0-9_-] (SPEC §5.1). */
 export const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ApplicationState } from '../channels/types';
+import { FINAL_APPLICATION_STATUSES } from '../domain/merchants';
 import { pollGap } from '../domain/orders';
 import {
   activityProfiles,
@@ -21,8 +22,6 @@ import {
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
 const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
-
-const FINAL = ['finished', 'rejected', 'canceled'];
 
 /**
  * One onboarding application (SPEC §5.6–5.7): submits it, then follows the channel's audit on
@@ -80,7 +79,7 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
   }
 
   const giveUpAt = Date.now() + input.pollForMs;
-  for (let i = 0; state && !FINAL.includes(state.status); i++) {
+  for (let i = 0; state && !FINAL_APPLICATION_STATUSES.includes(state.status); i++) {
     const remaining = giveUpAt - Date.now();
     if (remaining <= 0) {
       await db.cancelMerchantApplication({

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes, ApplicationFailure } from '@temporalio/common';
 import { AppError, isErrorCode } from '../../domain/errors';
+import { DEFAULT_MAX_SHARING_RATIO } from '../../domain/merchants';
 import { scaleDuration } from '../../domain/durations';
 import {
   DEFAULT_EXPIRE_MINUTES,
@@ -33,9 +34,6 @@ import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
 import type { ApiServices } from '../services';
 import { validate } from '../validation';
-
-/** SPEC §5.1: a merchant's profit_sharing.max_ratio when it sets none. */
-const DEFAULT_MAX_RATIO = 0.3;
 
 const MERCHANT_ORDER_NO = /^[A-Za-z0-9_\-|*.@]{1,64}$/;
 
@@ -192,7 +190,7 @@ export function paymentRoutes(services: ApiServices): Router {
           'profit sharing is not configured: the order needs a merchant with receivers',
         );
       }
-      const maxRatio = merchant?.profit_sharing?.max_ratio ?? DEFAULT_MAX_RATIO;
+      const maxRatio = merchant?.profit_sharing?.max_ratio ?? DEFAULT_MAX_SHARING_RATIO;
       const limit = Math.floor(body.amount * maxRatio);
       if (sharing > limit) {
         throw new AppError(

@@ -16,6 +16,7 @@ import express, {
 } from 'express';
 import Joi from 'joi';
 import type { Database } from '../../db';
+import { isUploadMediaType } from '../../domain/merchants';
 import type { Logger } from '../../lib/logger';
 import { PAY_METHODS } from '../types';
 import { checkoutPage, contractPage, notFoundPage } from './pages';
@@ -61,7 +62,6 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const CALLBACK_TIMEOUT_MS = 10_000;
 const DEFAULT_CALLBACK_DELAY_MS = 2_000;
-const MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/bmp', 'application/pdf'];
 
 type RawRequest = Request & { rawBody?: Buffer };
 
@@ -534,7 +534,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
 
   router.post('/v1/files', async (req, res) => {
     const body = validate(uploadFileSchema, jsonBody(req));
-    if (!MEDIA_TYPES.includes(body.media_type)) {
+    if (!isUploadMediaType(body.media_type)) {
       throw new SandboxRefusal(
         422,
         'unsupported_media_type',

@@ -18,6 +18,7 @@ import {
   type SubmitApplicationInput,
   type UploadFileInput,
 } from '../types';
+import { APPLICATION_STATUSES } from '../../domain/merchants';
 
 // ---- requests (adapter → simulator) ----
 
@@ -209,16 +210,6 @@ export interface WireError {
   code: string;
 }
 
-const APPLICATION_STATUSES: readonly ApplicationStatus[] = [
-  'submitted',
-  'auditing',
-  'to_be_confirmed',
-  'to_be_signed',
-  'finished',
-  'rejected',
-  'canceled',
-];
-
 function invalid(what: string, detail: string): ChannelError {
   return new ChannelError('invalid_response', `sandbox ${what}: ${detail}`);
 }
@@ -346,7 +337,7 @@ export function parseFileUploaded(json: unknown): { fileId: string } {
 
 export function parseApplicationState(json: unknown): ApplicationState {
   const o = WireObject.of('application state', json);
-  const status = o.oneOf('status', APPLICATION_STATUSES);
+  const status = o.oneOf('status', APPLICATION_STATUSES as readonly ApplicationStatus[]);
   const state: ApplicationState = {
     status,
     channelApplicationNo: o.string('application_no'),

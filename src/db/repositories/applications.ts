@@ -1,9 +1,8 @@
 import { QueryTypes } from 'sequelize';
 import type { ApplicationState, ApplicationStatus } from '../../channels/types';
+import { FINAL_APPLICATION_STATUSES } from '../../domain/merchants';
 import { isoOrNull } from '../../domain/orders';
 import type { Database } from '../index';
-
-export const FINAL_APPLICATION_STATUSES: readonly ApplicationStatus[] = ['finished', 'rejected', 'canceled'];
 
 export interface ApplicationRow {
   application_id: string;
