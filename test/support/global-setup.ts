@@ -14,7 +14,7 @@ import { connectDatabase } from '../../src/db';
 import { migrateUp } from '../../src/db/migrate';
 import { createLogger } from '../../src/lib/logger';
 import { spawnEmbeddedPostgres } from '../../src/lib/embedded-postgres';
-import { ensureTemporalCli } from '../../src/lib/temporal-cli';
+import { devServerTuningArgs, ensureTemporalCli } from '../../src/lib/temporal-cli';
 import { bundleWorkflows } from '../../src/worker';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/definitions';
 import { freePort } from './ports';
@@ -72,6 +72,7 @@ export default async function globalSetup(): Promise<void> {
         'error',
         '--dynamic-config-value',
         'limit.historyCount.suggestContinueAsNew=120',
+        ...devServerTuningArgs(),
       ],
     },
   });

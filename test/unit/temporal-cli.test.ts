@@ -45,6 +45,10 @@ describe('Temporal CLI provisioning', () => {
       expect(args).toContain(`${name}=Keyword`);
     }
     expect(args).not.toContain('--namespace');
+    // Tuned for one machine: WAL journal, and task dispatch not throttled to 20 reads a second.
+    expect(args.join(' ')).toContain('--sqlite-pragma journal_mode=wal');
+    expect(args.join(' ')).toContain('--sqlite-pragma synchronous=normal');
+    expect(args.join(' ')).toContain('--dynamic-config-value history.transferProcessorMaxPollRPS=2000');
     expect(
       devServerArgs({ cliPath: 't', port: 1, uiPort: 2, dbFile: 'f', logFile: 'l', namespace: 'pay' }),
     ).toEqual(expect.arrayContaining(['--namespace', 'pay']));
