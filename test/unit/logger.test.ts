@@ -1,11 +1,12 @@
 import { PassThrough } from 'node:stream';
 import { createLogger } from '../../src/lib/logger';
+import { WinstonTemporalLogger } from '../../src/lib/temporal';
 
-function capture() {
+function capture(level = 'debug') {
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c.toString()));
-  const logger = createLogger({ level: 'debug', stream });
+  const logger = createLogger({ level, stream });
   const lines = () =>
     chunks
       .join('')
@@ -45,5 +46,24 @@ describe('logger', () => {
       secret: '[redacted]',
       headers: { 'content-type': 'application/json', authorization: '[redacted]' },
     });
+  });
+
+  test('when the Temporal SDK logs below the level, then nothing is formatted or written', () => {
+    const { logger, lines } = capture('info');
+    const format = jest.spyOn(logger, 'log');
+    const sdk = new WinstonTemporalLogger(logger);
+    sdk.debug('Workflow started', { workflowId: 'w1' });
+    sdk.trace('Activity completed', { activityId: '1' });
+    expect(format).not.toHaveBeenCalled();
+    sdk.warn('Activity failed', { activityId: '2' });
+    expect(lines()).toEqual([
+      expect.objectContaining({ level: 'warn', message: 'Activity failed', activityId: '2' }),
+    ]);
+  });
+
+  test('when the bundler reports at INFO in quiet mode, then it is demoted to debug', () => {
+    const { logger, lines } = capture('info');
+    new WinstonTemporalLogger(logger, true).info('webpack compiled');
+    expect(lines()).toEqual([]);
   });
 });
