@@ -1,6 +1,8 @@
 import {
   condition,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -8,13 +10,16 @@ import {
 import type { Activities } from '../activities';
 import {
   activityProfiles,
+  localActivityProfiles,
+  patches,
   resendNotificationSignal,
   searchAttributes,
   type NotificationOutcome,
   type NotificationWorkflowInput,
 } from './definitions';
 
-const { beginNotificationSeries } = proxyActivities<Activities>(activityProfiles.dbWrite);
+const remoteDb = proxyActivities<Activities>(activityProfiles.dbWrite);
+const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
 // A failed HTTP attempt is a result, not an error; only infrastructure failures retry here.
 const { deliverNotification } = proxyActivities<Activities>(activityProfiles.notifyDelivery);
 
@@ -24,6 +29,8 @@ const { deliverNotification } = proxyActivities<Activities>(activityProfiles.not
  * repeats an attempt. A resend signal starts a fresh series at once.
  */
 export async function notificationWorkflow(input: NotificationWorkflowInput): Promise<NotificationOutcome> {
+  // Opening a series is one short database write: no need for a round trip through the server.
+  const { beginNotificationSeries } = patched(patches.notificationLocalSeries) ? localDb : remoteDb;
   let resendRequested = false;
   setHandler(resendNotificationSignal, () => {
     resendRequested = true;
