@@ -114,15 +114,34 @@ export function paymentRoutes(services: ApiServices): Router {
   const scale = (ms: number) => scaleDuration(ms, services.timeScale);
   const deadline = () => Date.now() + services.requestTimeoutMs;
 
-  /** Runs a workflow update within the request deadline, sending it again while the server is busy. */
-  async function update<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * An update that raced the order's continue-as-new can find the old run already completed
+   * (WorkflowNotFoundError) although the order lives on in its new run: the update was not
+   * applied, and the order's workflow id still has a running execution to send it to.
+   */
+  async function continuedAsNew(err: unknown, workflowId: string | undefined): Promise<boolean> {
+    if (!workflowId || !(err instanceof WorkflowNotFoundError)) return false;
+    try {
+      const { status } = await services.client.workflow.getHandle(workflowId).describe();
+      return status.name === 'RUNNING';
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Runs a workflow update within the request deadline, sending it again while the server is
+   * busy or the order is moving to a new run (every update here is idempotent).
+   */
+  async function update<T>(fn: () => Promise<T>, workflowId?: string): Promise<T> {
     const until = deadline();
     for (let attempt = 0; ; attempt++) {
       try {
         return await services.client.withDeadline(until, fn);
       } catch (err) {
         const pause = Math.min(1_000, 25 * 2 ** attempt) * (0.5 + Math.random());
-        if (!isTransientUpdateError(err) || Date.now() + pause >= until) throw err;
+        if (Date.now() + pause >= until) throw err;
+        if (!isTransientUpdateError(err) && !(await continuedAsNew(err, workflowId))) throw err;
         await new Promise((r) => setTimeout(r, pause));
       }
     }
@@ -303,11 +322,11 @@ export function paymentRoutes(services: ApiServices): Router {
     const order = await findOrder(res, trade_no);
     if (order.status === 'closed') return sendData(res, null);
     if (isPaidStatus(order.status)) throw new AppError('order_already_paid', 'order already paid');
+    const workflowId = workflowIds.order(order.appId, order.merchantOrderNo);
     try {
-      await update(() =>
-        services.client.workflow
-          .getHandle(workflowIds.order(order.appId, order.merchantOrderNo))
-          .executeUpdate(closeOrderUpdate),
+      await update(
+        () => services.client.workflow.getHandle(workflowId).executeUpdate(closeOrderUpdate),
+        workflowId,
       );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new AppError('order_closed', 'order closed');
@@ -345,11 +364,11 @@ export function paymentRoutes(services: ApiServices): Router {
       throw new AppError('refund_amount_exceed', 'refund amount exceeds the refundable amount');
     }
     const refundNo = serviceNo('R');
+    const workflowId = workflowIds.order(order.appId, order.merchantOrderNo);
     try {
-      const result = await update(() =>
-        services.client.workflow
-          .getHandle(workflowIds.order(order.appId, order.merchantOrderNo))
-          .executeUpdate(refundOrderUpdate, {
+      const result = await update(
+        () =>
+          services.client.workflow.getHandle(workflowId).executeUpdate(refundOrderUpdate, {
             args: [
               {
                 refundNo,
@@ -360,9 +379,16 @@ export function paymentRoutes(services: ApiServices): Router {
               },
             ],
           }),
+        workflowId,
       );
       sendData(res, result);
     } catch (err) {
+      // The order's workflow ended after the read above: fully refunded (or closed) meanwhile.
+      if (err instanceof WorkflowNotFoundError) {
+        const now = await findOrder(res, body.trade_no);
+        if (now.status === 'closed') throw new AppError('order_closed', 'order closed');
+        throw new AppError('refund_amount_exceed', 'refund amount exceeds the refundable amount');
+      }
       throw toAppError(err);
     }
   });
