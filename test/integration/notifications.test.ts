@@ -363,9 +363,12 @@ describe('worker crash between attempts', () => {
       workflowId: `notification:${notificationId}`,
       args: [{ notificationId, appId: app.app_id, gapsMs: gaps }],
     });
-    // Attempt 2 failed; the workflow now waits 4 s on a durable timer. Kill the worker.
+    // Attempt 2 failed and is recorded; the workflow now waits 4 s on a durable timer. Kill the
+    // worker then (not merely once the receiver has seen attempt 2: a worker killed between the
+    // POST and its record rightly posts that attempt again).
     const deadline = Date.now() + 30_000;
-    while (r.received.length < 2 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    const recorded = async () => (await repo.find(app.app_id, notificationId))?.attempts?.length ?? 0;
+    while ((await recorded()) < 2 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
     expect(r.received).toHaveLength(2);
     first.child.kill('SIGKILL');
     await new Promise((res) => first.child.once('exit', res));
