@@ -39,6 +39,15 @@ function stopStaleDevServer(pidFile: string): void {
   }
 }
 
+/**
+ * Node flags the supervisor hands on to the worker and the API: profiling and heap size, so that
+ * `node --cpu-prof bin/durapay.js start` profiles every process (NODE_OPTIONS may not carry
+ * --cpu-prof). Flags that would clash between processes, like --inspect's port, are not passed.
+ */
+export function inheritedNodeFlags(execArgv: readonly string[]): string[] {
+  return execArgv.filter((flag) => /^--(cpu-prof|heap-prof|max-old-space-size)/.test(flag));
+}
+
 async function waitForReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
@@ -145,7 +154,7 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     for (const role of ['worker', 'api'] as const) {
       // Own process group (detached), so a terminal's Ctrl-C reaches only the supervisor, which
       // then stops the children in order; the IPC channel lets them notice if it dies outright.
-      const child = spawn(process.execPath, [DURAPAY_BIN, role], {
+      const child = spawn(process.execPath, [...inheritedNodeFlags(process.execArgv), DURAPAY_BIN, role], {
         env,
         detached: true,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
