@@ -49,6 +49,7 @@ describe('Temporal CLI provisioning', () => {
     expect(args.join(' ')).toContain('--sqlite-pragma journal_mode=wal');
     expect(args.join(' ')).toContain('--sqlite-pragma synchronous=normal');
     expect(args.join(' ')).toContain('--dynamic-config-value history.transferProcessorMaxPollRPS=2000');
+    expect(args.join(' ')).toContain('--dynamic-config-value matching.numTaskqueueReadPartitions=1');
     expect(
       devServerArgs({ cliPath: 't', port: 1, uiPort: 2, dbFile: 'f', logFile: 'l', namespace: 'pay' }),
     ).toEqual(expect.arrayContaining(['--namespace', 'pay']));
