@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { connectDatabase, describeDatabaseUrl } from '../db';
 import { migrateUp } from '../db/migrate';
 import { spawnEmbeddedPostgres, type EmbeddedPostgres } from '../lib/embedded-postgres';
+import { waitForReady } from '../lib/net';
 import { DURAPAY_BIN } from '../lib/paths';
 import { stopChild } from '../lib/process';
 import type { Logger } from '../lib/logger';
@@ -46,23 +47,6 @@ function stopStaleDevServer(pidFile: string): void {
  */
 export function inheritedNodeFlags(execArgv: readonly string[]): string[] {
   return execArgv.filter((flag) => /^--(cpu-prof|heap-prof|max-old-space-size)/.test(flag));
-}
-
-async function waitForReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error('the API process exited during start-up');
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      if (res.status === 200) return;
-      last = `${res.status} ${await res.text()}`;
-    } catch (err) {
-      last = String(err);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`the API did not become ready within ${timeoutMs} ms (last answer: ${last})`);
 }
 
 /**
@@ -168,7 +152,11 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       children.push(child);
     }
 
-    await waitForReady(`http://127.0.0.1:${config.api.port}/readyz`, children[1]!, 120_000);
+    await waitForReady(`http://127.0.0.1:${config.api.port}/readyz`, {
+      timeoutMs: 120_000,
+      child: children[1]!,
+      what: 'the API',
+    });
     say('');
     say('durapay is running');
     say(`  API           ${apiUrl}   (readiness: ${apiUrl}/readyz)`);

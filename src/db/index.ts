@@ -34,3 +34,10 @@ export function describeDatabaseUrl(url: string): string {
     return '(unparseable DATABASE_URL)';
   }
 }
+
+/** The same server and credentials as `url`, another database on it. */
+export function databaseUrlFor(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../src/config';
-import { connectDatabase } from '../../src/db';
+import { connectDatabase, databaseUrlFor } from '../../src/db';
 import { migrateUp } from '../../src/db/migrate';
 import { createLogger } from '../../src/lib/logger';
 import { spawnEmbeddedPostgres } from '../../src/lib/embedded-postgres';
@@ -19,12 +19,6 @@ import { bundleWorkflows } from '../../src/worker';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/definitions';
 import { freePort } from './ports';
 import type { GlobalState } from './state';
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
 export default async function globalSetup(): Promise<void> {
   const say = (line: string) => process.stderr.write(`[setup] ${line}\n`);
@@ -57,7 +51,7 @@ export default async function globalSetup(): Promise<void> {
   await admin.connect();
   await admin.query(`CREATE DATABASE "${template}"`);
   await admin.end();
-  const db = connectDatabase(withDatabase(adminUrl, template));
+  const db = connectDatabase(databaseUrlFor(adminUrl, template));
   await migrateUp(db.sequelize);
   await db.close();
 
@@ -94,5 +88,3 @@ export default async function globalSetup(): Promise<void> {
   (globalThis as Record<string, unknown>).__durapayEnv = env;
   say(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s (Temporal ${env.address})`);
 }
-
-export { withDatabase };

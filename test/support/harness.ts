@@ -17,7 +17,7 @@ import type { ApiServices } from '../../src/api/services';
 import type { ActivityDeps } from '../../src/activities';
 import type { Scope } from '../../src/domain/apps';
 import type { AppCredentials } from '../../src/db/repositories/apps';
-import { connectDatabase, type Database } from '../../src/db';
+import { connectDatabase, databaseUrlFor, type Database } from '../../src/db';
 import { createChannelRegistry } from '../../src/channels/registry';
 import { createSandboxRouter } from '../../src/channels/sandbox/simulator';
 import { loadConfig } from '../../src/config';
@@ -29,12 +29,6 @@ import { globalState } from './state';
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-}
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
 }
 
 export interface TestDatabase {
@@ -55,7 +49,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   } finally {
     await admin.end();
   }
-  const url = withDatabase(state.adminUrl, name);
+  const url = databaseUrlFor(state.adminUrl, name);
   const db = connectDatabase(url, { poolMax: 5 });
   return {
     name,
