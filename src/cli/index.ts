@@ -206,13 +206,4 @@ program
     console.error(`wrote ${opts.out} (${(code.length / 1024).toFixed(0)} KiB)`);
   });
 
-program
-  .command('bench')
-  .description('benchmarks (none yet: they arrive with the payment endpoints)')
-  .action(() => {
-    console.error(
-      'durapay bench: there is nothing to measure yet; the benchmark arrives with the payment endpoints.',
-    );
-  });
-
 program.parseAsync(process.argv).catch(fail);

@@ -220,6 +220,9 @@ export type NotificationOutcome = 'delivered' | 'failed';
 /** Starts a fresh attempt series now (POST /api/v1/notifications/{id}/resend). */
 export const resendNotificationSignal = defineSignal('resendNotification');
 
+/** The benchmark's no-op update (see bench-floor.ts): answered at once. */
+export const benchFloorUpdate = defineUpdate<{ ok: true }, []>('benchFloor');
+
 export interface DiagnosticInput {
   runId: string;
   /** How long the workflow waits between its two steps, already scaled. */

@@ -1,0 +1,656 @@
+/**
+ * `npm run bench`: how fast durapay takes payments, side by side with the floor of the Temporal
+ * server it runs on, measured in the same run on the same machine. See the README's
+ * performance section for what each phase measures and the latest figures.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { DurapayClient } from '../src/sdk';
+import { TEMPORAL_CLI_VERSION } from '../src/lib/temporal-cli';
+import { benchFloorUpdate, workflowIds } from '../src/workflows/definitions';
+import { describeError, runClosedLoop, runCount, type Operation } from './lib/load';
+import { UsageMonitor, type Usage } from './lib/procstat';
+import { progressBar, silentProgress } from './lib/progress';
+import { WebhookReceiver } from './lib/receiver';
+import {
+  latencyChartSvg,
+  markdownSummary,
+  type BenchResult,
+  type PhaseResult,
+  type Target,
+} from './lib/report';
+import { assertLoopback, attachStack, startOwnStack, stopAllStacks, type Stack } from './lib/stack';
+import { ratio, summarize } from './lib/stats';
+
+const ROOT = path.join(__dirname, '..');
+const PHASES = ['floor', 'create', 'full', 'growth'] as const;
+type PhaseKind = (typeof PHASES)[number];
+
+interface Options {
+  duration: number;
+  warmup: number;
+  concurrency: number[];
+  fullConcurrency: number[];
+  growth: number[];
+  growthConcurrency: number;
+  seedConcurrency: number;
+  phases: PhaseKind[];
+  maxRequests: number;
+  baseUrl?: string;
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  apiPid?: number;
+  workerPid?: number;
+  outDir: string;
+  cpuProf: boolean;
+  keep: boolean;
+}
+
+function positiveInt(name: string, min = 1) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+function intList(name: string, min: number) {
+  return (value: string): number[] => {
+    const list = value.split(',').map((v) => v.trim());
+    const out = list.map((v) => Number(v));
+    if (list.length === 0 || out.some((n, i) => list[i] === '' || !Number.isInteger(n) || n < min)) {
+      throw new InvalidArgumentError(`${name} must be a comma-separated list of integers ≥ ${min}`);
+    }
+    return out;
+  };
+}
+
+function phaseList(value: string): PhaseKind[] {
+  const list = value.split(',').map((v) => v.trim());
+  const unknown = list.filter((p) => !(PHASES as readonly string[]).includes(p));
+  if (unknown.length)
+    throw new InvalidArgumentError(`unknown phase ${unknown.join(', ')} (phases: ${PHASES.join(', ')})`);
+  return list as PhaseKind[];
+}
+
+function parseOptions(argv: string[]): Options {
+  const program = new Command()
+    .name('npm run bench --')
+    .description(
+      'Measure durapay: the Temporal floor, order creation, the full payment cycle, and creation with many open orders.',
+    )
+    .option('--duration <s>', 'measured seconds per phase', positiveInt('--duration'), 10)
+    .option('--warmup <s>', 'unmeasured seconds before each phase', positiveInt('--warmup', 0), 2)
+    .option(
+      '--concurrency <list>',
+      'callers for the floor and create phases',
+      intList('--concurrency', 1),
+      [1, 8, 32],
+    )
+    .option(
+      '--full-concurrency <list>',
+      'callers for the full cycle',
+      intList('--full-concurrency', 1),
+      [1, 8],
+    )
+    .option(
+      '--growth <list>',
+      'open orders before each growth phase',
+      intList('--growth', 0),
+      [0, 1_000, 2_000],
+    )
+    .option(
+      '--growth-concurrency <n>',
+      'callers for the growth phases',
+      positiveInt('--growth-concurrency'),
+      8,
+    )
+    .option(
+      '--seed-concurrency <n>',
+      'callers that create the open orders',
+      positiveInt('--seed-concurrency'),
+      16,
+    )
+    .option('--phases <list>', `phases to run (${PHASES.join(',')})`, phaseList, [...PHASES])
+    .option(
+      '--max-requests <n>',
+      'at most this many requests per phase',
+      positiveInt('--max-requests'),
+      100_000,
+    )
+    .option('--base-url <url>', 'use the durapay running there (loopback only) instead of starting one')
+    .option(
+      '--temporal-address <host:port>',
+      'with --base-url: its Temporal server, for the floor and for counting open orders',
+      process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+    )
+    .option(
+      '--namespace <ns>',
+      'with --base-url: Temporal namespace',
+      process.env.TEMPORAL_NAMESPACE || 'default',
+    )
+    .option(
+      '--task-queue <tq>',
+      "with --base-url: the worker's task queue",
+      process.env.TEMPORAL_TASK_QUEUE || 'durapay',
+    )
+    .option('--api-pid <pid>', 'with --base-url: the API process to measure', positiveInt('--api-pid'))
+    .option(
+      '--worker-pid <pid>',
+      'with --base-url: the worker process to measure',
+      positiveInt('--worker-pid'),
+    )
+    .option('--out-dir <dir>', 'where results are written', path.join(ROOT, 'bench', 'results'))
+    .option(
+      '--cpu-prof',
+      'write V8 CPU profiles of the API and worker (own stack only) beside the results',
+      false,
+    )
+    .option('--keep', "keep the own stack's scratch directory (data and logs)", false)
+    .showHelpAfterError();
+  program.parse(argv);
+  const o = program.opts<Options>();
+  if (o.baseUrl) assertLoopback(o.baseUrl);
+  if (o.cpuProf && o.baseUrl)
+    throw new InvalidArgumentError("--cpu-prof needs the bench's own stack (no --base-url)");
+  return o;
+}
+
+function say(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function machine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  let commit: string | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    // not a git checkout
+  }
+  return {
+    cpus: cpus.length,
+    cpu_model: cpus[0]?.model.trim() ?? 'unknown',
+    memory_gib: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    temporal_cli: TEMPORAL_CLI_VERSION,
+    durapay_commit: commit,
+  };
+}
+
+/** Everything a phase needs from the stack it runs against. */
+interface Bench {
+  stack: Stack;
+  sdk: DurapayClient;
+  temporal: Client;
+  connection: Connection;
+  receiver: WebhookReceiver;
+  runTag: string;
+  /** Numbers the bench's orders and floor workflows across all loops (warm-ups included). */
+  nextId: () => number;
+  opts: Options;
+}
+
+async function connectBench(stack: Stack, opts: Options): Promise<Bench> {
+  // The same Temporal client settings the API uses (src/api/server.ts): defaults, one connection.
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const receiver = await new WebhookReceiver(stack.app.webhook_secret).start();
+  return {
+    stack,
+    sdk: new DurapayClient({ baseUrl: stack.baseUrl, appId: stack.app.app_id, secret: stack.app.secret }),
+    temporal: new Client({ connection, namespace: stack.namespace }),
+    connection,
+    receiver,
+    runTag: randomBytes(4).toString('hex'),
+    nextId: (() => {
+      let id = 0;
+      return () => id++;
+    })(),
+    opts,
+  };
+}
+
+async function closeBench(b: Bench): Promise<void> {
+  await b.receiver.stop();
+  await b.connection.close();
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Runs a warm-up, then the measured closed loop with the stack's processes watched. */
+async function measure(
+  b: Bench,
+  name: string,
+  concurrency: number,
+  measures: string,
+  operation: Operation,
+  extra: Partial<PhaseResult> = {},
+): Promise<PhaseResult> {
+  const common = { concurrency, maxRequests: b.opts.maxRequests, timeoutMs: REQUEST_TIMEOUT_MS, operation };
+  const warm =
+    b.opts.warmup > 0
+      ? await runClosedLoop({
+          ...common,
+          durationMs: b.opts.warmup * 1000,
+          warmupMs: 0,
+          progress: silentProgress,
+        })
+      : undefined;
+  const monitor = new UsageMonitor(b.stack.roles);
+  monitor.start();
+  const r = await runClosedLoop({
+    ...common,
+    durationMs: b.opts.duration * 1000,
+    warmupMs: 0,
+    progress: progressBar(name, b.opts.duration, 's'),
+  });
+  const processes: Record<string, Usage> = monitor.stop();
+  const apiWorker = ['api', 'worker'].filter((role) => processes[role]);
+  const errorMessages = { ...(warm?.errorCounts ?? {}) };
+  for (const [k, v] of Object.entries(r.errorCounts)) errorMessages[k] = (errorMessages[k] ?? 0) + v;
+  const result: PhaseResult = {
+    name,
+    concurrency,
+    requests: r.requests,
+    throughput_rps: Math.round((r.requests / Math.max(r.elapsedMs, 1)) * 1000 * 10) / 10,
+    latency_ms: summarize(r.latenciesMs),
+    errors: r.errors,
+    cpu_s: apiWorker.length
+      ? Math.round(apiWorker.reduce((sum, role) => sum + processes[role]!.cpu_s, 0) * 100) / 100
+      : null,
+    peak_rss_mb: apiWorker.length
+      ? Math.round(apiWorker.reduce((sum, role) => sum + processes[role]!.peak_rss_mb, 0) * 10) / 10
+      : null,
+    processes,
+    error_messages: errorMessages,
+    measures,
+    ...extra,
+  };
+  const distinct = Object.entries(errorMessages).sort((x, y) => y[1] - x[1]);
+  for (const [message, count] of distinct.slice(0, 10)) {
+    process.stdout.write(`${name}: ${count} × error: ${message}\n`);
+  }
+  if (distinct.length > 10) {
+    process.stdout.write(`${name}: … and ${distinct.length - 10} more distinct errors (all in the JSON)\n`);
+  }
+  return result;
+}
+
+function orderInput(b: Bench, label: string) {
+  const seq = b.nextId();
+  return {
+    merchant_order_no: `bench-${b.runTag}-${label}-${seq}`,
+    pay_method: 'qr_code' as const,
+    amount: 100 + (seq % 900),
+    subject: 'durapay bench order',
+    notify_url: b.receiver.url,
+  };
+}
+
+function createOperation(b: Bench, label: string): Operation {
+  return async () => {
+    const order = await b.sdk.createOrder(orderInput(b, label));
+    if (!order.trade_no || order.is_idempotent) {
+      throw new Error(`unexpected create answer ${JSON.stringify(order)}`);
+    }
+  };
+}
+
+async function floorPhases(b: Bench, out: PhaseResult[]): Promise<void> {
+  for (const c of b.opts.concurrency) {
+    out.push(
+      await measure(
+        b,
+        `floor-c${c}`,
+        c,
+        'update-with-start of a no-op workflow whose update answers at once, from this process',
+        async () => {
+          await b.temporal.workflow.executeUpdateWithStart(benchFloorUpdate, {
+            startWorkflowOperation: new WithStartWorkflowOperation('benchFloorWorkflow', {
+              workflowId: workflowIds.benchFloor(`${b.runTag}-${b.nextId()}`),
+              taskQueue: b.stack.taskQueue,
+              workflowIdConflictPolicy: 'USE_EXISTING',
+              args: [],
+            }),
+          });
+        },
+      ),
+    );
+  }
+}
+
+async function createPhases(b: Bench, out: PhaseResult[]): Promise<void> {
+  for (const c of b.opts.concurrency) {
+    out.push(
+      await measure(
+        b,
+        `create-c${c}`,
+        c,
+        'signed POST /api/v1/pay/unified-order on the sandbox channel, until its answer',
+        createOperation(b, `c${c}`),
+      ),
+    );
+  }
+}
+
+async function fullPhases(b: Bench, out: PhaseResult[]): Promise<void> {
+  for (const c of b.opts.fullConcurrency) await fullPhase(b, c, out);
+}
+
+async function fullPhase(b: Bench, c: number, out: PhaseResult[]): Promise<void> {
+  out.push(
+    await measure(
+      b,
+      `full-c${c}`,
+      c,
+      'from the buyer paying in the sandbox to payment.succeeded verified at a local receiver (the create before it is not timed)',
+      async () => {
+        const order = await b.sdk.createOrder(orderInput(b, `full${c}`));
+        const payUrl = String(order.pay_credential.pay_url);
+        assertLoopback(payUrl);
+        const t0 = performance.now();
+        const res = await fetch(payUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ result: 'success' }),
+        });
+        const text = await res.text();
+        if (res.status !== 200)
+          throw new Error(`paying ${order.trade_no} answered ${res.status} ${text.slice(0, 200)}`);
+        const at = await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS - 1_000);
+        return at - t0;
+      },
+    ),
+  );
+}
+
+async function countOpenOrders(b: Bench): Promise<number> {
+  const { count } = await b.temporal.workflow.count(
+    "WorkflowType = 'orderWorkflow' AND ExecutionStatus = 'Running'",
+  );
+  return count;
+}
+
+/** Waits for the visibility store to count at least `atLeast` open orders (it lags a little). */
+async function settledOpenOrders(b: Bench, atLeast: number): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  let open = await countOpenOrders(b);
+  while (open < atLeast && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    open = await countOpenOrders(b);
+  }
+  return open;
+}
+
+/**
+ * An order for the growth phases' population: created like any other, and sent again with the
+ * same merchant_order_no when an answer fails (an overloaded stack answers channel_timeout past
+ * its 10 s deadline while the order may still open): a repeat is idempotent, so each seeded
+ * order is one order, and every retry is reported.
+ */
+function seedOperation(b: Bench, label: string, stats: { retries: number; lastError?: string }): Operation {
+  return async () => {
+    const input = orderInput(b, label);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await b.sdk.createOrder(input);
+        return;
+      } catch (err) {
+        stats.retries += 1;
+        stats.lastError = describeError(err);
+        if (attempt >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 1_000 * attempt));
+      }
+    }
+  };
+}
+
+async function growthPhases(b: Bench, out: PhaseResult[]): Promise<void> {
+  const c = b.opts.growthConcurrency;
+  for (const level of [...b.opts.growth].sort((x, y) => x - y)) {
+    let open = await countOpenOrders(b);
+    let seeding: PhaseResult['seeding'];
+    if (open < level) {
+      const missing = level - open;
+      const stats = { retries: 0, lastError: undefined as string | undefined };
+      const seeded = await runCount({
+        count: missing,
+        concurrency: b.opts.seedConcurrency,
+        timeoutMs: REQUEST_TIMEOUT_MS * 6,
+        operation: seedOperation(b, `seed${level}`, stats),
+        progress: progressBar(`seed to ${level}`, missing, 'orders'),
+      });
+      seeding = {
+        orders: seeded.done,
+        seconds: Math.round(seeded.elapsedMs / 100) / 10,
+        orders_per_s: Math.round((seeded.done / (seeded.elapsedMs / 1000)) * 10) / 10,
+        retries: stats.retries,
+      };
+      if (stats.retries > 0) {
+        process.stdout.write(
+          `seed to ${level}: ${stats.retries} create(s) sent again, last error: ${stats.lastError}\n`,
+        );
+      }
+      open = await settledOpenOrders(b, level);
+    }
+    out.push(
+      await measure(
+        b,
+        `growth-${level}`,
+        c,
+        `create, as create-c${c}, with ${open} order workflows open when the phase began`,
+        createOperation(b, `g${level}`),
+        { open_orders: open, ...(seeding ? { seeding } : {}) },
+      ),
+    );
+  }
+}
+
+function targets(phases: PhaseResult[], ratios: BenchResult['ratios'], opts: Options): Target[] {
+  const out: Target[] = [];
+  const maxC = Math.max(...opts.concurrency);
+  const create = phases.find((p) => p.name === `create-c${maxC}`);
+  if (create) {
+    out.push({
+      name: `create-c${maxC} throughput`,
+      target: '≥ 0.5 × floor',
+      measured: `${ratios.create_vs_floor ?? '–'} × floor`,
+      met: ratios.create_vs_floor === null ? null : ratios.create_vs_floor >= 0.5,
+    });
+    out.push({
+      name: `create-c${maxC} p99`,
+      target: '≤ 150 ms',
+      measured: `${create.latency_ms?.p99 ?? '–'} ms`,
+      met: create.latency_ms ? create.latency_ms.p99 <= 150 : null,
+    });
+  }
+  for (const full of phases.filter((p) => p.name.startsWith('full'))) {
+    out.push({
+      name: `${full.name} p50`,
+      target: '≤ 250 ms',
+      measured: `${full.latency_ms?.p50 ?? '–'} ms`,
+      met: full.latency_ms ? full.latency_ms.p50 <= 250 : null,
+    });
+  }
+  const growth = phases.filter((p) => p.name.startsWith('growth'));
+  if (growth.length > 1) {
+    const last = growth[growth.length - 1]!;
+    out.push({
+      name: `${last.name} p50`,
+      target: `≤ 1.3 × ${growth[0]!.name} p50`,
+      measured: `${ratios.growth_p50_top_vs_0 ?? '–'} ×`,
+      met: ratios.growth_p50_top_vs_0 === null ? null : ratios.growth_p50_top_vs_0 <= 1.3,
+    });
+    const rss = growth.map((p) => `${p.processes.worker?.peak_rss_mb ?? '–'}`).join(' → ');
+    out.push({
+      name: 'worker peak RSS across growth',
+      target: 'bounded by the workflow cache (maxCachedWorkflows)',
+      measured: `${rss} MiB`,
+      met: null,
+    });
+  }
+  return out;
+}
+
+// The stacks' processes run in their own process group: Ctrl-C reaches only the bench, which
+// stops them before it exits.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    say(`\n${signal}: stopping …`);
+    void stopAllStacks().finally(() => process.exit(130));
+  });
+}
+
+async function withStack<T>(
+  opts: Options,
+  workDir: string,
+  label: string,
+  fn: (b: Bench) => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  say(
+    opts.baseUrl
+      ? `Using the durapay at ${opts.baseUrl}`
+      : `Starting a durapay stack for the ${label} phases …`,
+  );
+  const stack = opts.baseUrl
+    ? await attachStack({
+        baseUrl: opts.baseUrl,
+        temporalAddress: opts.temporalAddress,
+        namespace: opts.namespace,
+        taskQueue: opts.taskQueue,
+        apiPid: opts.apiPid,
+        workerPid: opts.workerPid,
+        say,
+      })
+    : await startOwnStack({
+        workDir,
+        databaseUrl: process.env.DATABASE_URL || undefined,
+        nodeFlags: opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.outDir, 'profiles')}`] : [],
+        say,
+      });
+  say(`  ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${stack.description}`);
+  try {
+    const b = await connectBench(stack, opts);
+    try {
+      return await fn(b);
+    } finally {
+      await closeBench(b);
+    }
+  } finally {
+    if (!opts.baseUrl) say('  stopping the stack …');
+    await stack.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv);
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  fs.mkdirSync(opts.outDir, { recursive: true });
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-bench-'));
+  // Under root, the embedded Postgres runs as the `postgres` user, which must reach its data dir.
+  fs.chmodSync(scratch, 0o755);
+  const phases: PhaseResult[] = [];
+  const failures: { stage: string; error: string }[] = [];
+  let stackDescription = '';
+  /** A failed stage is reported and the run goes on, so the phases measured so far are kept. */
+  const attempt = async (stage: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      failures.push({ stage, error });
+      process.stdout.write(`${stage} failed: ${error}\n`);
+    }
+  };
+  try {
+    const first = opts.phases.filter((p) => p !== 'growth');
+    if (first.length) {
+      await attempt(first.join(', '), () =>
+        withStack(opts, path.join(scratch, 'stack-a'), first.join(', '), async (b) => {
+          stackDescription = b.stack.description;
+          if (first.includes('floor')) await attempt('floor', () => floorPhases(b, phases));
+          if (first.includes('create')) await attempt('create', () => createPhases(b, phases));
+          if (first.includes('full')) await attempt('full', () => fullPhases(b, phases));
+        }),
+      );
+    }
+    if (opts.phases.includes('growth')) {
+      // A fresh stack, so that "0 open orders" is not the orders of the phases before.
+      await attempt('growth', () =>
+        withStack(opts, path.join(scratch, 'stack-b'), 'growth', async (b) => {
+          stackDescription ||= b.stack.description;
+          await growthPhases(b, phases);
+        }),
+      );
+    }
+  } finally {
+    if (!opts.keep) fs.rmSync(scratch, { recursive: true, force: true });
+    else say(`Kept the scratch directory ${scratch}`);
+  }
+
+  const maxC = Math.max(...opts.concurrency);
+  const growth = phases.filter((p) => p.name.startsWith('growth'));
+  const ratios: BenchResult['ratios'] = {
+    create_vs_floor: ratio(
+      phases.find((p) => p.name === `create-c${maxC}`)?.throughput_rps,
+      phases.find((p) => p.name === `floor-c${maxC}`)?.throughput_rps,
+    ),
+    growth_p50_10k_vs_0: ratio(
+      growth.find((p) => p.name === 'growth-10000')?.latency_ms?.p50,
+      growth.find((p) => p.name === 'growth-0')?.latency_ms?.p50,
+    ),
+    growth_p50_top_vs_0:
+      growth.length > 1 && growth[0]!.name === 'growth-0'
+        ? ratio(growth[growth.length - 1]!.latency_ms?.p50, growth[0]!.latency_ms?.p50)
+        : null,
+    growth_top_level: growth.length ? Number(growth[growth.length - 1]!.name.slice('growth-'.length)) : null,
+  };
+  const result: BenchResult = {
+    started_at: startedAt.toISOString(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    machine: machine(),
+    stack: stackDescription,
+    settings: {
+      duration_s: opts.duration,
+      warmup_s: opts.warmup,
+      concurrency: opts.concurrency,
+      full_concurrency: opts.fullConcurrency,
+      growth: opts.growth,
+      growth_concurrency: opts.growthConcurrency,
+      seed_concurrency: opts.seedConcurrency,
+      phases: opts.phases,
+    },
+    phases,
+    failures,
+    ratios,
+    targets: targets(phases, ratios, opts),
+  };
+  const jsonPath = path.join(opts.outDir, `${stamp}.json`);
+  const svgPath = path.join(opts.outDir, `${stamp}.svg`);
+  fs.writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+  fs.writeFileSync(svgPath, latencyChartSvg(result));
+  process.stdout.write(`\n${markdownSummary(result)}\n`);
+  say(`Wrote ${path.relative(process.cwd(), jsonPath)} and ${path.relative(process.cwd(), svgPath)}`);
+  const errors = phases.reduce((sum, p) => sum + p.errors, 0);
+  if (errors > 0 || failures.length > 0) {
+    say(`${errors} request(s) and ${failures.length} stage(s) failed: see the errors printed above`);
+    process.exitCode = 1;
+  }
+}
+
+main()
+  .then(() => process.exit(process.exitCode ?? 0))
+  .catch((err: unknown) => {
+    say(`bench: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });

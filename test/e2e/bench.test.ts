@@ -1,0 +1,129 @@
+/**
+ * `npm run bench` end to end, with tiny settings: it brings up its own stack twice (durapay
+ * start, here on a scratch database of the tests' Postgres), runs every phase against real
+ * Temporal and Postgres, and writes its JSON, Markdown and SVG. Nothing here asserts a speed:
+ * only that every phase ran without error and reported what the report promises.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import type { BenchResult } from '../../bench/lib/report';
+import { globalState } from '../support/state';
+
+jest.setTimeout(300_000);
+
+const ROOT = path.join(__dirname, '..', '..');
+const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-bench-test-'));
+afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { cliPath, adminUrl } = globalState();
+  const child = spawn(
+    process.execPath,
+    ['--require', 'tsx/cjs', path.join(ROOT, 'bench', 'main.ts'), ...args],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TEMPORAL_CLI_PATH: cliPath,
+        DATABASE_URL: adminUrl,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+async function benchDatabases(): Promise<string[]> {
+  const pg = new Client({ connectionString: globalState().adminUrl });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'durapay_bench_%'",
+    );
+    return rows.map((r) => r.datname);
+  } finally {
+    await pg.end();
+  }
+}
+
+test('when the bench runs every phase with tiny settings, then each phase reports its figures with no error, and it writes JSON, Markdown and a chart', async () => {
+  const before = await benchDatabases();
+  const { code, stdout, stderr } = await runBench([
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--concurrency',
+    '2',
+    '--full-concurrency',
+    '1',
+    '--growth',
+    '0,20',
+    '--seed-concurrency',
+    '4',
+    '--out-dir',
+    outDir,
+  ]);
+  expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+
+  const files = fs.readdirSync(outDir);
+  const json = files.find((f) => f.endsWith('.json'));
+  expect(json).toBeDefined();
+  expect(files).toContain(json!.replace(/\.json$/, '.svg'));
+  const result = JSON.parse(fs.readFileSync(path.join(outDir, json!), 'utf8')) as BenchResult;
+
+  expect(result.machine).toMatchObject({ cpus: os.cpus().length, node: process.version });
+  expect(result.failures).toEqual([]);
+  expect(result.phases.map((p) => p.name)).toEqual([
+    'floor-c2',
+    'create-c2',
+    'full-c1',
+    'growth-0',
+    'growth-20',
+  ]);
+  for (const p of result.phases) {
+    expect(p.errors).toBe(0);
+    expect(p.requests).toBeGreaterThan(0);
+    expect(p.throughput_rps).toBeGreaterThan(0);
+    expect(p.latency_ms!.p50).toBeGreaterThan(0);
+    expect(p.latency_ms!.p50).toBeLessThanOrEqual(p.latency_ms!.p95);
+    expect(p.latency_ms!.p99).toBeLessThanOrEqual(p.latency_ms!.max);
+    // The API and the worker of the bench's own stack are found and measured.
+    expect(Object.keys(p.processes)).toEqual(expect.arrayContaining(['api', 'worker', 'temporal']));
+    expect(p.cpu_s).toBe(Math.round((p.processes.api!.cpu_s + p.processes.worker!.cpu_s) * 100) / 100);
+    expect(p.processes.worker!.peak_rss_mb).toBeGreaterThan(50);
+  }
+  // The growth stack is a fresh one: nothing open before its first phase, then the seeded 20.
+  expect(result.phases[3]!.open_orders).toBe(0);
+  expect(result.phases[4]!.open_orders).toBeGreaterThanOrEqual(20);
+  expect(result.phases[4]!.seeding).toMatchObject({ retries: 0 });
+  expect(result.ratios.create_vs_floor).toBeGreaterThan(0);
+  expect(result.ratios.growth_top_level).toBe(20);
+  expect(result.ratios.growth_p50_10k_vs_0).toBeNull();
+
+  expect(stdout).toContain('| phase | conc. | requests | req/s |');
+  expect(stdout).toMatch(/\| create-c2 \| 2 \| \d+ \|/);
+  expect(fs.readFileSync(path.join(outDir, json!.replace(/\.json$/, '.svg')), 'utf8')).toContain(
+    '<title>full-c1 p50',
+  );
+  // Its scratch databases are gone with its stacks.
+  expect(await benchDatabases()).toEqual(before);
+});
+
+test('when an option is out of range, then the bench refuses it and names it', async () => {
+  const { code, stderr } = await runBench(['--concurrency', '0,8']);
+  expect(code).not.toBe(0);
+  expect(stderr).toContain('--concurrency must be a comma-separated list of integers ≥ 1');
+  const remote = await runBench(['--base-url', 'http://example.com:8080']);
+  expect(remote.code).not.toBe(0);
+  expect(remote.stderr).toContain("--base-url must be an http(s) URL on this machine's loopback");
+});

@@ -1,0 +1,77 @@
+import { latencyChartSvg, markdownSummary, type BenchResult, type PhaseResult } from '../../bench/lib/report';
+
+function phase(
+  name: string,
+  concurrency: number,
+  rps: number,
+  p50: number,
+  extra: Partial<PhaseResult> = {},
+): PhaseResult {
+  return {
+    name,
+    concurrency,
+    requests: Math.round(rps * 10),
+    throughput_rps: rps,
+    latency_ms: { p50, p95: p50 * 2, p99: p50 * 3, max: p50 * 4 },
+    errors: 0,
+    cpu_s: 1.5,
+    peak_rss_mb: 300,
+    processes: { api: { cpu_s: 0.5, peak_rss_mb: 100 }, worker: { cpu_s: 1, peak_rss_mb: 200 } },
+    error_messages: {},
+    measures: 'test',
+    ...extra,
+  };
+}
+
+const result: BenchResult = {
+  started_at: '2026-11-22T10:00:00.000Z',
+  command: 'npm run bench',
+  machine: { cpus: 2, cpu_model: 'Test CPU', memory_gib: 24 },
+  stack: 'own stack',
+  settings: {},
+  phases: [
+    phase('floor-c32', 32, 80, 12),
+    phase('create-c32', 32, 40, 30),
+    phase('full-c8', 8, 20, 90),
+    phase('growth-0', 8, 30, 20, { open_orders: 0 }),
+    phase('growth-10000', 8, 28, 24, { open_orders: 10_000 }),
+  ],
+  failures: [],
+  ratios: {
+    create_vs_floor: 0.5,
+    growth_p50_10k_vs_0: 1.2,
+    growth_p50_top_vs_0: 1.2,
+    growth_top_level: 10_000,
+  },
+  targets: [{ name: 'create-c32 p99', target: '≤ 150 ms', measured: '90 ms', met: true }],
+};
+
+describe('bench report', () => {
+  test('when summarized, then one table has a row per phase with the create/floor and growth ratios', () => {
+    const md = markdownSummary(result);
+    const rows = md.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| phase'));
+    expect(rows).toHaveLength(5);
+    expect(rows[1]).toMatch(
+      /^\| create-c32 \| 32 \| 400 \| 40\.0 \| 30\.0 \| 60\.0 \| 90\.0 \| 120\.0 \| 0 \| 1\.5 \| 100 \/ 200 \| 0\.50 × floor req\/s \|$/,
+    );
+    expect(rows[4]).toContain('1.20 × growth-0 p50');
+    expect(md).toContain(
+      'create/floor throughput at the highest concurrency: 0.50; growth p50 at 10000 open orders / at 0: 1.20 (at 10 000: 1.20)',
+    );
+    expect(md).toContain('- met: create-c32 p99 ≤ 150 ms (measured 90 ms)');
+  });
+
+  test('when charted, then the SVG has a labelled bar per percentile and phase on a log axis', () => {
+    const svg = latencyChartSvg(result);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trim().endsWith('</svg>')).toBe(true);
+    expect(svg.match(/<rect x="150" y="\d+" width="[\d.]+" height="8"/g)).toHaveLength(5 * 3);
+    expect(svg).toContain('<title>growth-10000 p99 72 ms</title>');
+    // Decades from 10 ms (the smallest p50 rounds down) to 1000 ms (the largest p99 rounds up).
+    for (const tick of ['>10<', '>100<', '>1000<']) expect(svg).toContain(tick);
+    // A longer latency draws a longer bar.
+    const width = (title: string) =>
+      Number(svg.match(new RegExp(`width="([\\d.]+)" height="8" fill="[^"]+"><title>${title}`))![1]);
+    expect(width('full-c8 p50 90 ms')).toBeGreaterThan(width('floor-c32 p50 12 ms'));
+  });
+});
