@@ -33,6 +33,12 @@ export interface Config {
     uiPort: number;
     /** A prebuilt workflow bundle (see `durapay bundle`); absent means bundle at worker start. */
     workflowBundlePath?: string;
+    /**
+     * Workflows the worker keeps in memory between their tasks (its sticky cache). It bounds the
+     * worker's memory: each cached order costs about a quarter of a MiB (measured with `npm run
+     * bench`); a workflow evicted from it replays its history at its next task.
+     */
+    maxCachedWorkflows: number;
   };
   /**
    * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
@@ -111,6 +117,9 @@ const schema = Joi.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
+  // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
+  // and a cache smaller than the tasks in flight evicts workflows mid-task.
+  WORKER_MAX_CACHED_WORKFLOWS: Joi.number().integer().min(100).max(1_000_000).default(2_000),
   DURAPAY_TIME_SCALE: Joi.number().greater(0).max(1).default(1),
   DURAPAY_MASTER_KEY: Joi.string()
     .base64()
@@ -186,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       devServerPort: num('TEMPORAL_PORT'),
       uiPort: num('TEMPORAL_UI_PORT'),
       workflowBundlePath: str('DURAPAY_WORKFLOW_BUNDLE'),
+      maxCachedWorkflows: num('WORKER_MAX_CACHED_WORKFLOWS'),
     },
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),

@@ -29,6 +29,8 @@ export async function bundleWorkflows(logger?: Logger): Promise<string> {
   return code;
 }
 
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
+
 export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
@@ -36,6 +38,8 @@ export interface WorkerDeps {
   activities: ActivityDeps;
   /** Prebuilt bundle code; without it the worker bundles from source at start (a few seconds). */
   workflowBundleCode?: string;
+  /** The sticky cache's size (WORKER_MAX_CACHED_WORKFLOWS); it bounds the worker's memory. */
+  maxCachedWorkflows?: number;
   /** Extra Worker options (tests shorten the shutdown grace time, for instance). */
   options?: Partial<WorkerOptions>;
 }
@@ -48,7 +52,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...(deps.workflowBundleCode ? { workflowBundle: { code: deps.workflowBundleCode } } : { workflowsPath }),
     activities: createActivities(deps.activities),
     // Bounded so that tens of thousands of open orders do not grow memory without limit.
-    maxCachedWorkflows: 2_000,
+    maxCachedWorkflows: deps.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     shutdownGraceTime: '10 seconds',
     ...deps.options,
   });

@@ -42,10 +42,12 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       channels: channelsFromConfig(config, masterKey),
     },
     workflowBundleCode: bundlePath ? fs.readFileSync(bundlePath, 'utf8') : await bundleWorkflows(logger),
+    maxCachedWorkflows: config.temporal.maxCachedWorkflows,
   });
   logger.info('worker running', {
     task_queue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
+    max_cached_workflows: config.temporal.maxCachedWorkflows,
   });
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.
   process.once('disconnect', () => worker.shutdown());

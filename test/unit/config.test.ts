@@ -17,6 +17,7 @@ describe('loadConfig', () => {
         taskQueue: 'durapay',
         devServerPort: 7233,
         uiPort: 8233,
+        maxCachedWorkflows: 2_000,
       },
       timeScale: 1,
     });
@@ -31,7 +32,9 @@ describe('loadConfig', () => {
       DURAPAY_TIME_SCALE: '0.001',
       NODE_ENV: 'production',
       XDG_CACHE_HOME: '/var/cache',
+      WORKER_MAX_CACHED_WORKFLOWS: '500',
     });
+    expect(config.temporal.maxCachedWorkflows).toBe(500);
     expect(config.api.port).toBe(9090);
     expect(config.database.url).toBe('postgres://u:p@db:5432/durapay');
     expect(config.temporal.address).toBe('temporal:7233');
@@ -53,6 +56,11 @@ describe('loadConfig', () => {
     ['DURAPAY_TIME_SCALE', '2', /"DURAPAY_TIME_SCALE" must be less than or equal to 1/],
     ['DURAPAY_ENV', 'staging', /"DURAPAY_ENV" must be one of/],
     ['LOG_LEVEL', 'loud', /"LOG_LEVEL" must be one of/],
+    [
+      'WORKER_MAX_CACHED_WORKFLOWS',
+      '0',
+      /"WORKER_MAX_CACHED_WORKFLOWS" must be greater than or equal to 100/,
+    ],
   ])('when %s is %p, then loading fails with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
