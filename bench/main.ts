@@ -244,7 +244,8 @@ async function measure(
           progress: silentProgress,
         })
       : undefined;
-  const monitor = new UsageMonitor(b.stack.roles);
+  // The load generator itself shares the machine: its own use is reported too (as `bench`).
+  const monitor = new UsageMonitor({ ...b.stack.roles, bench: process.pid }, new Set(['bench']));
   monitor.start();
   const r = await runClosedLoop({
     ...common,

@@ -27,8 +27,10 @@ const PAGE_KB = 4;
 
 interface Stat {
   ppid: number;
-  /** utime + stime + the waited-for children's, in ticks. */
-  ticks: number;
+  /** utime + stime, in ticks. */
+  ownTicks: number;
+  /** The same of its children that ended and were waited for (cutime + cstime). */
+  reapedTicks: number;
   rssKb: number;
 }
 
@@ -39,7 +41,7 @@ function readStat(pid: number): Stat | undefined {
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     // fields[0] is field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17, rss 24.
     const n = (field: number) => Number(fields[field - 3]);
-    return { ppid: n(4), ticks: n(14) + n(15) + n(16) + n(17), rssKb: n(24) * PAGE_KB };
+    return { ppid: n(4), ownTicks: n(14) + n(15), reapedTicks: n(16) + n(17), rssKb: n(24) * PAGE_KB };
   } catch {
     return undefined; // gone
   }
@@ -101,13 +103,14 @@ export function findProcesses(pattern: RegExp): number[] {
     .sort((a, b) => a - b);
 }
 
-function treeSample(snap: Snapshot, root: number): { ticks: number; rssKb: number } {
+function treeSample(snap: Snapshot, root: number, withChildren: boolean): { ticks: number; rssKb: number } {
   let ticks = 0;
   let rssKb = 0;
-  for (const pid of treeOf(snap, root)) {
+  for (const pid of withChildren ? treeOf(snap, root) : [root]) {
     const st = snap.stats.get(pid);
     if (!st) continue;
-    ticks += st.ticks;
+    // A child that ends moves its time into its parent's reaped time: a tree counts both.
+    ticks += st.ownTicks + (withChildren ? st.reapedTicks : 0);
     rssKb += st.rssKb;
   }
   return { ticks, rssKb };
@@ -124,13 +127,15 @@ export class UsageMonitor {
 
   constructor(
     private readonly roots: Record<string, number>,
+    /** Roles measured as the one process, without what it started (the bench itself). */
+    private readonly alone: ReadonlySet<string> = new Set(),
     private readonly intervalMs = 200,
   ) {}
 
   start(): void {
     const snap = snapshot();
     for (const [name, pid] of Object.entries(this.roots)) {
-      const s = treeSample(snap, pid);
+      const s = treeSample(snap, pid, !this.alone.has(name));
       this.startTicks.set(name, s.ticks);
       this.peakKb.set(name, s.rssKb);
     }
@@ -141,7 +146,7 @@ export class UsageMonitor {
     const ticks = new Map<string, number>();
     const snap = snapshot();
     for (const [name, pid] of Object.entries(this.roots)) {
-      const s = treeSample(snap, pid);
+      const s = treeSample(snap, pid, !this.alone.has(name));
       ticks.set(name, s.ticks);
       this.peakKb.set(name, Math.max(this.peakKb.get(name) ?? 0, s.rssKb));
     }

@@ -13,7 +13,7 @@ export interface PhaseResult {
   cpu_s: number | null;
   /** Peak resident memory of the API plus that of the worker, in MiB. */
   peak_rss_mb: number | null;
-  /** Each measured process (api, worker, temporal, postgres) on its own. */
+  /** Each measured process (api, worker, temporal, postgres, and the bench's own) on its own. */
   processes: Record<string, Usage>;
   /** Every distinct error message with its count (warm-up included). */
   error_messages: Record<string, number>;

@@ -98,7 +98,7 @@ test('when the bench runs every phase with tiny settings, then each phase report
     expect(p.latency_ms!.p50).toBeLessThanOrEqual(p.latency_ms!.p95);
     expect(p.latency_ms!.p99).toBeLessThanOrEqual(p.latency_ms!.max);
     // The API and the worker of the bench's own stack are found and measured.
-    expect(Object.keys(p.processes)).toEqual(expect.arrayContaining(['api', 'worker', 'temporal']));
+    expect(Object.keys(p.processes)).toEqual(expect.arrayContaining(['api', 'worker', 'temporal', 'bench']));
     expect(p.cpu_s).toBe(Math.round((p.processes.api!.cpu_s + p.processes.worker!.cpu_s) * 100) / 100);
     expect(p.processes.worker!.peak_rss_mb).toBeGreaterThan(50);
   }

@@ -1,0 +1,35 @@
+import { spawn } from 'node:child_process';
+import { commandLine, findProcesses, processTree, UsageMonitor } from '../../bench/lib/procstat';
+
+/** A child process that keeps one core busy for `ms` and then exits. */
+function burner(ms: number) {
+  const child = spawn(process.execPath, [
+    '-e',
+    `const end = Date.now() + ${ms}; while (Date.now() < end);`,
+    'bench-burner',
+  ]);
+  return { child, done: new Promise((r) => child.once('exit', r)) };
+}
+
+describe('bench process accounting (/proc)', () => {
+  test('when a child burns CPU, then its tree is charged for it and the parent alone is not', async () => {
+    const monitor = new UsageMonitor({ tree: process.pid, alone: process.pid }, new Set(['alone']), 50);
+    monitor.start();
+    const { child, done } = burner(600);
+    expect(processTree(process.pid)).toContain(child.pid);
+    await done;
+    const usage = monitor.stop();
+    // The burner's CPU reaches the parent's tree as waited-for children's time once it exits.
+    expect(usage.tree!.cpu_s).toBeGreaterThanOrEqual(0.3);
+    expect(usage.alone!.cpu_s).toBeLessThan(usage.tree!.cpu_s - 0.2);
+    expect(usage.alone!.peak_rss_mb).toBeGreaterThan(10);
+  });
+
+  test('when processes are looked up by command line, then this process is never among them', async () => {
+    const { child, done } = burner(300);
+    expect(commandLine(child.pid!)).toContain('bench-burner');
+    expect(findProcesses(/bench-burner/)).toEqual([child.pid]);
+    expect(findProcesses(/jest|node/)).not.toContain(process.pid);
+    await done;
+  });
+});
