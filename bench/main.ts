@@ -328,8 +328,42 @@ async function floorPhases(b: Bench, out: PhaseResult[]): Promise<void> {
   }
 }
 
+/**
+ * Ends the order workflows the bench's app opened, so that the next phase starts from the same
+ * state as the first: an open order polls its channel (10 s, 30 s, 1 min … after creation), and
+ * the orders of one phase would otherwise poll during the next and be charged to it. The cost of
+ * open orders is what the growth phases measure. Only this run's app's orders are touched (on a
+ * reused stack too); their rows stay `pending` in the read model.
+ */
+async function resetOrders(b: Bench): Promise<void> {
+  const query = `WorkflowType = 'orderWorkflow' AND ExecutionStatus = 'Running' AND AppId = '${b.stack.app.app_id}'`;
+  for (let round = 0; round < 10; round++) {
+    const ids: string[] = [];
+    for await (const wf of b.temporal.workflow.list({ query })) ids.push(wf.workflowId);
+    if (ids.length === 0) return;
+    await runCount({
+      count: ids.length,
+      concurrency: 16,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      operation: async (i) => {
+        try {
+          await b.temporal.workflow.getHandle(ids[i]!).terminate('durapay bench: reset between phases');
+        } catch (err) {
+          // Already ended (it completed, or an earlier round got it): nothing to do.
+          if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+        }
+      },
+      progress: progressBar('reset', ids.length, 'orders ended'),
+    });
+    // The visibility store catches up with the terminations a moment later.
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('the orders of the last phase could not all be ended');
+}
+
 async function createPhases(b: Bench, out: PhaseResult[]): Promise<void> {
   for (const c of b.opts.concurrency) {
+    await resetOrders(b);
     out.push(
       await measure(
         b,
@@ -343,7 +377,10 @@ async function createPhases(b: Bench, out: PhaseResult[]): Promise<void> {
 }
 
 async function fullPhases(b: Bench, out: PhaseResult[]): Promise<void> {
-  for (const c of b.opts.fullConcurrency) await fullPhase(b, c, out);
+  for (const c of b.opts.fullConcurrency) {
+    await resetOrders(b);
+    await fullPhase(b, c, out);
+  }
 }
 
 async function fullPhase(b: Bench, c: number, out: PhaseResult[]): Promise<void> {
