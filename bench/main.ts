@@ -530,7 +530,7 @@ function targets(phases: PhaseResult[], ratios: BenchResult['ratios'], opts: Opt
     const rss = growth.map((p) => `${p.processes.worker?.peak_rss_mb ?? '–'}`).join(' → ');
     out.push({
       name: 'worker peak RSS across growth',
-      target: 'bounded by the workflow cache (maxCachedWorkflows)',
+      target: `bounded by the worker's workflow cache (WORKER_MAX_CACHED_WORKFLOWS, ${process.env.WORKER_MAX_CACHED_WORKFLOWS || '2000'} on the bench's own stack unless set)`,
       measured: `${rss} MiB`,
       met: null,
     });

@@ -29,6 +29,7 @@ export interface Target {
   name: string;
   target: string;
   measured: string;
+  /** null: a figure for a reader to judge (memory against its bound), not a pass or fail. */
   met: boolean | null;
 }
 
@@ -90,7 +91,7 @@ export function markdownSummary(result: BenchResult): string {
     ...result.failures.map((f) => `- FAILED: ${f.stage}: ${f.error}`),
     ...result.targets.map(
       (t) =>
-        `- ${t.met === null ? '?' : t.met ? 'met' : 'MISSED'}: ${t.name} ${t.target} (measured ${t.measured})`,
+        `- ${t.met === null ? 'to read' : t.met ? 'met' : 'MISSED'}: ${t.name} ${t.target} (measured ${t.measured})`,
     ),
   ];
   return `${lines.join('\n')}\n`;
