@@ -14,7 +14,7 @@ import { DurapayClient } from '../src/sdk';
 import { TEMPORAL_CLI_VERSION } from '../src/lib/temporal-cli';
 import { benchFloorUpdate, workflowIds } from '../src/workflows/definitions';
 import { describeError, runClosedLoop, runCount, type Operation } from './lib/load';
-import { UsageMonitor, type Usage } from './lib/procstat';
+import { HAS_PROC, UsageMonitor, type Usage } from './lib/procstat';
 import { progressBar, silentProgress } from './lib/progress';
 import { WebhookReceiver } from './lib/receiver';
 import {
@@ -591,6 +591,8 @@ async function withStack<T>(
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv);
+  if (!HAS_PROC)
+    say('No /proc on this system: CPU and memory of the processes are not measured (Linux only).');
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   fs.mkdirSync(opts.outDir, { recursive: true });

@@ -47,7 +47,11 @@ function readStat(pid: number): Stat | undefined {
   }
 }
 
+/** Linux's /proc; elsewhere no process is found and no CPU or memory is reported. */
+export const HAS_PROC = fs.existsSync('/proc/self/stat');
+
 function allPids(): number[] {
+  if (!HAS_PROC) return [];
   return fs
     .readdirSync('/proc')
     .filter((e) => /^\d+$/.test(e))
@@ -155,6 +159,7 @@ export class UsageMonitor {
 
   stop(): Record<string, Usage> {
     clearInterval(this.timer);
+    if (!HAS_PROC) return {};
     const ticks = this.sample();
     const hz = clockTicks();
     const out: Record<string, Usage> = {};
