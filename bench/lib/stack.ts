@@ -235,7 +235,7 @@ export async function attachStack(opts: AttachOptions): Promise<Stack> {
   if (temporal.length === 1) roles.temporal = temporal[0]!;
   const app = await createApp(process.env, `bench-${Date.now().toString(36)}`);
   opts.say(
-    '  reusing a running stack: its rate limit applies (RATE_LIMIT_PER_SEC, 100/s by default; 429s count as errors), and the orders the bench creates stay there until they expire',
+    "  reusing a running stack: its rate limit applies (RATE_LIMIT_PER_SEC, 100/s by default; 429s count as errors), and the bench's orders stay in its Temporal and database (it ends a phase's open orders before the next phase; their rows stay pending)",
   );
   return {
     baseUrl,
