@@ -557,6 +557,23 @@ describe('refunds', () => {
     expect(again.code).toBe('success');
   });
 
+  test('when a refund or close reaches an order whose workflow has ended, then it answers from the read model, never 500', async () => {
+    const paid = await paidOrder(100);
+    const merchantOrderNo = (await query(paid.trade_no)).merchant_order_no as string;
+    // An operator ended the order's workflow (or it ended between the API's read and its update).
+    await stack.client.workflow.getHandle(workflowIds.order(app.app_id, merchantOrderNo)).terminate('test');
+    const refund = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 10 });
+    expect(refund.status).toBe(422);
+    expect((await envelope(refund)).code).toBe('refund_amount_exceed');
+
+    const pending = await create();
+    const pendingNo = (await query(pending.trade_no)).merchant_order_no as string;
+    await stack.client.workflow.getHandle(workflowIds.order(app.app_id, pendingNo)).terminate('test');
+    const close = await post('/api/v1/pay/close', { trade_no: pending.trade_no });
+    expect(close.status).toBe(422);
+    expect((await envelope(close)).code).toBe('order_closed');
+  });
+
   test('when 20 refunds of 10 arrive at once on an order of 100, then exactly 10 succeed and 100 is refunded', async () => {
     const paid = await paidOrder(100);
     const answers: Envelope[] = await Promise.all(

@@ -19,6 +19,7 @@ import {
   PAYMENT_POLL_SCHEDULE_MS,
   sameCreate,
 } from '../../domain/orders';
+import type { Refund } from '../../db/models/order';
 import { orderView, PaymentRepository, refundView } from '../../db/repositories/payments';
 import {
   closeOrderUpdate,
@@ -89,6 +90,18 @@ function isTransientUpdateError(err: unknown): boolean {
     }
   }
   return false;
+}
+
+/** POST /api/v1/pay/refund's answer (SPEC §3.5) for a refund already recorded. */
+function refundAnswer(refund: Refund) {
+  const v = refundView(refund);
+  return {
+    refund_no: v.refund_no,
+    trade_no: v.trade_no,
+    refund_amount: v.refund_amount,
+    status: v.status,
+    channel_refund_no: v.channel_refund_no,
+  };
 }
 
 /** A workflow update's business failure becomes the SPEC error it carries. */
@@ -329,8 +342,12 @@ export function paymentRoutes(services: ApiServices): Router {
         workflowId,
       );
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new AppError('order_closed', 'order closed');
-      throw toAppError(err);
+      if (!(err instanceof WorkflowNotFoundError)) throw toAppError(err);
+      // The order's workflow has ended (its answer to this close may be what was lost): the
+      // read model says how it ended. Closing a closed order succeeds (SPEC §3.4).
+      const now = await findOrder(res, trade_no);
+      if (isPaidStatus(now.status)) throw new AppError('order_already_paid', 'order already paid');
+      if (now.status !== 'closed') throw new AppError('order_closed', 'order closed');
     }
     sendData(res, null);
   });
@@ -346,16 +363,7 @@ export function paymentRoutes(services: ApiServices): Router {
     const { appId } = currentApp(res);
     if (body.merchant_refund_no) {
       const known = await repo.findRefundByMerchantRefundNo(appId, body.merchant_refund_no);
-      if (known) {
-        const v = refundView(known);
-        return sendData(res, {
-          refund_no: v.refund_no,
-          trade_no: v.trade_no,
-          refund_amount: v.refund_amount,
-          status: v.status,
-          channel_refund_no: v.channel_refund_no,
-        });
-      }
+      if (known) return sendData(res, refundAnswer(known));
     }
     const order = await findOrder(res, body.trade_no);
     if (order.status === 'pending') throw new AppError('order_not_paid', 'order not paid');
@@ -383,8 +391,15 @@ export function paymentRoutes(services: ApiServices): Router {
       );
       sendData(res, result);
     } catch (err) {
-      // The order's workflow ended after the read above: fully refunded (or closed) meanwhile.
+      // The order's workflow has ended: fully refunded (or closed) since the read above, or
+      // right after this very refund, whose answer was then lost with the run. The refund's
+      // own number says which: the workflow records a refund before it asks the channel.
       if (err instanceof WorkflowNotFoundError) {
+        const mine = await repo.findRefund(appId, refundNo);
+        if (mine?.status === 'failed') {
+          throw new AppError('channel_refund_fail', mine.failReason ?? 'the channel refused the refund');
+        }
+        if (mine) return sendData(res, refundAnswer(mine));
         const now = await findOrder(res, body.trade_no);
         if (now.status === 'closed') throw new AppError('order_closed', 'order closed');
         throw new AppError('refund_amount_exceed', 'refund amount exceeds the refundable amount');
