@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/config';
 import { DurapayClient } from '../src/sdk';
 import { TEMPORAL_CLI_VERSION } from '../src/lib/temporal-cli';
 import { benchFloorUpdate, workflowIds } from '../src/workflows/definitions';
@@ -530,7 +531,7 @@ function targets(phases: PhaseResult[], ratios: BenchResult['ratios'], opts: Opt
     const rss = growth.map((p) => `${p.processes.worker?.peak_rss_mb ?? '–'}`).join(' → ');
     out.push({
       name: 'worker peak RSS across growth',
-      target: `bounded by the worker's workflow cache (WORKER_MAX_CACHED_WORKFLOWS, ${process.env.WORKER_MAX_CACHED_WORKFLOWS || '2000'} on the bench's own stack unless set)`,
+      target: `bounded by the worker's workflow cache (WORKER_MAX_CACHED_WORKFLOWS, ${process.env.WORKER_MAX_CACHED_WORKFLOWS || DEFAULT_MAX_CACHED_WORKFLOWS} on the bench's own stack unless set)`,
       measured: `${rss} MiB`,
       met: null,
     });

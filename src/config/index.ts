@@ -5,6 +5,9 @@ import { parseDurationList } from '../domain/durations';
 
 export type Environment = 'development' | 'test' | 'production';
 
+/** WORKER_MAX_CACHED_WORKFLOWS when unset: about 1 GiB of worker memory at most (see the README). */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
+
 export interface Config {
   env: Environment;
   /** Where durapay keeps its development state: embedded Postgres data, Temporal's SQLite file, keys. */
@@ -119,7 +122,11 @@ const schema = Joi.object({
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
   // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
   // and a cache smaller than the tasks in flight evicts workflows mid-task.
-  WORKER_MAX_CACHED_WORKFLOWS: Joi.number().integer().min(100).max(1_000_000).default(2_000),
+  WORKER_MAX_CACHED_WORKFLOWS: Joi.number()
+    .integer()
+    .min(100)
+    .max(1_000_000)
+    .default(DEFAULT_MAX_CACHED_WORKFLOWS),
   DURAPAY_TIME_SCALE: Joi.number().greater(0).max(1).default(1),
   DURAPAY_MASTER_KEY: Joi.string()
     .base64()

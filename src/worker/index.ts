@@ -6,6 +6,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../config';
 import type { Logger } from '../lib/logger';
 import { WinstonTemporalLogger } from '../lib/temporal';
 
@@ -28,8 +29,6 @@ export async function bundleWorkflows(logger?: Logger): Promise<string> {
   });
   return code;
 }
-
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
 
 export interface WorkerDeps {
   connection: NativeConnection;
