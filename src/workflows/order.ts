@@ -49,6 +49,9 @@ import type { refundWorkflow } from './refund';
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
 const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
+const localChannel = proxyLocalActivities<Activities>(localActivityProfiles.channelCall);
+const localChannelBackground = proxyLocalActivities<Activities>(localActivityProfiles.channelBackground);
+const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
 
 /**
  * The hot path of an order (its creation, each poll, and recording a payment) as local
@@ -68,13 +71,11 @@ const hot = {
     notifyOrderEvent: db.notifyOrderEvent,
   },
   local: {
-    createChannelPayment: proxyLocalActivities<Activities>(localActivityProfiles.channelCall)
-      .createChannelPayment,
-    recordOrderCreated: proxyLocalActivities<Activities>(localActivityProfiles.dbWrite).recordOrderCreated,
-    queryChannelPayment: proxyLocalActivities<Activities>(localActivityProfiles.channelBackground)
-      .queryChannelPayment,
-    recordOrderPaid: proxyLocalActivities<Activities>(localActivityProfiles.dbWrite).recordOrderPaid,
-    notifyOrderEvent: proxyLocalActivities<Activities>(localActivityProfiles.dbWrite).notifyOrderEvent,
+    createChannelPayment: localChannel.createChannelPayment,
+    recordOrderCreated: localDb.recordOrderCreated,
+    queryChannelPayment: localChannelBackground.queryChannelPayment,
+    recordOrderPaid: localDb.recordOrderPaid,
+    notifyOrderEvent: localDb.notifyOrderEvent,
   },
 };
 
