@@ -33,7 +33,8 @@ export interface ClosedLoopResult {
   elapsedMs: number;
 }
 
-function describe(err: unknown): string {
+/** An error as one line, `<status> <code>: <message>` for durapay's API errors. */
+export function describeError(err: unknown): string {
   if (typeof err !== 'object' || err === null) return String(err);
   const { code, httpStatus, message, name } = err as {
     code?: unknown;
@@ -99,7 +100,7 @@ export async function runClosedLoop(opts: ClosedLoopOptions): Promise<ClosedLoop
           errors += 1;
           lastDone = Math.max(lastDone, performance.now());
         }
-        const key = describe(err);
+        const key = describeError(err);
         errorCounts[key] = (errorCounts[key] ?? 0) + 1;
       }
     }
@@ -161,8 +162,7 @@ export async function runCount(opts: {
     opts.progress.update(done);
     opts.progress.stop();
   }
-  if (failure !== undefined) throw new Error(`seeding failed after ${done} operations: ${describe(failure)}`);
+  if (failure !== undefined)
+    throw new Error(`seeding failed after ${done} operations: ${describeError(failure)}`);
   return { done, elapsedMs: performance.now() - started };
 }
-
-export { describe as describeError };

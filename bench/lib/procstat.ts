@@ -71,7 +71,9 @@ function snapshot(): Snapshot {
     const st = readStat(pid);
     if (!st) continue;
     stats.set(pid, st);
-    children.set(st.ppid, [...(children.get(st.ppid) ?? []), pid]);
+    const siblings = children.get(st.ppid);
+    if (siblings) siblings.push(pid);
+    else children.set(st.ppid, [pid]);
   }
   return { stats, children };
 }

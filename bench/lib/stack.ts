@@ -9,17 +9,12 @@ import readline from 'node:readline';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { databaseUrlFor } from '../../src/db';
+import type { AppCredentials } from '../../src/db/repositories/apps';
 import { freePort, waitForReady } from '../../src/lib/net';
 import { DURAPAY_BIN } from '../../src/lib/paths';
 import { commandLine, findProcesses, HAS_PROC, processTree } from './procstat';
 
 const run = promisify(execFile);
-
-export interface AppCredentials {
-  app_id: string;
-  secret: string;
-  webhook_secret: string;
-}
 
 export interface Stack {
   baseUrl: string;
