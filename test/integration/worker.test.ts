@@ -58,8 +58,15 @@ describe('diagnostic workflow on the real worker', () => {
       workflowId: workflowIds.diagnostic(runId),
       args: [{ runId, pauseMs: 3_000 }],
     });
-    // Step 1 is written; the workflow now sleeps on a durable timer. Kill the worker outright.
-    await waitFor('step 1', async () => ((await steps(runId)).length === 1 ? true : undefined));
+    // Step 1 is written and its activity's completion recorded (a kill between the two would
+    // rightly repeat the activity, whose insert then finds the row); the workflow now sleeps on a
+    // durable timer. Kill the worker outright.
+    const EventType = temporal.api.enums.v1.EventType;
+    await waitFor('step 1 recorded', async () => {
+      const { events } = await handle.fetchHistory();
+      return events!.some((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED) ? true : undefined;
+    });
+    expect((await steps(runId)).map((r) => r.step)).toEqual([1]);
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
 
@@ -71,7 +78,6 @@ describe('diagnostic workflow on the real worker', () => {
       expect((await steps(runId)).map((r) => r.step)).toEqual([1, 2]);
 
       const { events } = await handle.fetchHistory();
-      const EventType = temporal.api.enums.v1.EventType;
       const count = (type: number) => events!.filter((e) => e.eventType === type).length;
       expect(count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)).toBe(2);
       expect(count(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).toBe(2);
