@@ -11,6 +11,7 @@ import { SecretBox } from '../lib/secret-box';
 import type { AuthDeps } from './middleware/authenticate';
 import type { Logger } from '../lib/logger';
 import { createApp } from './app';
+import { listenApi } from './http-server';
 import type { ReadinessProbes } from './routes/health';
 
 const PROBE_DEADLINE_MS = 2_000;
@@ -89,9 +90,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       .catch((err: unknown) => logger.warn('nonce sweep failed', { error: String(err) }));
   }, 60_000);
   sweeper.unref();
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.api.port, config.api.host, (err?: Error) => (err ? reject(err) : resolve(s)));
-  });
+  const server = await listenApi(app, config.api.port, config.api.host, logger);
   logger.info('api listening', { host: config.api.host, port: config.api.port });
   return {
     server,

@@ -15,11 +15,3 @@ export function parseScopes(text: string): Scope[] {
   if (parts.length === 0) throw new Error('at least one scope is needed');
   return [...new Set(parts)] as Scope[];
 }
-
-/** Which scope a path needs (SPEC §2), or undefined for paths apps do not call. */
-export function scopeForPath(path: string): Scope | undefined {
-  if (path === '/api/v1/pay' || path.startsWith('/api/v1/pay/')) return 'payments';
-  if (path.startsWith('/api/v1/notifications')) return 'payments';
-  if (path.startsWith('/api/v1/merchant')) return 'merchants';
-  return undefined;
-}

@@ -11,6 +11,7 @@ import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createApp } from '../../src/api/app';
+import { listenApi } from '../../src/api/http-server';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import type { AuthDeps } from '../../src/api/middleware/authenticate';
 import type { ApiServices } from '../../src/api/services';
@@ -200,9 +201,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       logger: logger.child({ component: 'sandbox' }),
     }),
   });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(port, '127.0.0.1', () => resolve(s));
-  });
+  const server = await listenApi(app, port, '127.0.0.1', logger);
 
   return {
     taskQueue,

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { APP_ID_PATTERN, parseScopes, scopeForPath } from '../../src/domain/apps';
+import { APP_ID_PATTERN, parseScopes } from '../../src/domain/apps';
 import { generateAppId, generateSecret, generateWebhookSecret } from '../../src/lib/credentials';
 import { resolveMasterKey } from '../../src/lib/master-key';
 import { SecretBox } from '../../src/lib/secret-box';
@@ -27,19 +27,6 @@ describe('scopes', () => {
     expect(parseScopes('payments, merchants,payments')).toEqual(['payments', 'merchants']);
     expect(() => parseScopes('payments,admin')).toThrow(/unknown scope\(s\): admin/);
     expect(() => parseScopes(' , ')).toThrow(/at least one scope/);
-  });
-
-  test.each([
-    ['/api/v1/pay/unified-order', 'payments'],
-    ['/api/v1/pay/query/P1', 'payments'],
-    ['/api/v1/notifications', 'payments'],
-    ['/api/v1/notifications/n1/resend', 'payments'],
-    ['/api/v1/merchant', 'merchants'],
-    ['/api/v1/merchant/upload-file', 'merchants'],
-    ['/api/v1/payments', undefined],
-    ['/api/v1/notify/payment/sandbox', undefined],
-  ])('when the path is %s, then the scope needed is %p', (p, scope) => {
-    expect(scopeForPath(p)).toBe(scope);
   });
 });
 

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { scopeForPath, type Scope } from '../../domain/apps';
+import type { Scope } from '../../domain/apps';
 import { AppError } from '../../domain/errors';
 import type { AppRepository, NonceStore, RateLimiter } from '../../db/repositories/apps';
 import {
@@ -12,6 +12,7 @@ import {
   type SignableRequest,
 } from '../../lib/http-signature';
 import type { Logger } from '../../lib/logger';
+import { isMultipart, requestHasBody } from './body';
 
 /** SPEC §2 and §9: `created` within ±300 s, a nonce remembered for 10 minutes. */
 export const SIGNATURE_WINDOW_SECONDS = 300;
@@ -38,14 +39,6 @@ export function currentApp(res: Response): AuthenticatedApp {
 
 function unauthorized(message: string): AppError {
   return new AppError('unauthorized', message);
-}
-
-function requestHasBody(req: Request): boolean {
-  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-}
-
-function isMultipart(req: Request): boolean {
-  return (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
 }
 
 function signable(req: Request): SignableRequest {
@@ -85,12 +78,14 @@ function requiredParams(params: Map<string, unknown>): { keyid: string; created:
 }
 
 /**
- * Verifies the RFC 9421 signature of an app's request (SPEC §2), then its scope and rate
- * limit. Answers 401 unauthorized / app_not_found, 403 permission_denied or 429 rate_limited.
- * For multipart bodies, which stream to their route, the announced digest is left in
- * `res.locals.expectedSha256` for the route to check as it reads the upload.
+ * Verifies the RFC 9421 signature of an app's request (SPEC §2), then that the app holds
+ * `scope` and is within its rate limit. Answers 401 unauthorized / app_not_found, 403
+ * permission_denied or 429 rate_limited. The scope is given where this is mounted, by the same
+ * (case-sensitive) path match that routes the request, so routing and authorization cannot
+ * read a path differently. For multipart bodies, which stream to their route, the announced
+ * digest is left in `res.locals.expectedSha256` for the route to check as it reads the upload.
  */
-export function authenticate(deps: AuthDeps) {
+export function authenticate(deps: AuthDeps, scope: Scope) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const log = res.locals.log as Logger;
     const signatureInput = req.get('signature-input');
@@ -160,8 +155,7 @@ export function authenticate(deps: AuthDeps) {
     }
 
     if (app.status !== 'active') throw new AppError('permission_denied', 'app is disabled');
-    const scope = scopeForPath(req.originalUrl.split('?')[0]!);
-    if (scope && !app.scopes.includes(scope)) {
+    if (!app.scopes.includes(scope)) {
       throw new AppError('permission_denied', `app lacks the ${scope} scope`);
     }
 

@@ -10,8 +10,38 @@ declare module 'express-serve-static-core' {
   }
 }
 
-function isMultipart(req: Request): boolean {
+export function isMultipart(req: Request): boolean {
   return (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
+}
+
+export function requestHasBody(req: Request): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * durapay accepts bodies as sent, uncompressed (`identity`): the Content-Digest a request is
+ * signed with covers the content as sent (RFC 9530), and a compressed body would have to be
+ * inflated, without a bound, before any check. Anything else is refused before it is read.
+ */
+export function contentEncodingProblem(req: Request): AppError | undefined {
+  const encoding = req.headers['content-encoding'];
+  if (encoding === undefined || !requestHasBody(req)) return undefined;
+  const codings = encoding
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  if (codings.length === 0) return undefined;
+  return new AppError(
+    'invalid_param',
+    `Content-Encoding ${codings.join(', ').slice(0, 64)} is not accepted: send the body uncompressed`,
+  );
+}
+
+/** Refuses a body with a Content-Encoding durapay does not accept (400 invalid_param). */
+export function refuseEncodedBodies() {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    next(contentEncodingProblem(req));
+  };
 }
 
 /**
@@ -19,7 +49,12 @@ function isMultipart(req: Request): boolean {
  * `req.rawBody`. Multipart uploads are left to stream to their own route.
  */
 export function captureRawBody() {
-  const raw = express.raw({ type: (req) => !isMultipart(req as Request), limit: MAX_JSON_BODY_BYTES });
+  const raw = express.raw({
+    type: (req) => !isMultipart(req as Request),
+    limit: MAX_JSON_BODY_BYTES,
+    // Never inflate: a body is checked and stored as sent (see refuseEncodedBodies).
+    inflate: false,
+  });
   return (req: Request, res: Response, next: NextFunction): void => {
     raw(req, res, (err?: unknown) => {
       if (err) return next(err);

@@ -10,12 +10,21 @@ export function notFound() {
   };
 }
 
+/**
+ * A path value that does not decode as percent-encoded UTF-8 (`%zz`, `%C0%AF`): the router
+ * throws a URIError while matching, before any handler runs.
+ */
+function undecodablePath(err: unknown): AppError | undefined {
+  if (!(err instanceof URIError)) return undefined;
+  return new AppError('invalid_param', 'a path value is not valid percent-encoded UTF-8');
+}
+
 /** The one place an error becomes a response. Anything that is not an AppError is a 500. */
 export function errorHandler(fallbackLogger: Logger) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) return next(err);
     const log = (res.locals.log as Logger | undefined) ?? fallbackLogger;
-    const known = err instanceof AppError ? err : bodyParserError(err);
+    const known = err instanceof AppError ? err : (bodyParserError(err) ?? undecodablePath(err));
     if (known) {
       if (known.httpStatus >= 500) log.error('request failed', { code: known.code, error: known.message });
       return sendError(res, known);

@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { AppError } from '../../domain/errors';
 import { sendData, sendError } from '../envelope';
+import { apiRouter } from '../router';
 
 export type Probe = () => Promise<void>;
 
@@ -33,7 +34,7 @@ async function runProbe(probe: Probe): Promise<string> {
 
 /** `/healthz`: the process is alive. `/readyz`: it can do its work (database and Temporal answer). */
 export function healthRoutes(probes: ReadinessProbes): Router {
-  const router = Router();
+  const router = apiRouter();
   router.get('/healthz', (_req, res) => sendData(res, { status: 'ok' }));
   router.get('/readyz', async (_req, res) => {
     const [database, temporal] = await Promise.all([runProbe(probes.database), runProbe(probes.temporal)]);

@@ -381,7 +381,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
 
   // ---- routes ----
 
-  const router = express.Router();
+  const router = express.Router({ caseSensitive: true });
   router.use(readRawBody());
 
   router.get('/pay/:trade_no', async (req, res) => {
