@@ -193,6 +193,10 @@ export async function receiveMultipart(
       return false;
     },
   });
+  // Text parts as they come, by name: formidable's own `fields` object would take a part named
+  // `__proto__` as its prototype and lose it.
+  const textParts: [string, string][] = [];
+  form.on('field', (name: string, value: string) => textParts.push([name, value]));
   // A part with a file name is a file even when it carries no Content-Type of its own.
   form.onPart = (part) => {
     if (part.originalFilename !== null && !part.mimetype) part.mimetype = 'application/octet-stream';
@@ -200,7 +204,7 @@ export async function receiveMultipart(
   };
 
   const parsed = await form.parse(body as unknown as IncomingMessage).then(
-    ([fields, files]) => ({ ok: true as const, fields, files }),
+    ([, files]) => ({ ok: true as const, files }),
     (err: unknown) => ({ ok: false as const, err }),
   );
   if (!parsed.ok) {
@@ -214,7 +218,7 @@ export async function receiveMultipart(
     if (known) throw known;
     throw parsed.err;
   }
-  const { fields, files } = parsed;
+  const { files } = parsed;
 
   const file = (files[limits.fileField] ?? [])[0];
   const result: ReceivedForm = {
@@ -239,12 +243,13 @@ export async function receiveMultipart(
       throw new AppError('unauthorized', 'Content-Digest does not match the body');
     }
     if (unexpected.length > 0) throw invalid(`unexpected form part "${unexpected[0]}"`);
-    for (const [name, values] of Object.entries(fields)) {
+    for (const [name, value] of textParts) {
       if (name === limits.fileField)
         throw invalid(`${limits.fileField} must be a file part (with a filename)`);
       if (!limits.textFields.includes(name)) throw invalid(`unexpected form part "${name}"`);
-      if ((values ?? []).length > 1) throw invalid(`form part "${name}" is given more than once`);
-      result.fields.set(name, values?.[0] ?? '');
+      if (result.fields.has(name)) throw invalid(`form part "${name}" is given more than once`);
+      if (value.includes('\u0000')) throw invalid(`form part "${name}" must not contain U+0000`);
+      result.fields.set(name, value);
     }
     return result;
   } catch (err) {

@@ -15,6 +15,11 @@ export interface ChannelCapabilities {
   /** Largest amount the channel accepts, in minor units. */
   maxAmount: number;
   currency: string;
+  /**
+   * The shape of the file ids the channel assigns to uploads, when it has one: a text of this
+   * shape in an application's submit_data is a file reference, uploaded or not.
+   */
+  fileIdPattern?: RegExp;
 }
 
 /** Why a channel call did not succeed; activities map it to the SPEC's error codes. */

@@ -75,3 +75,29 @@ export function uploadBaseName(name: string | null | undefined): string {
   const clean = last.replace(/[\x00-\x1f\x7f]/g, '').trim();
   return clean === '' || clean === '.' || clean === '..' ? 'file' : clean;
 }
+
+/** One text inside an application's submit_data, with where it stands (`docs[0].front`). */
+export interface SubmitDataText {
+  path: string;
+  value: string;
+}
+
+/**
+ * Every text value in submit_data that could name an uploaded file (SPEC §5.6): at most
+ * 128 characters, the longest file id a channel may assign. Keys are never file ids.
+ */
+export function fileIdCandidates(submitData: Record<string, unknown>): SubmitDataText[] {
+  const out: SubmitDataText[] = [];
+  const stack: { value: unknown; path: string }[] = [{ value: submitData, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.length > 0 && value.length <= 128) out.push({ path, value });
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push({ value: v, path: `${path}[${i}]` }));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: path ? `${path}.${k}` : k });
+    }
+  }
+  return out;
+}

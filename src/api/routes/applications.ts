@@ -1,10 +1,12 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import Joi from 'joi';
 import { QueryTypes } from 'sequelize';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../domain/errors';
 import { scaleDuration } from '../../domain/durations';
 import { ApplicationRepository, applicationView } from '../../db/repositories/applications';
+import { MerchantRepository } from '../../db/repositories/merchants';
+import { fileIdCandidates } from '../../domain/merchants';
 import { generateApplicationId } from '../../lib/ids';
 import type { Logger } from '../../lib/logger';
 import {
@@ -16,15 +18,19 @@ import { sendData } from '../envelope';
 import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
 import type { ApiServices } from '../services';
-import { validate } from '../validation';
+import { freeFormObject, pathValue, validate } from '../validation';
+import { apiRouter } from '../router';
 
 /** SPEC §5.7: 5 s, 10 s, 30 s, 1 min, 5 min, 15 min, then hourly, for up to 30 days. */
 const AUDIT_POLL_SCHEDULE_MS = [5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000];
 const AUDIT_WINDOW_MS = 30 * 24 * 3_600_000;
 
+/** SPEC §1: `submit_data` serializes to at most 64 KiB. */
+const MAX_SUBMIT_DATA_BYTES = 64 * 1024;
+
 const applySchema = Joi.object({
   channel_code: Joi.string().min(1).max(32).required(),
-  submit_data: Joi.object().unknown(true),
+  submit_data: freeFormObject(MAX_SUBMIT_DATA_BYTES),
   notify_url: Joi.string()
     .max(512)
     .uri({ scheme: ['http', 'https'] }),
@@ -36,8 +42,9 @@ function merchantNotFound(): AppError {
 
 /** SPEC §5.6–5.7: apply for onboarding at a channel, and read the latest application. */
 export function applicationRoutes(services: ApiServices): Router {
-  const router = Router();
+  const router = apiRouter();
   const repo = new ApplicationRepository(services.db);
+  const merchants = new MerchantRepository(services.db);
 
   async function merchantExists(appId: string, merchantId: string): Promise<boolean> {
     const rows = await services.db.sequelize.query(
@@ -47,6 +54,34 @@ export function applicationRoutes(services: ApiServices): Router {
     return rows.length === 1;
   }
 
+  /**
+   * One app never submits another's documents (SPEC §2, §5.6): every text in submit_data that
+   * names a file uploaded at this channel must name one this app uploaded, and a text shaped
+   * like the channel's file ids must name an upload at all.
+   */
+  async function checkFileReferences(
+    appId: string,
+    channelCode: string,
+    fileIdPattern: RegExp | undefined,
+    submitData: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const candidates = fileIdCandidates(submitData ?? {});
+    if (candidates.length === 0) return;
+    const owners = await merchants.fileOwners(
+      channelCode,
+      candidates.map((c) => c.value),
+    );
+    for (const { path, value } of candidates) {
+      const owner = owners.get(value);
+      if (owner === undefined ? fileIdPattern?.test(value) : owner !== appId) {
+        throw new AppError(
+          'invalid_param',
+          `"submit_data.${path}" names file_id ${value}, which this app has not uploaded to channel ${channelCode}`,
+        );
+      }
+    }
+  }
+
   router.post('/api/v1/merchant/:merchantID/apply', parseJsonBody(), async (req, res) => {
     const body = validate(applySchema, req.body) as {
       channel_code: string;
@@ -54,7 +89,7 @@ export function applicationRoutes(services: ApiServices): Router {
       notify_url?: string;
     };
     const { appId } = currentApp(res);
-    const merchantId = String(req.params.merchantID);
+    const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
     const log = res.locals.log as Logger;
     try {
       if (!(await merchantExists(appId, merchantId))) throw merchantNotFound();
@@ -62,6 +97,12 @@ export function applicationRoutes(services: ApiServices): Router {
       if (!channel || !channel.capabilities.onboarding) {
         throw new AppError('internal_system', `channel ${body.channel_code} does not support onboarding`);
       }
+      await checkFileReferences(
+        appId,
+        body.channel_code,
+        channel.capabilities.fileIdPattern,
+        body.submit_data,
+      );
       const opened = await repo.open({
         applicationId: generateApplicationId(),
         appId,
@@ -110,7 +151,7 @@ export function applicationRoutes(services: ApiServices): Router {
 
   router.get('/api/v1/merchant/:merchantID/audit', async (req, res) => {
     const { appId } = currentApp(res);
-    const merchantId = String(req.params.merchantID);
+    const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
     try {
       if (!(await merchantExists(appId, merchantId))) throw merchantNotFound();
       const latest = await repo.latestFor(appId, merchantId);

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import Joi from 'joi';
 import { ConnectionError, DatabaseError, TimeoutError, ValidationError } from 'sequelize';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../domain/errors';
@@ -22,7 +22,8 @@ import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
 import type { ApiServices } from '../services';
 import { receiveMultipart } from '../upload';
-import { validate } from '../validation';
+import { lenientQueryValue, pathValue, validate } from '../validation';
+import { apiRouter } from '../router';
 
 const optionalText = Joi.string().min(1).max(64).allow(null);
 
@@ -63,8 +64,8 @@ interface CreateBody {
 const listQuery = Joi.object({
   status: Joi.string().max(64).allow(''),
   // Read leniently (SPEC §5.3): parsePage turns anything that is not an integer into 0.
-  limit: Joi.string().allow(''),
-  offset: Joi.string().allow(''),
+  limit: lenientQueryValue,
+  offset: lenientQueryValue,
 });
 
 function merchantNotFound(): AppError {
@@ -100,7 +101,7 @@ function internalError(res: Response, message: string, err?: unknown): AppError 
 
 /** SPEC §5.1–5.5: create, list, get and upload. Apply and audit are mounted elsewhere. */
 export function merchantRoutes(services: ApiServices): Router {
-  const router = Router();
+  const router = apiRouter();
   const repo = new MerchantRepository(services.db);
 
   router.post('/api/v1/merchant', parseJsonBody(), async (req, res) => {
@@ -161,10 +162,13 @@ export function merchantRoutes(services: ApiServices): Router {
       }
 
       const channelCode = form.fields.get('channel_code') || services.defaultChannel;
+      if (channelCode.length > 32)
+        throw new AppError('invalid_param', 'channel_code must be at most 32 characters');
       const channel = services.channels.get(channelCode);
-      if (!channel) throw internalError(res, 'upload to an unknown channel', channelCode);
-      if (!channel.capabilities.onboarding) {
-        throw internalError(res, 'upload to a channel without onboarding', channelCode);
+      // Seed 4.3 rule 4: a failure of the upload itself, which includes a channel that cannot
+      // take one, is 500 internal_system; its message says which.
+      if (!channel?.capabilities.onboarding) {
+        throw new AppError('internal_system', `channel ${channelCode} does not support onboarding`);
       }
 
       let content: Buffer;
@@ -203,9 +207,10 @@ export function merchantRoutes(services: ApiServices): Router {
   });
 
   router.get('/api/v1/merchant/:merchantID', async (req, res) => {
+    const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
     let merchant;
     try {
-      merchant = await repo.find(currentApp(res).appId, String(req.params.merchantID));
+      merchant = await repo.find(currentApp(res).appId, merchantId);
     } catch (err) {
       throw databaseError(res, err, 'read the merchant');
     }

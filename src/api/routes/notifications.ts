@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import Joi from 'joi';
 import { AppError } from '../../domain/errors';
 import { NOTIFICATION_STATUSES, type NotificationStatus } from '../../domain/notifications';
@@ -10,7 +10,8 @@ import type { ApiServices } from '../services';
 import { sendData } from '../envelope';
 import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
-import { validate } from '../validation';
+import { lenientQueryValue, pathValue, validate } from '../validation';
+import { apiRouter } from '../router';
 
 const listQuery = Joi.object({
   trade_no: Joi.string().min(1).max(64),
@@ -19,8 +20,8 @@ const listQuery = Joi.object({
     .valid(...NOTIFICATION_STATUSES)
     .allow(''),
   // Read leniently, as the merchant list reads them (SPEC §5.3).
-  limit: Joi.string().allow(''),
-  offset: Joi.string().allow(''),
+  limit: lenientQueryValue,
+  offset: lenientQueryValue,
 });
 
 const resendBody = Joi.object({}).allow(null);
@@ -31,7 +32,7 @@ function notFound(): AppError {
 
 /** SPEC §6 (beyond the seed): notifications with their attempts, and resend. */
 export function notificationRoutes(services: ApiServices): Router {
-  const router = Router();
+  const router = apiRouter();
   const repo = new NotificationRepository(services.db);
 
   router.get('/api/v1/notifications', async (req, res) => {
@@ -52,7 +53,7 @@ export function notificationRoutes(services: ApiServices): Router {
   router.post('/api/v1/notifications/:notificationId/resend', parseJsonBody(), async (req, res) => {
     validate(resendBody, req.body ?? null);
     const { appId } = currentApp(res);
-    const notification = await repo.find(appId, String(req.params.notificationId));
+    const notification = await repo.find(appId, pathValue(req.params, 'notificationId', 'notification_id'));
     if (!notification) throw notFound();
     await resendNotification({
       client: services.client,

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import Joi from 'joi';
 import { QueryTypes } from 'sequelize';
 import {
@@ -34,9 +34,13 @@ import { sendData } from '../envelope';
 import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
 import type { ApiServices } from '../services';
-import { validate } from '../validation';
+import { freeFormObject, pathValue, validate } from '../validation';
+import { apiRouter } from '../router';
 
 const MERCHANT_ORDER_NO = /^[A-Za-z0-9_\-|*.@]{1,64}$/;
+
+/** SPEC §1: `extra` serializes to at most 8 KiB. */
+const MAX_EXTRA_BYTES = 8 * 1024;
 
 const createSchema = Joi.object({
   merchant_order_no: Joi.string().pattern(MERCHANT_ORDER_NO, 'merchant order number').required(),
@@ -51,7 +55,7 @@ const createSchema = Joi.object({
   expire_minutes: Joi.number().integer().min(1).max(1440),
   profit_sharing_amount: Joi.number().integer().min(0).max(MAX_AMOUNT),
   merchant_id: Joi.string().min(1).max(64),
-  extra: Joi.object().unknown(true),
+  extra: freeFormObject(MAX_EXTRA_BYTES),
 })
   .required()
   .messages({ 'string.pattern.name': '{{#label}} must be 1-64 characters of A-Z a-z 0-9 _ - | * . @' });
@@ -104,8 +108,27 @@ function refundAnswer(refund: Refund) {
   };
 }
 
+/**
+ * What a client is told when the request deadline passed before the order decided: the channel
+ * may be slow, or no worker may be running; either way the request may still take effect, and
+ * only sending it again (it is idempotent) says how it ended.
+ */
+const OUTCOME_UNKNOWN = {
+  create:
+    'the outcome is not known yet: the order was not decided within the request deadline ' +
+    '(the channel or durapay is slow or unavailable); send the same request again to learn it, ' +
+    'the order is created at most once',
+  close:
+    'the outcome is not known yet: the close was not decided within the request deadline ' +
+    '(the channel or durapay is slow or unavailable); send it again to learn it',
+  refund:
+    'the outcome is not known yet: the refund was not decided within the request deadline ' +
+    '(the channel or durapay is slow or unavailable) and may still be made; send the request ' +
+    'again with the same merchant_refund_no to learn it',
+} as const;
+
 /** A workflow update's business failure becomes the SPEC error it carries. */
-function toAppError(err: unknown): AppError {
+function toAppError(err: unknown, operation: keyof typeof OUTCOME_UNKNOWN): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
     const type = err.cause.type;
@@ -115,14 +138,14 @@ function toAppError(err: unknown): AppError {
   if (
     (err as WorkflowUpdateRPCTimeoutOrCancelledError)?.name === 'WorkflowUpdateRPCTimeoutOrCancelledError'
   ) {
-    return new AppError('channel_timeout', 'the channel did not answer in time');
+    return new AppError('channel_timeout', OUTCOME_UNKNOWN[operation]);
   }
   throw err;
 }
 
 /** SPEC §3: the five payment endpoints. */
 export function paymentRoutes(services: ApiServices): Router {
-  const router = Router();
+  const router = apiRouter();
   const repo = new PaymentRepository(services.db);
   const scale = (ms: number) => scaleDuration(ms, services.timeScale);
   const deadline = () => Date.now() + services.requestTimeoutMs;
@@ -314,7 +337,7 @@ export function paymentRoutes(services: ApiServices): Router {
       );
       sendData(res, result);
     } catch (err) {
-      throw toAppError(err);
+      throw toAppError(err, 'create');
     }
   });
 
@@ -325,7 +348,7 @@ export function paymentRoutes(services: ApiServices): Router {
   };
 
   router.get(['/api/v1/pay/query', '/api/v1/pay/query/:tradeNo'], async (req, res) => {
-    const tradeNo = req.params.tradeNo ? String(req.params.tradeNo) : '';
+    const tradeNo = pathValue(req.params, 'tradeNo', 'trade_no');
     if (!tradeNo) throw new AppError('missing_param', 'trade_no is required');
     sendData(res, orderView(await findOrder(res, tradeNo)));
   });
@@ -342,7 +365,7 @@ export function paymentRoutes(services: ApiServices): Router {
         workflowId,
       );
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw toAppError(err);
+      if (!(err instanceof WorkflowNotFoundError)) throw toAppError(err, 'close');
       // The order's workflow has ended (its answer to this close may be what was lost): the
       // read model says how it ended. Closing a closed order succeeds (SPEC §3.4).
       const now = await findOrder(res, trade_no);
@@ -404,12 +427,12 @@ export function paymentRoutes(services: ApiServices): Router {
         if (now.status === 'closed') throw new AppError('order_closed', 'order closed');
         throw new AppError('refund_amount_exceed', 'refund amount exceeds the refundable amount');
       }
-      throw toAppError(err);
+      throw toAppError(err, 'refund');
     }
   });
 
   router.get(['/api/v1/pay/refund/query', '/api/v1/pay/refund/query/:refundNo'], async (req, res) => {
-    const refundNo = req.params.refundNo ? String(req.params.refundNo) : '';
+    const refundNo = pathValue(req.params, 'refundNo', 'refund_no');
     if (!refundNo) throw new AppError('missing_param', 'refund_no is required');
     const refund = await repo.findRefund(currentApp(res).appId, refundNo);
     if (!refund) throw new AppError('refund_not_found', 'refund not found');

@@ -52,6 +52,7 @@ export const SANDBOX_CAPABILITIES: ChannelCapabilities = {
   onboarding: true,
   maxAmount: 10 ** 12,
   currency: 'CNY',
+  fileIdPattern: /^sbx_file_[a-z2-7]{24}$/,
 };
 
 interface Answer {

@@ -2,7 +2,7 @@ import { Op, QueryTypes, UniqueConstraintError, type WhereOptions } from 'sequel
 import { maskBankAccount, type MerchantProfitSharing, type MerchantStatus } from '../../domain/merchants';
 import { isoOrNull } from '../../domain/orders';
 import type { Database } from '../index';
-import type { Merchant, MerchantFile } from '../models/merchant';
+import type { Merchant } from '../models/merchant';
 
 /** The merchant as GET /api/v1/merchant[/{id}] shows it (SPEC §5.2): the bank account masked. */
 export function merchantView(m: Merchant) {
@@ -182,16 +182,16 @@ export class MerchantRepository {
     );
   }
 
-  /** An upload of this app (e.g. to check the file ids an application refers to). */
-  async findFile(appId: string, channelCode: string, fileId: string): Promise<MerchantFile | null> {
-    return this.db.models.MerchantFile.findOne({ where: { appId, channelCode, fileId } });
-  }
-
-  /** The uploads of this app among `fileIds` at this channel. */
-  async findFiles(appId: string, channelCode: string, fileIds: readonly string[]): Promise<MerchantFile[]> {
-    if (fileIds.length === 0) return [];
-    return this.db.models.MerchantFile.findAll({
-      where: { appId, channelCode, fileId: { [Op.in]: [...fileIds] } },
+  /**
+   * Which app uploaded each of `fileIds` at this channel (file ids unknown to durapay are
+   * absent), so that an application can be checked to name only its own app's files.
+   */
+  async fileOwners(channelCode: string, fileIds: readonly string[]): Promise<Map<string, string>> {
+    if (fileIds.length === 0) return new Map();
+    const rows = await this.db.models.MerchantFile.findAll({
+      where: { channelCode, fileId: { [Op.in]: [...new Set(fileIds)] } },
+      attributes: ['fileId', 'appId'],
     });
+    return new Map(rows.map((r) => [r.fileId, r.appId]));
   }
 }
