@@ -104,7 +104,7 @@ const schema = Joi.object({
   DURAPAY_DATA_DIR: Joi.string(),
   DURAPAY_CACHE_DIR: Joi.string(),
   LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info'),
-  HOST: Joi.string().hostname().default('0.0.0.0'),
+  HOST: Joi.string().hostname(),
   PORT: port.default(8080),
   API_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
@@ -186,7 +186,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     cacheDir: path.resolve(cwd, str('DURAPAY_CACHE_DIR') ?? defaultCacheDir(env)),
     logLevel: str('LOG_LEVEL') as Config['logLevel'],
     api: {
-      host: str('HOST')!,
+      // Loopback unless in production: the development sandbox's checkout pays any order whose
+      // trade_no is known, and is for this machine only (HOST=0.0.0.0 exposes it on purpose).
+      host: str('HOST') ?? (envName === 'production' ? '0.0.0.0' : '127.0.0.1'),
       port: num('PORT'),
       requestTimeoutMs: num('API_REQUEST_TIMEOUT_MS'),
     },

@@ -9,7 +9,7 @@ describe('loadConfig', () => {
       dataDir: path.resolve('/srv/app/.durapay'),
       cacheDir: '/home/u/.cache/durapay',
       logLevel: 'info',
-      api: { host: '0.0.0.0', port: 8080, requestTimeoutMs: 10_000 },
+      api: { host: '127.0.0.1', port: 8080, requestTimeoutMs: 10_000 },
       database: { url: undefined, embeddedPort: 54329 },
       temporal: {
         address: undefined,
@@ -42,6 +42,17 @@ describe('loadConfig', () => {
     expect(config.timeScale).toBe(0.001);
     expect(config.env).toBe('production');
     expect(config.cacheDir).toBe('/var/cache/durapay');
+  });
+
+  test.each([
+    [{}, '127.0.0.1'],
+    [{ DURAPAY_ENV: 'test' }, '127.0.0.1'],
+    [{ NODE_ENV: 'production' }, '0.0.0.0'],
+    [{ DURAPAY_ENV: 'production' }, '0.0.0.0'],
+    [{ HOST: '0.0.0.0' }, '0.0.0.0'],
+    [{ NODE_ENV: 'production', HOST: '10.0.0.5' }, '10.0.0.5'],
+  ])('when the environment is %p, then the API binds %s', (env, host) => {
+    expect(loadConfig(env).api.host).toBe(host);
   });
 
   test('when a variable is empty, then it counts as unset', () => {
