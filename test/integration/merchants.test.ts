@@ -7,6 +7,7 @@ import type { AppCredentials } from '../../src/db/repositories/apps';
 import { signRequest } from '../../src/lib/http-signature';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
+import { multipart, type Part } from '../support/multipart';
 import { signedFetch } from '../support/signing';
 
 jest.setTimeout(120_000);
@@ -398,29 +399,6 @@ describe('GET /api/v1/merchant', () => {
   });
 });
 
-interface Part {
-  name: string;
-  value?: string;
-  filename?: string;
-  contentType?: string;
-  content?: Buffer;
-}
-
-/** multipart/form-data (RFC 7578) as exact bytes, so the Content-Digest covers what is sent. */
-function multipart(parts: Part[]): { body: Buffer; contentType: string } {
-  const boundary = `test-${randomBytes(12).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"`;
-    head += '\r\n';
-    if (p.contentType !== undefined) head += `Content-Type: ${p.contentType}\r\n`;
-    chunks.push(Buffer.from(`${head}\r\n`), p.content ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
 const PNG = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(2048)]);
 
 function filePart(content: Buffer = PNG, filename = 'license.png'): Part {
@@ -689,7 +667,11 @@ describe('POST /api/v1/merchant/upload-file', () => {
         { name: 'file_media_type', value: 'image/png' },
         filePart(),
       ]);
-      expect(res).toMatchObject({ status: 500, code: 'internal_system', message: 'internal system error' });
+      expect(res).toMatchObject({
+        status: 500,
+        code: 'internal_system',
+        message: 'channel nowhere does not support onboarding',
+      });
     });
   });
 
