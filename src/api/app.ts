@@ -3,7 +3,7 @@ import type { Scope } from '../domain/apps';
 import type { Logger } from '../lib/logger';
 import { authenticate, type AuthDeps } from './middleware/authenticate';
 import { captureRawBody, refuseEncodedBodies } from './middleware/body';
-import { errorHandler, notFound } from './middleware/errors';
+import { errorHandler, notFound, notFoundError } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { healthRoutes, type ReadinessProbes } from './routes/health';
 import { applicationRoutes } from './routes/applications';
@@ -37,6 +37,8 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(requestContext(deps.logger));
+  // Express would answer OPTIONS itself, in plain text; durapay has no OPTIONS routes (no CORS).
+  app.use((req, _res, next) => next(req.method === 'OPTIONS' ? notFoundError(req) : undefined));
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
   app.use(callbackRoutes(deps.services));
   app.use(refuseEncodedBodies());

@@ -185,6 +185,14 @@ describe('one canonical form of paths (SPEC §1)', () => {
     }
   });
 
+  test.each(['/api/v1/pay/unified-order', '/healthz', '/api/v1/notify/payment/sandbox'])(
+    'when OPTIONS %s is asked, then 404 not_found in the envelope, not a plain-text list of methods',
+    async (path) => {
+      const res = await answer(await fetch(`${stack.baseUrl}${path}`, { method: 'OPTIONS' }));
+      expect(res).toMatchObject({ status: 404, code: 'not_found', message: `no route for OPTIONS ${path}` });
+    },
+  );
+
   test('when an unsigned request names a route in another case, then 404, not 401: authorization runs only where routing does', async () => {
     const res = await answer(await fetch(`${stack.baseUrl}/API/V1/MERCHANT`));
     expect(res).toMatchObject({ status: 404, code: 'not_found' });

@@ -4,9 +4,14 @@ import type { Logger } from '../../lib/logger';
 import { sendError } from '../envelope';
 import { bodyParserError } from './body';
 
+export function notFoundError(req: Request): AppError {
+  const path = req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path;
+  return new AppError('not_found', `no route for ${req.method} ${path}`);
+}
+
 export function notFound() {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    next(new AppError('not_found', `no route for ${req.method} ${req.path}`));
+    next(notFoundError(req));
   };
 }
 
