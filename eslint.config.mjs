@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', '.durapay/', 'bench/results/'] },
+  { ignores: ['dist/', 'coverage/', 'node_modules/', '.durapay/', 'bench/results/', 'fuzz/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -52,7 +52,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'],
+    files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'fuzz/**/*.ts', 'bin/**/*.js'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -26,6 +26,8 @@ export interface Stack {
   roles: Record<string, number>;
   /** What was measured, in one line, for the report. */
   description: string;
+  /** The JSON lines durapay's processes wrote (own stack only). */
+  logFile?: string;
   stop(): Promise<void>;
 }
 
@@ -54,11 +56,11 @@ export function assertLoopback(baseUrl: string): URL {
 }
 
 /** Creates the bench's own app with `durapay apps create`, against the database `env` points at. */
-async function createApp(env: NodeJS.ProcessEnv, name: string): Promise<AppCredentials> {
+async function createApp(env: NodeJS.ProcessEnv, name: string, scopes: string): Promise<AppCredentials> {
   try {
     const { stdout } = await run(
       process.execPath,
-      [DURAPAY_BIN, 'apps', 'create', '--name', name, '--scopes', 'payments', '--json'],
+      [DURAPAY_BIN, 'apps', 'create', '--name', name, '--scopes', scopes, '--json'],
       { env, timeout: 60_000 },
     );
     return JSON.parse(stdout.trim()) as AppCredentials;
@@ -75,6 +77,10 @@ export interface OwnStackOptions {
   databaseUrl?: string;
   /** Node flags for durapay's processes (--cpu-prof, for instance). */
   nodeFlags?: string[];
+  /** The scopes of the app created for the run (default `payments`). */
+  appScopes?: string;
+  /** The name the app and the scratch database are given (default `bench`). */
+  purpose?: string;
   say: (line: string) => void;
 }
 
@@ -98,7 +104,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
 
   let scratchDb: { admin: string; name: string } | undefined;
   if (opts.databaseUrl) {
-    scratchDb = { admin: opts.databaseUrl, name: `durapay_bench_${stamp}` };
+    scratchDb = { admin: opts.databaseUrl, name: `durapay_${opts.purpose ?? 'bench'}_${stamp}` };
     const pg = new PgClient({ connectionString: opts.databaseUrl });
     await pg.connect();
     try {
@@ -176,7 +182,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
     }
     if (HAS_PROC && (!roles.api || !roles.worker))
       throw new Error(`could not find the API and worker processes of durapay start (pid ${child.pid})`);
-    const app = await createApp(env, `bench-${stamp}`);
+    const app = await createApp(env, `${opts.purpose ?? 'bench'}-${stamp}`, opts.appScopes ?? 'payments');
     return {
       baseUrl,
       temporalAddress: `127.0.0.1:${temporalPort}`,
@@ -185,6 +191,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
       app,
       roles,
       description: `own stack (durapay start: ${scratchDb ? 'Postgres database on DATABASE_URL' : 'embedded Postgres'}, Temporal dev server)`,
+      logFile,
       stop,
     };
   } catch (err) {
@@ -201,6 +208,8 @@ export interface AttachOptions {
   /** Pids of the running API and worker; found by their command lines when not given. */
   apiPid?: number;
   workerPid?: number;
+  appScopes?: string;
+  purpose?: string;
   say: (line: string) => void;
 }
 
@@ -228,7 +237,11 @@ export async function attachStack(opts: AttachOptions): Promise<Stack> {
   if (worker) roles.worker = worker;
   const temporal = findProcesses(/ server start-dev /);
   if (temporal.length === 1) roles.temporal = temporal[0]!;
-  const app = await createApp(process.env, `bench-${Date.now().toString(36)}`);
+  const app = await createApp(
+    process.env,
+    `${opts.purpose ?? 'bench'}-${Date.now().toString(36)}`,
+    opts.appScopes ?? 'payments',
+  );
   opts.say(
     "  reusing a running stack: its rate limit applies (RATE_LIMIT_PER_SEC, 100/s by default; 429s count as errors), and the bench's orders stay in its Temporal and database (it ends a phase's open orders before the next phase; their rows stay pending)",
   );
