@@ -110,6 +110,9 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   const ready = await fetch(`${api}/readyz`);
   expect(ready.status).toBe(200);
   expect((await envelope(ready)).data).toEqual({ status: 'ready', database: 'ok', temporal: 'ok' });
+  // Bound to 127.0.0.1 only: the sandbox checkout is not for the network. (A server bound to
+  // 0.0.0.0 would answer on 127.0.0.2 too, which every Linux routes to loopback.)
+  await expect(fetch(`http://127.0.0.2:${ports.api}/healthz`)).rejects.toThrow();
   expect(first.stderr()).toContain(`API           http://localhost:${ports.api}`);
   expect(first.stderr()).toContain(`Temporal UI   http://localhost:${ports.ui}`);
   expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
