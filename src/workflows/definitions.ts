@@ -75,6 +75,10 @@ export const patches = {
   orderLocalActivities: 'order-local-activities',
   /** The notification workflow opens its attempt series in a local activity. */
   notificationLocalSeries: 'notification-local-series',
+  /** The order's handlers and steps run one at a time through a FIFO lock (src/workflows/lock.ts). */
+  orderHandlerLock: 'order-handler-lock',
+  /** An application's submits run one at a time through the same lock. */
+  applicationHandlerLock: 'application-handler-lock',
 } as const;
 
 export const workflowIds = {

@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -12,8 +13,10 @@ import type { Activities } from '../activities';
 import type { ApplicationState } from '../channels/types';
 import { FINAL_APPLICATION_STATUSES } from '../domain/merchants';
 import { pollGap } from '../domain/orders';
+import { handlerLock, unlocked } from './lock';
 import {
   activityProfiles,
+  patches,
   searchAttributes,
   submitApplicationUpdate,
   type MerchantApplicationInput,
@@ -50,7 +53,11 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
     state = next;
   }
 
-  setHandler(submitApplicationUpdate, async () => {
+  // Submits one at a time: a second submit waits for the first and answers what it decided.
+  const lock = patched(patches.applicationHandlerLock) ? handlerLock() : unlocked;
+  setHandler(submitApplicationUpdate, () => lock.runExclusive(submit));
+
+  async function submit() {
     if (phase === 'submitted') return { application_id: input.applicationId };
     if (phase === 'failed') throw ApplicationFailure.nonRetryable(failure!.message, 'internal_system');
     try {
@@ -68,7 +75,7 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
       });
       throw ApplicationFailure.nonRetryable(failure.message, 'internal_system');
     }
-  });
+  }
 
   await condition(() => phase !== 'new', '5 minutes');
   if (phase !== 'submitted') {

@@ -44,6 +44,7 @@ import {
   type RefundResult,
   type RefundSettledSignal,
 } from './definitions';
+import { handlerLock, legacyConditionGate } from './lock';
 import type { refundWorkflow } from './refund';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
@@ -137,17 +138,11 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   const payments: PaymentSignal[] = [];
   const settlements: RefundSettledSignal[] = [];
 
-  // One handler at a time: concurrent creates, closes and refunds are serialized here.
-  let busy = false;
-  async function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    await condition(() => !busy);
-    busy = true;
-    try {
-      return await fn();
-    } finally {
-      busy = false;
-    }
-  }
+  // One handler or main-loop step at a time, in arrival order: concurrent creates, closes and
+  // refunds are serialized here. Runs recorded before the lock replay with the gate they used.
+  const lockedRuns = patched(patches.orderHandlerLock);
+  const lock = lockedRuns ? handlerLock() : legacyConditionGate();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => lock.runExclusive(fn);
 
   function setStatus(status: OrderStatus): void {
     state.status = status;
@@ -279,86 +274,126 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     }),
   );
 
-  setHandler(refundOrderUpdate, (req: RefundRequest) =>
-    exclusive(async (): Promise<RefundResult> => {
-      if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
-      // The same request sent again (the API retries a refused delivery): same answer.
-      if (state.refunds[req.refundNo]) return state.refunds[req.refundNo]!.result;
-      if (req.merchantRefundNo && state.refundsByMerchantNo[req.merchantRefundNo]) {
-        return state.refunds[state.refundsByMerchantNo[req.merchantRefundNo]!]!.result;
-      }
-      if (state.status === 'pending') throw appFailure('order_not_paid', 'order not paid');
-      if (state.status === 'closed') throw appFailure('order_closed', 'order closed');
-      const amount = state.request!.amount;
-      if (req.amount > amount - state.refundedAmount - state.inFlightAmount) {
-        throw appFailure('refund_amount_exceed', 'refund amount exceeds the refundable amount');
-      }
-      state.inFlightAmount += req.amount;
-      await db.recordRefundCreated({
-        refundNo: req.refundNo,
-        appId: input.appId,
+  /** Refunds whose channel call is under way, by refund_no and by `m:` + merchant_refund_no. */
+  const refundsInFlight = new Map<string, Promise<RefundResult>>();
+
+  /**
+   * Decides a refund at once, with no await: the answer already given to the same refund (or
+   * the same merchant_refund_no), a refusal, or a reservation of its amount. Decisions are made
+   * one at a time under the lock, so concurrent refunds can never reserve more than the order.
+   */
+  function decideRefund(req: RefundRequest): { existing: Promise<RefundResult> } | { reserved: true } {
+    if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+    // The same request sent again (the API retries a refused delivery): same answer.
+    const known = state.refunds[req.refundNo];
+    if (known) return { existing: Promise.resolve(known.result) };
+    const byMerchantNo = req.merchantRefundNo ? state.refundsByMerchantNo[req.merchantRefundNo] : undefined;
+    if (byMerchantNo) return { existing: Promise.resolve(state.refunds[byMerchantNo]!.result) };
+    const inFlight =
+      refundsInFlight.get(req.refundNo) ??
+      (req.merchantRefundNo ? refundsInFlight.get(`m:${req.merchantRefundNo}`) : undefined);
+    if (inFlight) return { existing: inFlight };
+    if (state.status === 'pending') throw appFailure('order_not_paid', 'order not paid');
+    if (state.status === 'closed') throw appFailure('order_closed', 'order closed');
+    const amount = state.request!.amount;
+    if (req.amount > amount - state.refundedAmount - state.inFlightAmount) {
+      throw appFailure('refund_amount_exceed', 'refund amount exceeds the refundable amount');
+    }
+    state.inFlightAmount += req.amount;
+    return { reserved: true };
+  }
+
+  /** Makes a reserved refund at the channel and hands it to its own workflow. */
+  async function performRefund(req: RefundRequest): Promise<RefundResult> {
+    const amount = state.request!.amount;
+    await db.recordRefundCreated({
+      refundNo: req.refundNo,
+      appId: input.appId,
+      tradeNo: state.tradeNo,
+      merchantRefundNo: req.merchantRefundNo,
+      refundAmount: req.amount,
+      reason: req.reason,
+      notifyUrl: req.notifyUrl,
+      createdAt: new Date().toISOString(),
+    });
+    let st;
+    try {
+      st = await channel.requestChannelRefund({
+        channelCode: input.channelCode,
         tradeNo: state.tradeNo,
-        merchantRefundNo: req.merchantRefundNo,
-        refundAmount: req.amount,
+        refundNo: req.refundNo,
+        amount: req.amount,
+        totalAmount: amount,
         reason: req.reason,
-        notifyUrl: req.notifyUrl,
-        createdAt: new Date().toISOString(),
+        callbackUrl: input.callbackUrl,
       });
-      let st;
-      try {
-        st = await channel.requestChannelRefund({
-          channelCode: input.channelCode,
+    } catch (err) {
+      // Refused or unreachable: the refund failed and its amount is free again.
+      state.inFlightAmount -= req.amount;
+      const f = failureOf(err, 'channel_timeout');
+      await db.recordRefundSettled({
+        refundNo: req.refundNo,
+        status: 'failed',
+        channelRefundNo: null,
+        refundTime: null,
+        failReason: f.message,
+      });
+      throw appFailure(f.code, f.message);
+    }
+    const channelRefundNo = st.status === 'not_found' ? null : st.channelRefundNo;
+    const result: RefundResult = {
+      refund_no: req.refundNo,
+      trade_no: state.tradeNo,
+      refund_amount: req.amount,
+      status: 'processing',
+      channel_refund_no: channelRefundNo,
+    };
+    state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
+    if (req.merchantRefundNo) state.refundsByMerchantNo[req.merchantRefundNo] = req.refundNo;
+    await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
+    // The refund's own workflow follows it to a final state (callback or polling) and reports back.
+    await startChild<typeof refundWorkflow>('refundWorkflow', {
+      workflowId: workflowIds.refund(req.refundNo),
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [
+        {
+          appId: input.appId,
           tradeNo: state.tradeNo,
           refundNo: req.refundNo,
+          channelCode: input.channelCode,
           amount: req.amount,
-          totalAmount: amount,
-          reason: req.reason,
-          callbackUrl: input.callbackUrl,
-        });
-      } catch (err) {
-        // Refused or unreachable: the refund failed and its amount is free again.
-        state.inFlightAmount -= req.amount;
-        const f = failureOf(err, 'channel_timeout');
-        await db.recordRefundSettled({
-          refundNo: req.refundNo,
-          status: 'failed',
-          channelRefundNo: null,
-          refundTime: null,
-          failReason: f.message,
-        });
-        throw appFailure(f.code, f.message);
-      }
-      const channelRefundNo = st.status === 'not_found' ? null : st.channelRefundNo;
-      const result: RefundResult = {
-        refund_no: req.refundNo,
-        trade_no: state.tradeNo,
-        refund_amount: req.amount,
-        status: 'processing',
-        channel_refund_no: channelRefundNo,
-      };
-      state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
-      if (req.merchantRefundNo) state.refundsByMerchantNo[req.merchantRefundNo] = req.refundNo;
-      await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
-      // The refund's own workflow follows it to a final state (callback or polling) and reports back.
-      await startChild<typeof refundWorkflow>('refundWorkflow', {
-        workflowId: workflowIds.refund(req.refundNo),
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        args: [
-          {
-            appId: input.appId,
-            tradeNo: state.tradeNo,
-            refundNo: req.refundNo,
-            channelCode: input.channelCode,
-            amount: req.amount,
-            orderWorkflowId: workflowInfo().workflowId,
-            pollGapsMs: input.timings.refundPollGapsMs,
-            pollForMs: input.timings.refundPollForMs,
-          },
-        ],
+          orderWorkflowId: workflowInfo().workflowId,
+          pollGapsMs: input.timings.refundPollGapsMs,
+          pollForMs: input.timings.refundPollForMs,
+        },
+      ],
+    });
+    return result;
+  }
+
+  if (lockedRuns) {
+    // Only the decision holds the lock: refunds already reserved go to the channel side by
+    // side, and a repeat of one under way waits for its answer instead of refunding again.
+    setHandler(refundOrderUpdate, async (req: RefundRequest): Promise<RefundResult> => {
+      const decided = await exclusive(async () => {
+        const d = decideRefund(req);
+        if ('existing' in d) return { outcome: d.existing };
+        const outcome = performRefund(req);
+        refundsInFlight.set(req.refundNo, outcome);
+        if (req.merchantRefundNo) refundsInFlight.set(`m:${req.merchantRefundNo}`, outcome);
+        return { outcome };
       });
-      return result;
-    }),
-  );
+      return decided.outcome;
+    });
+  } else {
+    // As recorded before the lock: the whole refund inside the gate.
+    setHandler(refundOrderUpdate, (req: RefundRequest) =>
+      exclusive(async (): Promise<RefundResult> => {
+        const d = decideRefund(req);
+        return 'existing' in d ? d.existing : performRefund(req);
+      }),
+    );
+  }
 
   setHandler(paymentSignal, (s) => {
     payments.push(s);
@@ -480,7 +515,10 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     const profitWait =
       state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
     const woke = await condition(
-      () => settlements.length > 0 || payments.length > 0 || (workflowInfo().continueAsNewSuggested && !busy),
+      () =>
+        settlements.length > 0 ||
+        payments.length > 0 ||
+        (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
       profitWait ?? '365 days',
     );
     if (!woke && state.profitShareAtMs !== null) {
@@ -497,7 +535,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       return 'refunded';
     }
     if (workflowInfo().continueAsNewSuggested) {
-      await condition(() => !busy && allHandlersFinished());
+      await condition(() => !lock.isLocked() && allHandlersFinished());
       if (payments.length === 0 && settlements.length === 0) {
         await continueAsNew<typeof orderWorkflow>(input, state);
       }

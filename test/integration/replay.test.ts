@@ -49,11 +49,12 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
 }
 
 /**
- * The fixtures of today's code, and in before-local-activities/ those recorded before the order
- * and notification workflows moved their hot path to local activities: workflows started then
- * must still replay (they take the unpatched path).
+ * The fixtures of today's code; in before-handler-lock/ those recorded before the order and
+ * application workflows serialized their handlers with a FIFO lock; in before-local-activities/
+ * those recorded before the order and notification workflows moved their hot path to local
+ * activities. Workflows started then must still replay (they take the unpatched paths).
  */
-const FIXTURE_SETS = ['.', 'before-local-activities'];
+const FIXTURE_SETS = ['.', 'before-handler-lock', 'before-local-activities'];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
   const files = FIXTURE_SETS.flatMap((set) => {
