@@ -157,6 +157,10 @@ export class SandboxStore {
       { ...order, channelTradeNo: upperId('SBXT'), extra: JSON.stringify(order.extra) },
     );
     if (inserted[0]) return { order: withAmount(inserted[0]), created: true };
+    await this.db.sequelize.query(
+      'UPDATE sandbox_orders SET create_requests = create_requests + 1 WHERE trade_no = :tradeNo',
+      { replacements: { tradeNo: order.trade_no } },
+    );
     const existing = await this.findOrder(order.trade_no);
     if (!existing) throw new Error(`sandbox order ${order.trade_no} vanished during insert`);
     return { order: existing, created: false };
@@ -218,14 +222,14 @@ export class SandboxStore {
    */
   async createRefund(refund: NewRefund, delayMs: number): Promise<{ refund: RefundRow; created: boolean }> {
     const earlier = await this.findRefundRow(refund.refund_no);
-    if (earlier) return { refund: earlier, created: false };
+    if (earlier) return { refund: await this.countRepeat(earlier), created: false };
 
     return this.db.sequelize.transaction(async (transaction) => {
       const order = await this.findOrder(refund.trade_no, transaction);
       if (!order) throw new SandboxRefusal(404, 'order_not_found', `order ${refund.trade_no} does not exist`);
       // Looked up again under the lock: a concurrent twin may have just been accepted.
       const twin = await this.findRefundRow(refund.refund_no, transaction);
-      if (twin) return { refund: twin, created: false };
+      if (twin) return { refund: await this.countRepeat(twin, transaction), created: false };
       if (order.status !== 'paid') {
         throw new SandboxRefusal(
           422,
@@ -272,6 +276,15 @@ export class SandboxStore {
       if (!row) throw new Error(`sandbox refund ${refund.refund_no} was not stored`);
       return { refund: withAmount(row), created: true };
     });
+  }
+
+  /** A refund asked for again (answered with the first): counted, so tests see every request. */
+  private async countRepeat(refund: RefundRow, transaction?: Transaction): Promise<RefundRow> {
+    await this.db.sequelize.query(
+      'UPDATE sandbox_refunds SET refund_requests = refund_requests + 1 WHERE refund_no = :refundNo',
+      { replacements: { refundNo: refund.refund_no }, transaction },
+    );
+    return refund;
   }
 
   async findRefund(refundNo: string): Promise<RefundRow | null> {

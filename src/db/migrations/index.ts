@@ -7,6 +7,7 @@ import { payments } from './0004-payments';
 import { sandbox } from './0005-sandbox';
 import { merchants } from './0006-merchants';
 import { openApplications } from './0007-open-applications';
+import { sandboxRequestCounts } from './0008-sandbox-request-counts';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   sandbox,
   merchants,
   openApplications,
+  sandboxRequestCounts,
 ];
