@@ -24,6 +24,20 @@ function undecodablePath(err: unknown): AppError | undefined {
   return new AppError('invalid_param', 'a path value is not valid percent-encoded UTF-8');
 }
 
+/** What an error was caused by, innermost last (gRPC codes included), for the log only. */
+function causesOf(err: unknown): string[] {
+  const out: string[] = [];
+  for (
+    let e = (err as { cause?: unknown } | null)?.cause;
+    e && out.length < 5;
+    e = (e as { cause?: unknown }).cause
+  ) {
+    const { name, message, code } = e as { name?: unknown; message?: unknown; code?: unknown };
+    out.push(`${String(name)}: ${String(message)}${code === undefined ? '' : ` (code ${String(code)})`}`);
+  }
+  return out;
+}
+
 /** The one place an error becomes a response. Anything that is not an AppError is a 500. */
 export function errorHandler(fallbackLogger: Logger) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
@@ -34,7 +48,10 @@ export function errorHandler(fallbackLogger: Logger) {
       if (known.httpStatus >= 500) log.error('request failed', { code: known.code, error: known.message });
       return sendError(res, known);
     }
-    log.error('unexpected error', { error: err instanceof Error ? err.stack : String(err) });
+    log.error('unexpected error', {
+      error: err instanceof Error ? err.stack : String(err),
+      causes: causesOf(err),
+    });
     sendError(res, new AppError('internal_system', INTERNAL_SYSTEM_MESSAGE));
   };
 }

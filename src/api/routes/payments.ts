@@ -79,8 +79,11 @@ function serviceNo(prefix: 'P' | 'R', now = new Date()): string {
 
 /**
  * The server refuses an update it cannot take now: more than its limit of in-flight updates on
- * one workflow (RESOURCE_EXHAUSTED), or an update aborted because the run continued as new.
- * Neither was applied, so the update is sent again (every update here is idempotent).
+ * one workflow (RESOURCE_EXHAUSTED), an update aborted because the run continued as new or its
+ * workflow task was lost (UNAVAILABLE, ABORTED), or one whose workflow task the server failed
+ * while it was in flight (FAILED_PRECONDITION, "unexpected workflow task failure": the server
+ * calls it transient, to be retried). None was applied, so the update is sent again (every
+ * update here is idempotent).
  */
 function isTransientUpdateError(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
@@ -88,7 +91,9 @@ function isTransientUpdateError(err: unknown): boolean {
     if (code === 8 || code === 10 || code === 14) return true;
     if (
       typeof message === 'string' &&
-      /in-flight updates|update was aborted|workflow is closing/i.test(message)
+      /in-flight updates|update was aborted|workflow is closing|unexpected workflow task failure|registry was cleared/i.test(
+        message,
+      )
     ) {
       return true;
     }
