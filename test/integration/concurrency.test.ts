@@ -1,0 +1,336 @@
+/**
+ * No money moves twice under concurrency (SPEC §3.1, §3.5, §7). Every race here runs for many
+ * rounds, and counts its effects where they land: requests at the channel (the sandbox counts
+ * every create and refund it is asked for), rows and totals in the read model, notifications at
+ * the receiver, and activities in the order's history; never only the answers.
+ */
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import { QueryTypes } from 'sequelize';
+import { NativeConnection } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { createApp } from '../../src/api/app';
+import { listenApi } from '../../src/api/http-server';
+import { readinessProbes } from '../../src/api/server';
+import type { AppCredentials } from '../../src/db/repositories/apps';
+import { createWorker } from '../../src/worker';
+import { workflowIds } from '../../src/workflows/definitions';
+import { captureLogger, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { envelope } from '../support/http';
+import { inRounds, paymentsClient, type Created, type PaymentsClient } from '../support/payments';
+import { freePort } from '../support/ports';
+import { Receiver } from '../support/receiver';
+import { signedFetch } from '../support/signing';
+import { globalState } from '../support/state';
+import { until } from '../support/wait';
+
+jest.setTimeout(300_000);
+
+const ROUNDS = 20;
+
+let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let pay: PaymentsClient;
+
+beforeAll(async () => {
+  stack = await startTestStack({ timeScale: 0.01, sandboxRefundDelayMs: 200 });
+  app = await stack.createApp(['payments']);
+  receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
+});
+afterAll(async () => {
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+const EventType = temporal.api.enums.v1.EventType;
+
+/** How many times the order's history ran an activity (remote or local) of this type. */
+async function activityRuns(workflowId: string, activityType: string): Promise<number> {
+  let n = 0;
+  // Every run of the order (it may continue as new).
+  for await (const run of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const { events } = await stack.client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    for (const e of events ?? []) {
+      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+        if (e.activityTaskScheduledEventAttributes?.activityType?.name === activityType) n += 1;
+      } else if (e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED) {
+        const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+        if (data && Buffer.from(data).toString('utf8').includes(`"${activityType}"`)) n += 1;
+      }
+    }
+  }
+  return n;
+}
+
+const orderWorkflowId = (merchantOrderNo: string) => workflowIds.order(app.app_id, merchantOrderNo);
+
+describe('identical creates', () => {
+  test(`when 20 identical creates arrive at once, ${ROUNDS} rounds, then every round has one order, one channel create, one read-model write and exactly one is_idempotent false`, async () => {
+    const rounds = await inRounds(ROUNDS, 4, async () => {
+      const body = pay.orderBody();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => pay.post<Created>('/api/v1/pay/unified-order', body)),
+      );
+      const tradeNo = answers[0]!.data?.trade_no ?? '';
+      const workflowId = orderWorkflowId(body.merchant_order_no);
+      return {
+        codes: [...new Set(answers.map((a) => a.code))],
+        tradeNos: new Set(answers.map((a) => a.data?.trade_no)).size,
+        firsts: answers.filter((a) => a.data?.is_idempotent === false).length,
+        orders: await pay.count('SELECT count(*) AS n FROM orders WHERE merchant_order_no = :m', {
+          m: body.merchant_order_no,
+        }),
+        channelCreates: await pay.channelCreates(tradeNo),
+        createActivities: await activityRuns(workflowId, 'createChannelPayment'),
+        readModelWrites: await activityRuns(workflowId, 'recordOrderCreated'),
+      };
+    });
+    const expected = {
+      codes: ['success'],
+      tradeNos: 1,
+      firsts: 1,
+      orders: 1,
+      channelCreates: 1,
+      createActivities: 1,
+      readModelWrites: 1,
+    };
+    expect(rounds).toEqual(Array.from({ length: ROUNDS }, () => expected));
+  });
+});
+
+describe('many updates in one activation', () => {
+  let server: Server;
+  let burstUrl: string;
+  const taskQueue = uniqueName('tq-burst');
+
+  beforeAll(async () => {
+    // The same API on a task queue that no worker polls yet: every update waits at the server.
+    const { logger } = captureLogger();
+    const api = createApp({
+      logger,
+      readiness: readinessProbes(stack.database.db, stack.connection),
+      auth: stack.auth,
+      services: { ...stack.services, taskQueue, requestTimeoutMs: 60_000 },
+    });
+    server = await listenApi(api, await freePort(), '127.0.0.1', logger);
+    burstUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server?.close(r));
+  });
+
+  test(`when 10 creates for each of ${ROUNDS} orders reach the worker in its first activation, then each order calls the channel once and answers is_idempotent false once`, async () => {
+    const bodies = Array.from({ length: ROUNDS }, () => pay.orderBody());
+    const answers = bodies.map((body) =>
+      Promise.all(
+        Array.from({ length: 10 }, async () =>
+          envelope<Created>(
+            await signedFetch(burstUrl, app, 'POST', '/api/v1/pay/unified-order', { json: body }),
+          ),
+        ),
+      ),
+    );
+    // Every order's workflow exists, and its creates wait at the server for a worker.
+    await until('every order started', async () => {
+      for (const b of bodies) {
+        try {
+          await stack.client.workflow.getHandle(orderWorkflowId(b.merchant_order_no)).describe();
+        } catch {
+          return undefined;
+        }
+      }
+      return true;
+    });
+    await new Promise((r) => setTimeout(r, 2_000));
+
+    const connection = await NativeConnection.connect({ address: globalState().temporalAddress });
+    const worker = await createWorker({
+      connection,
+      namespace: 'default',
+      taskQueue,
+      activities: { ...stack.activityDeps, taskQueue },
+      workflowBundleCode: fs.readFileSync(globalState().bundlePath, 'utf8'),
+      options: { shutdownGraceTime: '1 second' },
+    });
+    const running = worker.run();
+    try {
+      const results = await Promise.all(answers);
+      for (const [i, body] of bodies.entries()) {
+        const workflowId = orderWorkflowId(body.merchant_order_no);
+        const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+        // The proof that they raced: all ten were accepted by the same workflow task.
+        const sequencing = new Set(
+          (events ?? [])
+            .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+            .map((e) =>
+              String(e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequestSequencingEventId),
+            ),
+        );
+        const tradeNo = results[i]![0]!.data?.trade_no ?? '';
+        expect({
+          codes: [...new Set(results[i]!.map((a) => a.code))],
+          firsts: results[i]!.filter((a) => a.data?.is_idempotent === false).length,
+          activations: sequencing.size,
+          channelCreates: await pay.channelCreates(tradeNo),
+          createActivities: await activityRuns(workflowId, 'createChannelPayment'),
+        }).toEqual({ codes: ['success'], firsts: 1, activations: 1, channelCreates: 1, createActivities: 1 });
+      }
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
+  });
+});
+
+describe('refunds', () => {
+  test(`when 20 refunds of 10 race on a paid order of 100, ${ROUNDS} rounds, then exactly 10 succeed, the channel refunds 100 once each, and the order ends refunded`, async () => {
+    // Two orders at a time: 40 refunds in flight is what two cores shared with Temporal and
+    // Postgres answer within the request deadline; more would measure the machine, not the rule.
+    const rounds = await inRounds(ROUNDS, 2, async () => {
+      const paid = await pay.paidOrder({ amount: 100 });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+            trade_no: paid.trade_no,
+            refund_amount: 10,
+          }),
+        ),
+      );
+      await pay.statusIs(paid.trade_no, 'refunded');
+      await until('refund notifications', async () =>
+        pay.notificationsFor(paid.trade_no, 'refund.succeeded').length >= 10 ? true : undefined,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      const codes = answers.map((a) => a.code);
+      return {
+        succeeded: codes.filter((c) => c === 'success').length,
+        exceeded: codes.filter((c) => c === 'refund_amount_exceed').length,
+        channelRefunds: await pay.count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', {
+          t: paid.trade_no,
+        }),
+        channelRefunded: await pay.count(
+          "SELECT SUM(amount) AS n FROM sandbox_refunds WHERE trade_no = :t AND status = 'success'",
+          { t: paid.trade_no },
+        ),
+        channelRequests: await pay.count(
+          'SELECT SUM(refund_requests) AS n FROM sandbox_refunds WHERE trade_no = :t',
+          {
+            t: paid.trade_no,
+          },
+        ),
+        refundRows: await pay.count(
+          "SELECT count(*) AS n FROM refunds WHERE trade_no = :t AND status = 'success'",
+          {
+            t: paid.trade_no,
+          },
+        ),
+        refunded: (await pay.query(paid.trade_no)).refunded_amount,
+        notified: pay.notificationsFor(paid.trade_no, 'refund.succeeded').length,
+      };
+    });
+    const expected = {
+      succeeded: 10,
+      exceeded: 10,
+      channelRefunds: 10,
+      channelRefunded: 100,
+      channelRequests: 10,
+      refundRows: 10,
+      refunded: 100,
+      notified: 10,
+    };
+    expect(rounds).toEqual(Array.from({ length: ROUNDS }, () => expected));
+  });
+
+  test(`when 10 repeats of one merchant_refund_no race, ${ROUNDS} rounds, then one refund at the channel and the same refund_no in every answer`, async () => {
+    const rounds = await inRounds(ROUNDS, 2, async (i) => {
+      const paid = await pay.paidOrder({ amount: 100 });
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+            trade_no: paid.trade_no,
+            refund_amount: 30,
+            merchant_refund_no: `MR-${i}`,
+          }),
+        ),
+      );
+      await until('the refund settled', async () =>
+        (await pay.query(paid.trade_no)).refunded_amount === 30 ? true : undefined,
+      );
+      return {
+        codes: [...new Set(answers.map((a) => a.code))],
+        refundNos: new Set(answers.map((a) => a.data?.refund_no)).size,
+        channelRefunds: await pay.count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', {
+          t: paid.trade_no,
+        }),
+        channelRequests: await pay.count(
+          'SELECT SUM(refund_requests) AS n FROM sandbox_refunds WHERE trade_no = :t',
+          {
+            t: paid.trade_no,
+          },
+        ),
+        refundRows: await pay.count('SELECT count(*) AS n FROM refunds WHERE trade_no = :t', {
+          t: paid.trade_no,
+        }),
+      };
+    });
+    const expected = {
+      codes: ['success'],
+      refundNos: 1,
+      channelRefunds: 1,
+      channelRequests: 1,
+      refundRows: 1,
+    };
+    expect(rounds).toEqual(Array.from({ length: ROUNDS }, () => expected));
+  });
+});
+
+describe('close, pay and create at once', () => {
+  test(`when a buyer pays while the merchant closes and creates again, ${ROUNDS} rounds, then the order ends paid or closed everywhere alike, announced once`, async () => {
+    const rounds = await inRounds(ROUNDS, 4, async () => {
+      const body = pay.orderBody({ extra: { sandbox: { callback: 'drop' } } });
+      const created = (await pay.post<Created>('/api/v1/pay/unified-order', body)).data!;
+      const [closes, paidAnswer, creates] = await Promise.all([
+        Promise.all(
+          Array.from({ length: 3 }, () => pay.post('/api/v1/pay/close', { trade_no: created.trade_no })),
+        ),
+        pay.buyerPays(created.pay_credential.pay_url),
+        Promise.all(Array.from({ length: 3 }, () => pay.post('/api/v1/pay/unified-order', body))),
+      ]);
+      const final = await until('a final state', async () => {
+        const s = String((await pay.query(created.trade_no)).status);
+        return s === 'paid' || s === 'closed' ? s : undefined;
+      });
+      const event = final === 'paid' ? 'payment.succeeded' : 'payment.closed';
+      await until(event, async () =>
+        pay.notificationsFor(created.trade_no, event).length ? true : undefined,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const [channel] = await stack.database.db.sequelize.query<{ status: string }>(
+        'SELECT status FROM sandbox_orders WHERE trade_no = :t',
+        { replacements: { t: created.trade_no }, type: QueryTypes.SELECT },
+      );
+      return {
+        // The buyer paid only if the channel took the payment before the close.
+        consistent: final === channel?.status && (final === 'paid') === paidAnswer.ok,
+        closes: [...new Set(closes.map((c) => `${c.status} ${c.code}`))],
+        creates: [...new Set(creates.map((c) => c.code))],
+        announced: pay.notificationsFor(created.trade_no, event).length,
+        other: pay.notificationsFor(
+          created.trade_no,
+          final === 'paid' ? 'payment.closed' : 'payment.succeeded',
+        ).length,
+        final,
+        channelCreates: await pay.channelCreates(created.trade_no),
+      };
+    });
+    for (const r of rounds) {
+      expect(r).toMatchObject({ consistent: true, announced: 1, other: 0, channelCreates: 1 });
+      // Every close answered as the final state says: closed (200), or already paid (422).
+      expect(r.closes).toEqual([r.final === 'paid' ? '422 order_already_paid' : '200 success']);
+      for (const c of r.creates) expect(['success', 'order_already_paid', 'order_closed']).toContain(c);
+    }
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * An app's view of the payment endpoints for tests, and counts of what each request left at
+ * the channel (the sandbox's rows and request counts), in the read model and at the receiver.
+ */
+import { randomUUID } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import type { AppCredentials } from '../../src/db/repositories/apps';
+import type { TestStack } from './harness';
+import { envelope, type Envelope } from './http';
+import type { Receiver } from './receiver';
+import { signedFetch } from './signing';
+import { until } from './wait';
+
+export interface Created {
+  trade_no: string;
+  pay_credential: { pay_url: string; qr_code: string };
+  is_idempotent: boolean;
+}
+
+export interface Answer<T = Record<string, unknown>> extends Envelope<T> {
+  status: number;
+}
+
+export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: Receiver) {
+  const post = async <T = Record<string, unknown>>(path: string, json: unknown): Promise<Answer<T>> => {
+    const res = await signedFetch(stack.baseUrl, app, 'POST', path, { json });
+    return { status: res.status, ...(await envelope<T>(res)) };
+  };
+  const get = async <T = Record<string, unknown>>(path: string): Promise<Answer<T>> => {
+    const res = await signedFetch(stack.baseUrl, app, 'GET', path);
+    return { status: res.status, ...(await envelope<T>(res)) };
+  };
+
+  const orderBody = (overrides: Record<string, unknown> = {}) => ({
+    merchant_order_no: `M-${randomUUID()}`,
+    pay_method: 'qr_code',
+    amount: 100,
+    subject: 'Coffee',
+    notify_url: receiver.url,
+    ...overrides,
+  });
+
+  const count = async (sql: string, replacements: Record<string, unknown> = {}): Promise<number> => {
+    const rows = await stack.database.db.sequelize.query<{ n: string | null }>(sql, {
+      replacements,
+      type: QueryTypes.SELECT,
+    });
+    return Number(rows[0]?.n ?? 0);
+  };
+
+  const query = async (tradeNo: string) => (await get(`/api/v1/pay/query/${tradeNo}`)).data!;
+
+  const statusIs = (tradeNo: string, status: string, timeoutMs?: number) =>
+    until(
+      `order ${tradeNo} ${status}`,
+      async () => ((await query(tradeNo)).status === status ? true : undefined),
+      timeoutMs,
+    );
+
+  const buyerPays = (payUrl: string, result: 'success' | 'fail' = 'success') =>
+    fetch(payUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result }),
+    });
+
+  const create = async (overrides: Record<string, unknown> = {}): Promise<Created> => {
+    const a = await post<Created>('/api/v1/pay/unified-order', orderBody(overrides));
+    if (a.code !== 'success') throw new Error(`create failed: ${a.code} ${a.message}`);
+    return a.data!;
+  };
+
+  const paidOrder = async (overrides: Record<string, unknown> = {}): Promise<Created> => {
+    const created = await create(overrides);
+    await buyerPays(created.pay_credential.pay_url);
+    await statusIs(created.trade_no, 'paid');
+    return created;
+  };
+
+  /** The notifications of one type the receiver got for an order (or a refund's order). */
+  const notificationsFor = (tradeNo: string, type: string) =>
+    receiver.received.filter((r) => {
+      const body = JSON.parse(r.body) as { type: string; data: { trade_no?: string } };
+      return body.type === type && body.data.trade_no === tradeNo;
+    });
+
+  /** Requests the channel received to create this order (1 when durapay asked once). */
+  const channelCreates = (tradeNo: string) =>
+    count('SELECT COALESCE(SUM(create_requests), 0) AS n FROM sandbox_orders WHERE trade_no = :tradeNo', {
+      tradeNo,
+    });
+
+  return {
+    post,
+    get,
+    orderBody,
+    count,
+    query,
+    statusIs,
+    buyerPays,
+    create,
+    paidOrder,
+    notificationsFor,
+    channelCreates,
+  };
+}
+
+export type PaymentsClient = ReturnType<typeof paymentsClient>;
+
+/** Runs `round` `rounds` times, `parallel` at a time, and returns every result in order. */
+export async function inRounds<T>(
+  rounds: number,
+  parallel: number,
+  round: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const out: T[] = new Array<T>(rounds);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, rounds) }, async () => {
+      while (next < rounds) {
+        const i = next++;
+        out[i] = await round(i);
+      }
+    }),
+  );
+  return out;
+}
