@@ -71,7 +71,13 @@ interface SandboxFaults {
   fail_create?: boolean;
   latency_ms?: number;
   callback?: CallbackMode;
+  /** `stale`: queries keep answering pending after the buyer paid (a channel whose query lags). */
+  query?: 'fresh' | 'stale';
 }
+
+/** A refund whose reason holds this is answered 2 s after the channel accepted it. */
+const REFUND_SLOW_MARKER = '[sandbox:slow]';
+const SLOW_REFUND_ANSWER_MS = 2_000;
 
 const reference = Joi.string()
   .min(1)
@@ -89,6 +95,7 @@ const faultsSchema = Joi.object<SandboxFaults>({
   fail_create: Joi.boolean(),
   latency_ms: Joi.number().integer().min(0).max(60_000),
   callback: Joi.string().valid('normal', 'drop', 'duplicate', 'delay'),
+  query: Joi.string().valid('fresh', 'stale'),
 });
 
 const createOrderSchema = Joi.object<WireCreateOrder>({
@@ -481,6 +488,11 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     const order = await store.findOrder(req.params.trade_no);
     if (!order)
       throw new SandboxRefusal(404, 'order_not_found', `order ${req.params.trade_no} does not exist`);
+    const stale = (order.extra.sandbox as SandboxFaults | undefined)?.query === 'stale';
+    // A lagging query has not seen the payment yet; closing the order still reports it.
+    if (stale && order.status === 'paid') {
+      return res.json(orderState({ ...order, status: 'pending', paid_at: null }));
+    }
     res.json(orderState(order));
   });
 
@@ -507,6 +519,8 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     if (created) {
       logger.info('sandbox refund accepted', { refund_no: refund.refund_no, trade_no: refund.trade_no });
       scheduleSettle(refund.refund_no, deps.refundDelayMs);
+      // Accepted before the answer is late: a caller that gave up finds it on retry.
+      if (body.reason?.includes(REFUND_SLOW_MARKER)) await sleep(SLOW_REFUND_ANSWER_MS);
     }
     res.json(refundState(refund));
   });
