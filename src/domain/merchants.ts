@@ -18,6 +18,11 @@ export const APPLICATION_STATUSES = [
 /** States after which the channel decides nothing more. */
 export const FINAL_APPLICATION_STATUSES: readonly string[] = ['finished', 'rejected', 'canceled'];
 
+/** SPEC §5.7: an application's audit is polled after 5 s, 10 s, 30 s, 1 min, 5 min, 15 min, then hourly… */
+export const AUDIT_POLL_SCHEDULE_MS = [5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000];
+/** …for up to 30 days. */
+export const AUDIT_WINDOW_MS = 30 * 24 * 3_600_000;
+
 /** 1–64 characters of [A-Za-z0-9_-] (SPEC §5.1). */
 export const MERCHANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 

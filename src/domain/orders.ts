@@ -55,6 +55,12 @@ export function splitByWeight<T extends { weight: number }>(
 /** The polling schedule of SPEC §3.2: 10 s, 30 s, 1 min, 2 min, 5 min, then every 5 min. */
 export const PAYMENT_POLL_SCHEDULE_MS = [10_000, 30_000, 60_000, 120_000, 300_000];
 
+/** SPEC §3.5: a refund is followed (same backoff) for up to 24 h. */
+export const REFUND_POLL_WINDOW_MS = 24 * 3_600_000;
+
+/** How long a closed order still accepts a payment the channel reports late (SPEC §3.2). */
+export const LATE_PAYMENT_WINDOW_MS = 24 * 3_600_000;
+
 export function pollGap(schedule: number[], index: number): number {
   return schedule[Math.min(index, schedule.length - 1)]!;
 }

@@ -1,5 +1,12 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/domain/merchants';
+import {
+  DEFAULT_EXPIRE_MINUTES,
+  PAYMENT_POLL_SCHEDULE_MS,
+  pollGap,
+  REFUND_POLL_WINDOW_MS,
+} from '../../src/domain/orders';
 
 describe('loadConfig', () => {
   test('when nothing is set, then the documented defaults apply', () => {
@@ -53,6 +60,31 @@ describe('loadConfig', () => {
     [{ NODE_ENV: 'production', HOST: '10.0.0.5' }, '10.0.0.5'],
   ])('when the environment is %p, then the API binds %s', (env, host) => {
     expect(loadConfig(env).api.host).toBe(host);
+  });
+
+  test("when nothing is set, then every schedule is SPEC's", () => {
+    const config = loadConfig({});
+    const s = 1_000;
+    const m = 60 * s;
+    const h = 60 * m;
+    // §6: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts), each within 10 s.
+    expect(config.notifications).toEqual({
+      retryScheduleMs: [5 * s, 5 * m, 30 * m, 2 * h, 5 * h, 10 * h, 10 * h],
+      timeoutMs: 10 * s,
+    });
+    expect(config.notifications.retryScheduleMs.reduce((a, b) => a + b, 0) / h).toBeCloseTo(27.6, 1);
+    // §3.2 and §3.5: 10 s, 30 s, 1 min, 2 min, 5 min, then every 5 min; refunds for 24 h.
+    expect(PAYMENT_POLL_SCHEDULE_MS).toEqual([10 * s, 30 * s, m, 2 * m, 5 * m]);
+    expect(pollGap(PAYMENT_POLL_SCHEDULE_MS, 99)).toBe(5 * m);
+    expect(REFUND_POLL_WINDOW_MS).toBe(24 * h);
+    // §5.7: 5 s, 10 s, 30 s, 1 min, 5 min, 15 min, then hourly, for up to 30 days.
+    expect(AUDIT_POLL_SCHEDULE_MS).toEqual([5 * s, 10 * s, 30 * s, m, 5 * m, 15 * m, h]);
+    expect(pollGap(AUDIT_POLL_SCHEDULE_MS, 99)).toBe(h);
+    expect(AUDIT_WINDOW_MS).toBe(30 * 24 * h);
+    // §3.7: profit sharing 60 s after payment; §3.1: 30-minute expiry, 10 s request deadline.
+    expect(config.payments.profitShareDelayMs).toBe(60 * s);
+    expect(DEFAULT_EXPIRE_MINUTES).toBe(30);
+    expect(config.api.requestTimeoutMs).toBe(10 * s);
   });
 
   test('when a variable is empty, then it counts as unset', () => {

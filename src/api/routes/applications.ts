@@ -6,7 +6,7 @@ import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../domain/errors';
 import { scaleDuration } from '../../domain/durations';
 import { ApplicationRepository, applicationView } from '../../db/repositories/applications';
 import { MerchantRepository } from '../../db/repositories/merchants';
-import { fileIdCandidates } from '../../domain/merchants';
+import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS, fileIdCandidates } from '../../domain/merchants';
 import { generateApplicationId } from '../../lib/ids';
 import type { Logger } from '../../lib/logger';
 import {
@@ -20,10 +20,6 @@ import { parseJsonBody } from '../middleware/body';
 import type { ApiServices } from '../services';
 import { freeFormObject, pathValue, validate } from '../validation';
 import { apiRouter } from '../router';
-
-/** SPEC §5.7: 5 s, 10 s, 30 s, 1 min, 5 min, 15 min, then hourly, for up to 30 days. */
-const AUDIT_POLL_SCHEDULE_MS = [5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000];
-const AUDIT_WINDOW_MS = 30 * 24 * 3_600_000;
 
 /** SPEC §1: `submit_data` serializes to at most 64 KiB. */
 const MAX_SUBMIT_DATA_BYTES = 64 * 1024;

@@ -16,7 +16,9 @@ import {
   DEFAULT_EXPIRE_MINUTES,
   isPaidStatus,
   MAX_AMOUNT,
+  LATE_PAYMENT_WINDOW_MS,
   PAYMENT_POLL_SCHEDULE_MS,
+  REFUND_POLL_WINDOW_MS,
   sameCreate,
 } from '../../domain/orders';
 import type { Refund } from '../../db/models/order';
@@ -220,6 +222,33 @@ export function paymentRoutes(services: ApiServices): Router {
     };
     const { appId } = currentApp(res);
     const channelCode = body.channel_code ?? services.defaultChannel;
+    // A repeat of an order already recorded is answered by what it is (SPEC §3.1), before the
+    // channel is consulted: changed parameters, or an order that has ended (its workflow is
+    // gone). A pending one goes on to its workflow, which checks the same rule again.
+    const existing = await repo.findOrderByMerchantOrderNo(appId, body.merchant_order_no);
+    if (existing) {
+      const same = sameCreate(
+        {
+          amount: Number(existing.amount),
+          payMethod: existing.payMethod,
+          channelCode: existing.channelCode,
+          merchantId: existing.merchantId,
+          profitSharingAmount: Number(existing.profitSharingAmount),
+        },
+        {
+          amount: body.amount,
+          payMethod: body.pay_method,
+          channelCode,
+          merchantId: body.merchant_id ?? null,
+          profitSharingAmount: body.profit_sharing_amount ?? 0,
+        },
+      );
+      if (!same)
+        throw new AppError('invalid_param', 'merchant_order_no already used with different parameters');
+      if (isPaidStatus(existing.status)) throw new AppError('order_already_paid', 'order already paid');
+      if (existing.status === 'closed') throw new AppError('order_closed', 'order closed');
+    }
+
     const channel = services.channels.get(channelCode);
     if (!channel) throw new AppError('channel_not_support', `channel ${channelCode} is not supported`);
     if (!channel.capabilities.payMethods.includes(body.pay_method as never)) {
@@ -276,31 +305,6 @@ export function paymentRoutes(services: ApiServices): Router {
       extra: body.extra ?? null,
     };
 
-    // An order whose workflow has ended (closed, fully refunded) is answered from the read model.
-    const existing = await repo.findOrderByMerchantOrderNo(appId, body.merchant_order_no);
-    if (existing && existing.status !== 'pending') {
-      const same = sameCreate(
-        {
-          amount: Number(existing.amount),
-          payMethod: existing.payMethod,
-          channelCode: existing.channelCode,
-          merchantId: existing.merchantId,
-          profitSharingAmount: Number(existing.profitSharingAmount),
-        },
-        {
-          amount: request.amount,
-          payMethod: request.payMethod,
-          channelCode,
-          merchantId: request.merchantId,
-          profitSharingAmount: sharing,
-        },
-      );
-      if (!same)
-        throw new AppError('invalid_param', 'merchant_order_no already used with different parameters');
-      if (isPaidStatus(existing.status)) throw new AppError('order_already_paid', 'order already paid');
-      throw new AppError('order_closed', 'order closed');
-    }
-
     const now = new Date();
     const input: OrderInput = {
       appId,
@@ -315,8 +319,8 @@ export function paymentRoutes(services: ApiServices): Router {
         expireAfterMs: scale(request.expireMinutes * 60_000),
         profitShareDelayMs: scale(services.profitShareDelayMs),
         refundPollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map(scale),
-        refundPollForMs: scale(24 * 3_600_000),
-        latePaymentWindowMs: scale(24 * 3_600_000),
+        refundPollForMs: scale(REFUND_POLL_WINDOW_MS),
+        latePaymentWindowMs: scale(LATE_PAYMENT_WINDOW_MS),
       },
     };
     const startWorkflowOperation = () =>
