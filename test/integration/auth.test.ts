@@ -7,6 +7,7 @@ import { readinessProbes } from '../../src/api/server';
 import { RateLimiter, type AppCredentials } from '../../src/db/repositories/apps';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
+import { signRequest } from '../../src/lib/http-signature';
 import { signedFetch } from '../support/signing';
 
 jest.setTimeout(60_000);
@@ -229,20 +230,40 @@ describe('SPEC §2 error table', () => {
     expect(await outcome(b)).toMatchObject(PASSED_AUTH);
   });
 
-  test('when a request has a body but no Content-Digest header, then 401 unauthorized', async () => {
+  test('when a request with a body is validly signed without Content-Digest, then 401 unauthorized', async () => {
+    // A real signature over method, path and query only: nothing binds the body, so a body
+    // changed on the way would pass unless the digest is required.
+    const res = await signedFetch(stack.baseUrl, app, 'POST', '/api/v1/pay/close', {
+      send: { body: JSON.stringify({ trade_no: 'P1' }) },
+      headers: { 'content-type': 'application/json' },
+    });
+    const answer = await outcome(res);
+    expect(answer).toMatchObject(unauthorized);
+    expect(answer.message).toMatch(/content-digest|Content-Digest/);
+  });
+
+  test('when a signature covers Content-Digest but the header is not sent, then 401 unauthorized', async () => {
     const body = JSON.stringify({ trade_no: 'P1' });
-    const created = Math.floor(Date.now() / 1000);
-    // Covers content-digest in the signature but does not send the header.
+    const signed = signRequest({
+      method: 'POST',
+      target: '/api/v1/pay/close',
+      body,
+      keyId: app.app_id,
+      secret: app.secret,
+    });
     const res = await fetch(`${stack.baseUrl}/api/v1/pay/close`, {
       method: 'POST',
       body,
       headers: {
         'content-type': 'application/json',
-        'signature-input': `sig1=("@method" "@path" "@query" "content-digest");created=${created};nonce="nd-${created}-x";keyid="${app.app_id}"`,
-        signature: 'sig1=:AAAA:',
+        'signature-input': signed['signature-input'],
+        signature: signed.signature,
       },
     });
-    expect(await outcome(res)).toMatchObject(unauthorized);
+    expect(await outcome(res)).toEqual({
+      ...unauthorized,
+      message: 'covered header "content-digest" is missing',
+    });
   });
 
   test('when Content-Digest does not match the body, then 401 unauthorized', async () => {

@@ -244,11 +244,11 @@ describe('refunds', () => {
     expect(rounds).toEqual(Array.from({ length: ROUNDS }, () => expected));
   });
 
-  test(`when 10 repeats of one merchant_refund_no race, ${ROUNDS} rounds, then one refund at the channel and the same refund_no in every answer`, async () => {
+  test(`when 20 repeats of one merchant_refund_no race, ${ROUNDS} rounds, then one refund at the channel and the same refund_no in every answer`, async () => {
     const rounds = await inRounds(ROUNDS, 2, async (i) => {
       const paid = await pay.paidOrder({ amount: 100 });
       const answers = await Promise.all(
-        Array.from({ length: 10 }, () =>
+        Array.from({ length: 20 }, () =>
           pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
             trade_no: paid.trade_no,
             refund_amount: 30,

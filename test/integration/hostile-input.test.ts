@@ -7,6 +7,8 @@ import net from 'node:net';
 import type { Server } from 'node:http';
 import { QueryTypes } from 'sequelize';
 import { createApp } from '../../src/api/app';
+import { signSandboxPayload } from '../../src/channels/sandbox/signature';
+import { connectDatabase } from '../../src/db';
 import { listenApi } from '../../src/api/http-server';
 import { readinessProbes } from '../../src/api/server';
 import type { AppCredentials } from '../../src/db/repositories/apps';
@@ -357,6 +359,63 @@ describe('callbacks answer fail to everything wrong (SPEC §4)', () => {
         },
       ),
     ).toBe(1);
+  });
+
+  test('when the database does not answer, then a valid callback is answered fail, never acknowledged', async () => {
+    // A valid, signed payment callback for a real pending order…
+    const created = await answer<{ trade_no: string }>(
+      await call(
+        both,
+        'POST',
+        '/api/v1/pay/unified-order',
+        order({ extra: { sandbox: { callback: 'drop' } } }),
+      ),
+    );
+    const body = JSON.stringify({
+      event_id: randomUUID(),
+      type: 'payment.paid',
+      trade_no: created.data!.trade_no,
+      channel_trade_no: 'SBX-outage',
+      amount: 100,
+      currency: 'CNY',
+      paid_at: new Date().toISOString(),
+    });
+    const send = (base: string) =>
+      fetch(`${base}/api/v1/notify/payment/sandbox`, {
+        method: 'POST',
+        body,
+        headers: { 'sandbox-signature': signSandboxPayload(stack.sandboxSecret, body) },
+      });
+    // …sent to an API whose database is gone (nothing listens on its port).
+    const { logger } = captureLogger();
+    const down = connectDatabase(`postgres://postgres@127.0.0.1:${await freePort()}/none`, {
+      acquireTimeoutMs: 1_000,
+    });
+    const api = createApp({
+      logger,
+      readiness: readinessProbes(down, stack.connection),
+      auth: stack.auth,
+      services: { ...stack.services, db: down },
+    });
+    const server = await listenApi(api, await freePort(), '127.0.0.1', logger);
+    try {
+      const res = await send(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+      expect([res.status, res.headers.get('content-type'), await res.text()]).toEqual([
+        200,
+        'text/plain; charset=utf-8',
+        'fail',
+      ]);
+      expect(
+        await count("SELECT count(*) AS n FROM orders WHERE trade_no = :t AND status = 'pending'", {
+          t: created.data!.trade_no,
+        }),
+      ).toBe(1);
+    } finally {
+      await new Promise((r) => server.close(r));
+      await down.close();
+    }
+    // The same callback, once the database answers, is acknowledged: it was valid all along.
+    expect(await (await send(stack.baseUrl)).text()).toBe('success');
   });
 
   test('when no channel code is given, then 200 fail', async () => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { createNotificationActivities } from '../../src/activities/notifications';
@@ -94,6 +95,21 @@ describe('delivery', () => {
       timestamp: req.occurredAt,
       data: { ...req.data, app_id: app.app_id },
     });
+  });
+
+  test('when the signature is computed by hand as the Standard Webhooks specification says, then it is the one sent', async () => {
+    // Not through the library durapay signs with: HMAC-SHA256 over "{id}.{timestamp}.{body}",
+    // keyed with the base64-decoded part of the secret after "whsec_", base64, prefixed "v1,".
+    const r = await receiver(200);
+    await finished(await publish(event(r.url)));
+    const got = r.received[0]!;
+    const key = Buffer.from(app.webhook_secret.slice('whsec_'.length), 'base64');
+    expect(key).toHaveLength(32);
+    const id = got.headers['webhook-id']!;
+    const timestamp = got.headers['webhook-timestamp']!;
+    expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60);
+    const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${got.body}`).digest('base64');
+    expect(got.headers['webhook-signature']!.split(' ')).toContain(`v1,${expected}`);
   });
 
   test('when one byte of a delivered body is changed, then the verifier rejects it', async () => {

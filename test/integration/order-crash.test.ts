@@ -12,6 +12,7 @@ import { captureLogger, startTestStack, uniqueName, type TestStack } from '../su
 import { envelope } from '../support/http';
 import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
+import { until } from '../support/wait';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(120_000);
@@ -98,6 +99,87 @@ test('when the worker is killed between the channel create and the database writ
     expect(
       await count('SELECT count(*) AS n FROM orders WHERE merchant_order_no = :m', { m: merchantOrderNo }),
     ).toBe(1);
+  } finally {
+    await first.stop();
+    await second?.stop();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
+
+test('when the worker is killed after the channel accepted a refund and before it was recorded, then one refund upstream and the right refunded amount', async () => {
+  const taskQueue = uniqueName('tq-refund-kill');
+  const port = await freePort();
+  const api = createApp({
+    logger: captureLogger().logger,
+    readiness: readinessProbes(stack.database.db, stack.connection),
+    auth: stack.auth,
+    services: { ...stack.services, taskQueue, requestTimeoutMs: 60_000 },
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const s = api.listen(port, '127.0.0.1', () => resolve(s));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const first = spawnWorker(taskQueue, workerEnv());
+  let second: WorkerProcess | undefined;
+  try {
+    await first.ready;
+    const app = await stack.createApp(['payments']);
+    const created = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
+      await signedFetch(base, app, 'POST', '/api/v1/pay/unified-order', {
+        json: {
+          merchant_order_no: `M-${randomUUID()}`,
+          pay_method: 'qr_code',
+          amount: 100,
+          subject: 'Refund crash',
+          notify_url: 'http://127.0.0.1:9/n',
+        },
+      }),
+    );
+    const tradeNo = created.data!.trade_no;
+    await fetch(created.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"result":"success"}',
+    });
+    const status = async () =>
+      (await envelope(await signedFetch(base, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
+    await until('paid', async () => ((await status()).status === 'paid' ? true : undefined));
+
+    // The sandbox accepts the refund at once and answers 2 s later.
+    const pending = signedFetch(base, app, 'POST', '/api/v1/pay/refund', {
+      json: { trade_no: tradeNo, refund_amount: 100, reason: 'crash [sandbox:slow]' },
+    });
+    await until('the channel accepted the refund', async () =>
+      (await count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', { t: tradeNo })) === 1
+        ? true
+        : undefined,
+    );
+    // Not yet recorded as accepted by durapay: its channel_refund_no is still unknown.
+    expect(
+      await count('SELECT count(*) AS n FROM refunds WHERE trade_no = :t AND channel_refund_no IS NOT NULL', {
+        t: tradeNo,
+      }),
+    ).toBe(0);
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+
+    second = spawnWorker(taskQueue, workerEnv());
+    await second.ready;
+    const answer = await envelope<{ refund_no: string; status: string }>(await pending);
+    expect(answer.code).toBe('success');
+    await until('refunded', async () => ((await status()).status === 'refunded' ? true : undefined), 60_000);
+    expect((await status()).refunded_amount).toBe(100);
+    // The retried activity asked the channel again, which answered with the same refund.
+    expect(await count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', { t: tradeNo })).toBe(
+      1,
+    );
+    expect(
+      await count('SELECT SUM(refund_requests) AS n FROM sandbox_refunds WHERE trade_no = :t', {
+        t: tradeNo,
+      }),
+    ).toBe(2);
+    expect(await count('SELECT count(*) AS n FROM refunds WHERE trade_no = :t', { t: tradeNo })).toBe(1);
   } finally {
     await first.stop();
     await second?.stop();
