@@ -402,22 +402,43 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     settlements.push(s);
   });
 
-  async function applySettlement(s: RefundSettledSignal): Promise<void> {
+  /** A refund's final result: releases or counts its amount. Returns the order's new totals. */
+  function settleRefund(s: RefundSettledSignal): { refundedAmount: number; status: OrderStatus } | undefined {
     const refund = state.refunds[s.refundNo];
-    if (!refund || refund.status !== 'processing') return;
+    if (!refund || refund.status !== 'processing') return undefined;
     refund.status = s.status;
     refund.result = { ...refund.result, status: s.status };
     state.inFlightAmount -= refund.amount;
-    if (s.status === 'success') {
-      state.refundedAmount += refund.amount;
-      const status = statusAfterRefunds(state.request!.amount, state.refundedAmount);
-      await db.recordOrderRefundTotals({
-        tradeNo: state.tradeNo,
-        refundedAmount: state.refundedAmount,
-        status,
+    if (s.status !== 'success') return undefined;
+    state.refundedAmount += refund.amount;
+    return {
+      refundedAmount: state.refundedAmount,
+      status: statusAfterRefunds(state.request!.amount, state.refundedAmount),
+    };
+  }
+
+  /**
+   * Applies a settlement. The decision takes the lock for no longer than it takes to make it;
+   * the read-model write follows outside it (the main loop writes totals one at a time, in
+   * order), so refunds decided meanwhile never wait for the database.
+   */
+  async function applySettlement(s: RefundSettledSignal): Promise<void> {
+    if (lockedRuns) {
+      const totals = await exclusive(async () => {
+        const t = settleRefund(s);
+        if (t) setStatus(t.status);
+        return t;
       });
-      setStatus(status);
+      if (totals) await db.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals });
+      return;
     }
+    // As recorded before the lock: the write inside the gate, the status after it.
+    await exclusive(async () => {
+      const totals = settleRefund(s);
+      if (!totals) return;
+      await db.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals });
+      setStatus(totals.status);
+    });
   }
 
   async function shareProfitNow(): Promise<void> {
@@ -528,7 +549,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     while (payments.length > 0) payments.shift(); // duplicates of the payment: nothing to do
     while (settlements.length > 0) {
       const s = settlements.shift()!;
-      await exclusive(() => applySettlement(s));
+      await applySettlement(s);
     }
     if (state.status === 'refunded' && state.inFlightAmount === 0 && state.profitShareAtMs === null) {
       await condition(allHandlersFinished);

@@ -187,9 +187,10 @@ describe('many updates in one activation', () => {
 
 describe('refunds', () => {
   test(`when 20 refunds of 10 race on a paid order of 100, ${ROUNDS} rounds, then exactly 10 succeed, the channel refunds 100 once each, and the order ends refunded`, async () => {
-    // Two orders at a time: 40 refunds in flight is what two cores shared with Temporal and
-    // Postgres answer within the request deadline; more would measure the machine, not the rule.
-    const rounds = await inRounds(ROUNDS, 2, async () => {
+    // One order at a time: each refund that fits runs its own refund and notification
+    // workflows, and several orders' worth on two cores shared with Temporal and Postgres
+    // measure the machine (answers past the request deadline), not the rule.
+    const rounds = await inRounds(ROUNDS, 1, async () => {
       const paid = await pay.paidOrder({ amount: 100 });
       const answers = await Promise.all(
         Array.from({ length: 20 }, () =>
@@ -208,6 +209,10 @@ describe('refunds', () => {
       return {
         succeeded: codes.filter((c) => c === 'success').length,
         exceeded: codes.filter((c) => c === 'refund_amount_exceed').length,
+        // Anything else, said in full, so that a failing round shows what it met.
+        others: answers
+          .filter((a) => a.code !== 'success' && a.code !== 'refund_amount_exceed')
+          .map((a) => `${a.status} ${a.code}: ${a.message}`),
         channelRefunds: await pay.count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', {
           t: paid.trade_no,
         }),
@@ -234,6 +239,7 @@ describe('refunds', () => {
     const expected = {
       succeeded: 10,
       exceeded: 10,
+      others: [],
       channelRefunds: 10,
       channelRefunded: 100,
       channelRequests: 10,
@@ -245,6 +251,7 @@ describe('refunds', () => {
   });
 
   test(`when 20 repeats of one merchant_refund_no race, ${ROUNDS} rounds, then one refund at the channel and the same refund_no in every answer`, async () => {
+    // Two orders at a time: only one refund per order reaches the channel.
     const rounds = await inRounds(ROUNDS, 2, async (i) => {
       const paid = await pay.paidOrder({ amount: 100 });
       const answers = await Promise.all(
