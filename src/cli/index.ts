@@ -12,7 +12,7 @@ import { scaleDuration } from '../domain/durations';
 import { describeDatabaseUrl } from '../db';
 import { resolveMasterKey } from '../lib/master-key';
 import { migrateUp } from '../db/migrate';
-import { startEmbeddedPostgres } from '../lib/embedded-postgres';
+import { runningPostmaster, startEmbeddedPostgres } from '../lib/embedded-postgres';
 import { createLogger, type Logger } from '../lib/logger';
 import { connectClient } from '../lib/temporal';
 import { bundleWorkflows } from '../worker';
@@ -111,10 +111,22 @@ program
       logger,
     }).catch(fail);
     process.stdout.write(`${JSON.stringify({ url: pg.url })}\n`);
+    let stopping = false;
     const stop = async () => {
+      stopping = true;
       await pg.stop();
       process.exit(0);
     };
+    // A postmaster that dies (killed, out of memory) takes this process with it, so that the
+    // supervisor sees the exit and starts Postgres again instead of serving errors.
+    const dataDir = path.resolve(opts.dataDir ?? path.join(config.dataDir, 'postgres'));
+    setInterval(() => {
+      if (stopping || runningPostmaster(dataDir)) return;
+      logger.error('the Postgres server process is gone; exiting so that it can be started again', {
+        data_dir: dataDir,
+      });
+      process.exit(1);
+    }, 500).unref();
     process.once('SIGINT', () => void stop());
     process.once('SIGTERM', () => void stop());
     process.once('disconnect', () => void stop());

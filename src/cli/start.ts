@@ -1,17 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
 import { connectDatabase, describeDatabaseUrl } from '../db';
 import { migrateUp } from '../db/migrate';
-import { spawnEmbeddedPostgres, type EmbeddedPostgres } from '../lib/embedded-postgres';
+import { spawnEmbeddedPostgres } from '../lib/embedded-postgres';
 import { waitForReady } from '../lib/net';
 import { DURAPAY_BIN } from '../lib/paths';
-import { stopChild } from '../lib/process';
 import type { Logger } from '../lib/logger';
 import { resolveMasterKey } from '../lib/master-key';
 import { DEV_APP_FILE, ensureDevApp, readDevApp } from './dev-app';
-import { ensureTemporalCli, startDevServer, type DevServer } from '../lib/temporal-cli';
+import { ensureTemporalCli, startDevServer } from '../lib/temporal-cli';
+import { Supervised } from './supervise';
 
 function say(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -52,22 +52,25 @@ export function inheritedNodeFlags(execArgv: readonly string[]): string[] {
 /**
  * The all-in-one development supervisor behind `npm start`: Postgres (embedded unless
  * DATABASE_URL), a Temporal dev server (unless TEMPORAL_ADDRESS), migrations, then the worker
- * and the API as child processes. Ctrl-C stops them in order: API and worker first, so
- * in-flight work finishes against a live server and database, then Temporal, then Postgres.
+ * and the API as child processes. A child that crashes is restarted with backoff, each time
+ * with a line saying so, up to a limit, past which the stack stops with the reason. Ctrl-C
+ * stops them in order: API and worker first, so in-flight work finishes against a live server
+ * and database, then Temporal, then Postgres.
  */
 export async function runStart(config: Config, logger: Logger): Promise<void> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const devPidFile = path.join(config.dataDir, 'temporal-dev.pid');
-  let pg: EmbeddedPostgres | undefined;
-  let dev: DevServer | undefined;
-  const children: ChildProcess[] = [];
+  let pg: Supervised | undefined;
+  let dev: Supervised | undefined;
+  let devUiUrl: string | undefined;
+  const children: Supervised[] = [];
   let stopping = false;
 
   const stopAll = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
     say('Stopping durapay …');
-    await Promise.all(children.map((c) => stopChild(c, 15_000)));
+    await Promise.all(children.map((c) => c.stop()));
     if (dev) {
       await dev.stop();
       fs.rmSync(devPidFile, { force: true });
@@ -78,17 +81,33 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
+  const giveUp = (reason: string) => {
+    say(`durapay is stopping: ${reason}.`);
+    void stopAll(1);
+  };
 
   try {
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
       say(`Starting embedded Postgres on 127.0.0.1:${config.database.embeddedPort} …`);
-      pg = await spawnEmbeddedPostgres({
-        dataDir: path.join(config.dataDir, 'postgres'),
-        port: config.database.embeddedPort,
-        database: 'durapay',
+      let url = '';
+      pg = new Supervised({
+        name: 'embedded Postgres',
+        launch: async () => {
+          const spawned = await spawnEmbeddedPostgres({
+            dataDir: path.join(config.dataDir, 'postgres'),
+            port: config.database.embeddedPort,
+            database: 'durapay',
+          });
+          url = spawned.url;
+          return spawned.process;
+        },
+        say,
+        giveUp,
+        stopGraceMs: 30_000,
       });
-      databaseUrl = pg.url;
+      await pg.start();
+      databaseUrl = url;
     }
 
     let temporalAddress = config.temporal.address;
@@ -99,22 +118,28 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       );
       stopStaleDevServer(devPidFile);
       say(`Starting the Temporal dev server on 127.0.0.1:${config.temporal.devServerPort} …`);
-      dev = await startDevServer({
-        cliPath,
-        port: config.temporal.devServerPort,
-        uiPort: config.temporal.uiPort,
-        dbFile: path.join(config.dataDir, 'temporal.sqlite'),
-        logFile: path.join(config.dataDir, 'temporal.log'),
-        namespace: config.temporal.namespace,
+      dev = new Supervised({
+        name: 'Temporal dev server',
+        // The same port and SQLite file each time: workflows, timers and history survive a crash.
+        launch: async () => {
+          const started = await startDevServer({
+            cliPath,
+            port: config.temporal.devServerPort,
+            uiPort: config.temporal.uiPort,
+            dbFile: path.join(config.dataDir, 'temporal.sqlite'),
+            logFile: path.join(config.dataDir, 'temporal.log'),
+            namespace: config.temporal.namespace,
+          });
+          fs.writeFileSync(devPidFile, String(started.process.pid));
+          temporalAddress = started.address;
+          devUiUrl = started.uiUrl;
+          return started.process;
+        },
+        say,
+        giveUp,
+        stopGraceMs: 10_000,
       });
-      fs.writeFileSync(devPidFile, String(dev.process.pid));
-      dev.process.once('exit', () => {
-        if (!stopping) {
-          say('The Temporal dev server exited unexpectedly; see .durapay/temporal.log');
-          void stopAll(1);
-        }
-      });
-      temporalAddress = dev.address;
+      await dev.start();
     }
 
     const apiUrl = `http://localhost:${config.api.port}`;
@@ -136,31 +161,33 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       DURAPAY_ENV: config.env,
     };
     for (const role of ['worker', 'api'] as const) {
-      // Own process group (detached), so a terminal's Ctrl-C reaches only the supervisor, which
-      // then stops the children in order; the IPC channel lets them notice if it dies outright.
-      const child = spawn(process.execPath, [...inheritedNodeFlags(process.execArgv), DURAPAY_BIN, role], {
-        env,
-        detached: true,
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      const child = new Supervised({
+        name: role === 'api' ? 'API' : 'worker',
+        // Own process group (detached), so a terminal's Ctrl-C reaches only the supervisor,
+        // which then stops the children in order; the IPC channel lets them notice if it dies.
+        launch: async () =>
+          spawn(process.execPath, [...inheritedNodeFlags(process.execArgv), DURAPAY_BIN, role], {
+            env,
+            detached: true,
+            stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          }),
+        say,
+        giveUp,
+        stopGraceMs: 15_000,
       });
-      child.once('exit', (code, signal) => {
-        if (!stopping) {
-          say(`The ${role} process exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
-          void stopAll(1);
-        }
-      });
+      await child.start();
       children.push(child);
     }
 
     await waitForReady(`http://127.0.0.1:${config.api.port}/readyz`, {
       timeoutMs: 120_000,
-      child: children[1]!,
+      child: children[1]!.process,
       what: 'the API',
     });
     say('');
     say('durapay is running');
     say(`  API           ${apiUrl}   (readiness: ${apiUrl}/readyz)`);
-    if (dev) say(`  Temporal UI   ${dev.uiUrl}`);
+    if (devUiUrl) say(`  Temporal UI   ${devUiUrl}`);
     else say(`  Temporal      ${temporalAddress}`);
     say(
       `  Postgres      ${pg ? `embedded, data in ${path.join(config.dataDir, 'postgres')}` : describeDatabaseUrl(databaseUrl)}`,

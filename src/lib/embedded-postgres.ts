@@ -106,7 +106,7 @@ function isAlive(pid: number): boolean {
 }
 
 /** The live postmaster of a data directory, from its postmaster.pid (pid on line 1, port on line 4). */
-function runningPostmaster(dataDir: string): { pid: number; port: number } | undefined {
+export function runningPostmaster(dataDir: string): { pid: number; port: number } | undefined {
   try {
     const lines = fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n');
     const pid = Number(lines[0]);
