@@ -405,6 +405,20 @@ describe('callbacks answer fail to everything wrong (SPEC §4)', () => {
         'text/plain; charset=utf-8',
         'fail',
       ]);
+      // Any other request says what happened, in the envelope, without the driver's words.
+      const query = await answer(
+        await signedFetch(
+          `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+          both,
+          'GET',
+          `/api/v1/pay/query/${created.data!.trade_no}`,
+        ),
+      );
+      expect(query).toMatchObject({
+        status: 500,
+        code: 'internal_system',
+        message: 'the database is not reachable right now; send the request again',
+      });
       expect(
         await count("SELECT count(*) AS n FROM orders WHERE trade_no = :t AND status = 'pending'", {
           t: created.data!.trade_no,

@@ -1,3 +1,4 @@
+import { ConnectionError, TimeoutError } from 'sequelize';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../domain/errors';
 import type { Logger } from '../../lib/logger';
@@ -38,14 +39,32 @@ function causesOf(err: unknown): string[] {
   return out;
 }
 
+/**
+ * The database did not answer (a restart, an outage): the request may be sent again as it is.
+ * Logged, and answered with a sentence of ours, never the driver's.
+ */
+function databaseUnreachable(err: unknown): AppError | undefined {
+  if (!(err instanceof ConnectionError || err instanceof TimeoutError)) return undefined;
+  return new AppError('internal_system', 'the database is not reachable right now; send the request again');
+}
+
 /** The one place an error becomes a response. Anything that is not an AppError is a 500. */
 export function errorHandler(fallbackLogger: Logger) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) return next(err);
     const log = (res.locals.log as Logger | undefined) ?? fallbackLogger;
-    const known = err instanceof AppError ? err : (bodyParserError(err) ?? undecodablePath(err));
+    const known =
+      err instanceof AppError
+        ? err
+        : (bodyParserError(err) ?? undecodablePath(err) ?? databaseUnreachable(err));
     if (known) {
-      if (known.httpStatus >= 500) log.error('request failed', { code: known.code, error: known.message });
+      if (known.httpStatus >= 500) {
+        log.error('request failed', {
+          code: known.code,
+          error: known.message,
+          ...(known === err ? {} : { cause: err instanceof Error ? err.message : String(err) }),
+        });
+      }
       return sendError(res, known);
     }
     log.error('unexpected error', {

@@ -32,6 +32,7 @@ import {
   type CreateOrderRequest,
   type OrderInput,
 } from '../../workflows/definitions';
+import type { Logger } from '../../lib/logger';
 import { sendData } from '../envelope';
 import { currentApp } from '../middleware/authenticate';
 import { parseJsonBody } from '../middleware/body';
@@ -176,8 +177,9 @@ export function paymentRoutes(services: ApiServices): Router {
    * Runs a workflow update within the request deadline, sending it again while the server is
    * busy or the order is moving to a new run (every update here is idempotent).
    */
-  async function update<T>(fn: () => Promise<T>, workflowId?: string): Promise<T> {
+  async function update<T>(fn: () => Promise<T>, res: Response, workflowId?: string): Promise<T> {
     const until = deadline();
+    const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         return await services.client.withDeadline(until, fn);
@@ -185,6 +187,11 @@ export function paymentRoutes(services: ApiServices): Router {
         const pause = Math.min(1_000, 25 * 2 ** attempt) * (0.5 + Math.random());
         if (Date.now() + pause >= until) throw err;
         if (!isTransientUpdateError(err) && !(await continuedAsNew(err, workflowId))) throw err;
+        (res.locals.log as Logger).info('workflow update sent again', {
+          attempt: attempt + 1,
+          after_ms: Date.now() - started,
+          error: err instanceof Error ? err.message : String(err),
+        });
         await new Promise((r) => setTimeout(r, pause));
       }
     }
@@ -337,12 +344,14 @@ export function paymentRoutes(services: ApiServices): Router {
         ]),
       });
     try {
-      const result = await update(() =>
-        services.client.workflow.executeUpdateWithStart(createOrderUpdate, {
-          args: [request],
-          // An operation is used once; a retry needs a fresh one.
-          startWorkflowOperation: startWorkflowOperation(),
-        }),
+      const result = await update(
+        () =>
+          services.client.workflow.executeUpdateWithStart(createOrderUpdate, {
+            args: [request],
+            // An operation is used once; a retry needs a fresh one.
+            startWorkflowOperation: startWorkflowOperation(),
+          }),
+        res,
       );
       sendData(res, result);
     } catch (err) {
@@ -371,6 +380,7 @@ export function paymentRoutes(services: ApiServices): Router {
     try {
       await update(
         () => services.client.workflow.getHandle(workflowId).executeUpdate(closeOrderUpdate),
+        res,
         workflowId,
       );
     } catch (err) {
@@ -419,6 +429,7 @@ export function paymentRoutes(services: ApiServices): Router {
               },
             ],
           }),
+        res,
         workflowId,
       );
       sendData(res, result);
