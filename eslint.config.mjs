@@ -6,7 +6,17 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', '.durapay/', 'bench/results/', 'fuzz/results/'] },
+  {
+    ignores: [
+      'dist/',
+      'coverage/',
+      'node_modules/',
+      '.durapay/',
+      'bench/results/',
+      'fuzz/results/',
+      'chaos/results/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -52,7 +62,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'fuzz/**/*.ts', 'bin/**/*.js'],
+    files: [
+      'src/cli/**/*.ts',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      'fuzz/**/*.ts',
+      'chaos/**/*.ts',
+      'bin/**/*.js',
+    ],
     rules: { 'no-console': 'off' },
   },
   {

@@ -20,6 +20,8 @@ export class WebhookReceiver {
   /** Deliveries whose signature did not verify (answered 400, so durapay would retry them). */
   rejected = 0;
   received = 0;
+  /** Every verified delivery, repeats included (a repeat carries the same webhook-id). */
+  readonly deliveries: { id: string; type: string; tradeNo?: string; refundNo?: string }[] = [];
   url = '';
 
   constructor(webhookSecret: string) {
@@ -38,7 +40,7 @@ export class WebhookReceiver {
         const at = performance.now();
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-        let event: { type?: unknown; data?: { trade_no?: unknown } };
+        let event: { type?: unknown; data?: { trade_no?: unknown; refund_no?: unknown } };
         try {
           event = this.webhook.verify(Buffer.concat(chunks).toString('utf8'), headers) as typeof event;
         } catch {
@@ -48,6 +50,12 @@ export class WebhookReceiver {
         }
         this.received += 1;
         res.writeHead(204).end();
+        this.deliveries.push({
+          id: headers['webhook-id'] ?? '',
+          type: String(event.type),
+          tradeNo: typeof event.data?.trade_no === 'string' ? event.data.trade_no : undefined,
+          refundNo: typeof event.data?.refund_no === 'string' ? event.data.refund_no : undefined,
+        });
         if (typeof event.type !== 'string' || typeof event.data?.trade_no !== 'string') return;
         const key = WebhookReceiver.key(event.type, event.data.trade_no);
         const waiter = this.waiters.get(key);

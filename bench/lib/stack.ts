@@ -26,8 +26,12 @@ export interface Stack {
   roles: Record<string, number>;
   /** What was measured, in one line, for the report. */
   description: string;
-  /** The JSON lines durapay's processes wrote (own stack only). */
+  /** The JSON lines durapay's processes wrote, and the supervisor's lines (own stack only). */
   logFile?: string;
+  /** The database the stack uses (own stack only). */
+  databaseUrl?: string;
+  /** The pid of `durapay start` (own stack only): every process of the stack is below it. */
+  supervisorPid?: number;
   stop(): Promise<void>;
 }
 
@@ -81,6 +85,8 @@ export interface OwnStackOptions {
   appScopes?: string;
   /** The name the app and the scratch database are given (default `bench`). */
   purpose?: string;
+  /** More settings for durapay's processes (DURAPAY_TIME_SCALE, for instance). */
+  env?: NodeJS.ProcessEnv;
   say: (line: string) => void;
 }
 
@@ -126,6 +132,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
     RATE_LIMIT_BURST: '1000000',
     DATABASE_URL: scratchDb ? databaseUrlFor(scratchDb.admin, scratchDb.name) : '',
     TEMPORAL_ADDRESS: '',
+    ...opts.env,
   };
   const logFile = path.join(opts.workDir, 'durapay.log');
   const log = fs.openSync(logFile, 'a');
@@ -138,7 +145,8 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
   // The supervisor's progress lines (a first-time build of the Temporal CLI takes minutes).
   readline.createInterface({ input: child.stderr! }).on('line', (line) => {
     fs.appendFileSync(logFile, `${line}\n`);
-    if (/Building|Built|…|could not|exited|error/i.test(line)) opts.say(`  durapay start: ${line.trim()}`);
+    if (/Building|Built|…|could not|exited|error|unexpectedly|again/i.test(line))
+      opts.say(`  durapay start: ${line.trim()}`);
   });
 
   const baseUrl = `http://127.0.0.1:${apiPort}`;
@@ -192,6 +200,11 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
       roles,
       description: `own stack (durapay start: ${scratchDb ? 'Postgres database on DATABASE_URL' : 'embedded Postgres'}, Temporal dev server)`,
       logFile,
+      // The embedded cluster's credentials are fixed and local (src/lib/embedded-postgres.ts).
+      databaseUrl: scratchDb
+        ? databaseUrlFor(scratchDb.admin, scratchDb.name)
+        : `postgres://postgres:durapay@127.0.0.1:${pgPort}/durapay`,
+      supervisorPid: child.pid,
       stop,
     };
   } catch (err) {

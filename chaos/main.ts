@@ -1,0 +1,240 @@
+/**
+ * `npm run chaos`: a whole durapay on this machine under steady load, while its worker, API,
+ * Temporal dev server and Postgres are killed with SIGKILL at random moments, several times
+ * each; then the invariants of money and of nothing lost are checked. See the README.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { progressBar } from '../bench/lib/progress';
+import { WebhookReceiver } from '../bench/lib/receiver';
+import { startOwnStack, stopAllStacks, type Stack } from '../bench/lib/stack';
+import { census, readState, violations, type Census } from './lib/invariants';
+import { COMPONENTS, killAndWait, killPlan, type Kill } from './lib/monkey';
+import { shop, type OrderJourney, type ShopperStats } from './lib/shopper';
+
+const ROOT = path.join(__dirname, '..');
+
+interface Options {
+  duration: number;
+  kills: number;
+  shoppers: number;
+  seed: number;
+  settle: number;
+  outDir: string;
+  keep: boolean;
+}
+
+function intOption(name: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+function parseOptions(argv: string[]): Options {
+  const program = new Command()
+    .name('npm run chaos --')
+    .description(
+      'Kill the parts of a running durapay under load, then check that no money moved twice and nothing was lost.',
+    )
+    .option(
+      '--duration <s>',
+      'seconds of load, during which the kills happen',
+      intOption('--duration', 10),
+      300,
+    )
+    .option(
+      '--kills <n>',
+      'how many times each of worker, API, Temporal and Postgres is killed',
+      intOption('--kills', 0),
+      4,
+    )
+    .option('--shoppers <n>', 'concurrent shoppers', intOption('--shoppers', 1), 4)
+    .option('--seed <n>', 'seed of the kill plan and the shoppers', intOption('--seed', 0))
+    .option(
+      '--settle <s>',
+      'seconds allowed after the load for every order to reach its final state',
+      intOption('--settle', 10),
+      180,
+    )
+    .option('--out-dir <dir>', 'where the JSON report is written', path.join(ROOT, 'chaos', 'results'))
+    .option('--keep', "keep the stack's scratch directory (its logs)", false)
+    .parse(argv);
+  const o = program.opts<Omit<Options, 'seed'> & { seed?: number }>();
+  return { ...o, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+/** A small seeded generator (mulberry32): the same seed plans the same kills and orders. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** The supervisor's own account of its restarts, from its lines in the stack's log. */
+function restartsLogged(logFile: string | undefined): Record<string, number> {
+  const counts: Record<string, number> = {};
+  if (!logFile || !fs.existsSync(logFile)) return counts;
+  for (const m of fs.readFileSync(logFile, 'utf8').matchAll(/The (.+?) is running again/g)) {
+    counts[m[1]!] = (counts[m[1]!] ?? 0) + 1;
+  }
+  return counts;
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv);
+  const random = seeded(o.seed);
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-chaos-'));
+  process.once('SIGINT', () => {
+    void stopAllStacks().finally(() => process.exit(130));
+  });
+  let stack: Stack | undefined;
+  let receiver: WebhookReceiver | undefined;
+  try {
+    say(
+      `chaos: seed ${o.seed}, ${o.duration} s of load by ${o.shoppers} shoppers, ` +
+        `each of ${COMPONENTS.join(', ')} killed ${o.kills} times`,
+    );
+    stack = await startOwnStack({
+      workDir,
+      // Always its own embedded Postgres, whatever DATABASE_URL says: it is killed, and a
+      // server of the machine's must never be.
+      databaseUrl: undefined,
+      purpose: 'chaos',
+      // 1/100 of real time: a 10-minute expiry is 6 s, so orders end within the run.
+      env: { DURAPAY_TIME_SCALE: '0.01', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      say,
+    });
+    receiver = await new WebhookReceiver(stack.app.webhook_secret).start();
+
+    const journeys: OrderJourney[] = [];
+    const stats: ShopperStats = { requests: 0, retries: 0 };
+    const started = Date.now();
+    const until = started + o.duration * 1_000;
+    const bar = progressBar('chaos', o.duration, 's');
+    const ticker = setInterval(() => {
+      const answered = journeys.filter((j) => j.created?.status === 200).length;
+      bar.update(
+        (Date.now() - started) / 1_000,
+        `${answered} orders, ${kills.length} kills, ${stats.retries} resends`,
+      );
+    }, 1_000);
+    const kills: Kill[] = [];
+    const monkey = (async () => {
+      // Kills start once the load runs and end before it does, so recovery is under load too.
+      const plan = killPlan(o.kills, 5_000, o.duration * 1_000 - 10_000, random);
+      for (const step of plan) {
+        const wait = started + step.atMs - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const kill = await killAndWait(stack!.baseUrl, stack!.supervisorPid!, step.component, 120_000);
+        kills.push(kill);
+        say(
+          `  killed ${kill.component}${kill.pid ? ` (pid ${kill.pid})` : ' (not found)'}: ` +
+            (kill.recoveredMs === undefined
+              ? 'not back within 120 s'
+              : `back in ${(kill.recoveredMs / 1000).toFixed(1)} s`),
+        );
+      }
+    })();
+    const shoppers = Array.from({ length: o.shoppers }, () =>
+      shop({
+        baseUrl: stack!.baseUrl,
+        app: stack!.app,
+        notifyUrl: receiver!.url,
+        until,
+        requestDeadlineMs: 120_000,
+        random,
+        journeys,
+        stats,
+      }),
+    );
+    await Promise.all([monkey, ...shoppers]);
+    clearInterval(ticker);
+    bar.stop();
+
+    // Every order and refund reaches its final state, and its announcement arrives.
+    say(`settling: waiting up to ${o.settle} s for every order and refund to be final`);
+    const settleUntil = Date.now() + o.settle * 1_000;
+    let state = await readState(stack.databaseUrl!, stack.app.app_id);
+    let found = violations(journeys, state, receiver.deliveries);
+    while (found.length > 0 && Date.now() < settleUntil) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      state = await readState(stack.databaseUrl!, stack.app.app_id);
+      found = violations(journeys, state, receiver.deliveries);
+    }
+    const counts: Census = census(state);
+    const restarts = restartsLogged(stack.logFile);
+    const survived = kills.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined).length;
+    const answered = journeys.filter((j) => j.created?.status === 200).length;
+
+    const rows = COMPONENTS.map((c) => {
+      const ks = kills.filter((k) => k.component === c);
+      const back = ks.map((k) => k.recoveredMs).filter((ms): ms is number => ms !== undefined);
+      return `| ${c} | ${ks.length} | ${back.length} | ${back.length ? (Math.max(...back) / 1000).toFixed(1) : '–'} |`;
+    });
+    console.log(
+      [
+        '| killed | times | back | slowest return, s |',
+        '| --- | ---: | ---: | ---: |',
+        ...rows,
+        '',
+        `supervisor restarts: ${
+          Object.entries(restarts)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ') || 'none'
+        }`,
+        `orders: ${journeys.length} created (${answered} answered 200), ${counts.paid} paid, ${counts.closed} closed, ` +
+          `${counts.refunds} refunds; ${stats.requests} requests, ${stats.retries} sent again after no answer`,
+        `channel orders left behind by creates that timed out (never paid): ${state.orphans.length}`,
+        `chaos: ${kills.length} kills, ${survived} survived; invariants checked on ${answered} orders: violations: ${found.length}`,
+        ...found.slice(0, 30).map((v) => `  violation: ${v}`),
+      ].join('\n'),
+    );
+
+    fs.mkdirSync(o.outDir, { recursive: true });
+    const out = path.join(o.outDir, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(
+      out,
+      `${JSON.stringify(
+        {
+          seed: o.seed,
+          duration: o.duration,
+          shoppers: o.shoppers,
+          kills,
+          survived,
+          restarts,
+          orders: { created: journeys.length, answered, ...counts, orphans: state.orphans.length },
+          requests: stats,
+          violations: found,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    say(`report: ${out}`);
+    const allKilled = kills.length === o.kills * COMPONENTS.length && survived === kills.length;
+    if (!allKilled) say('not every kill was survived (see the table)');
+    process.exitCode = found.length === 0 && allKilled ? 0 : 1;
+  } finally {
+    await receiver?.stop().catch(() => undefined);
+    await stack?.stop().catch((err: unknown) => say(`could not stop the stack: ${String(err)}`));
+    if (!o.keep) fs.rmSync(workDir, { recursive: true, force: true });
+    else say(`scratch directory kept: ${workDir}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  say(`chaos failed: ${err instanceof Error ? err.message : String(err)}`);
+  void stopAllStacks().finally(() => process.exit(2));
+});

@@ -1,0 +1,69 @@
+/**
+ * `npm run chaos` end to end, with its short profile: its own stack (durapay start, on a
+ * scratch database of the tests' Postgres) under steady load while the worker, the API, the
+ * Temporal dev server and Postgres are each killed twice; the run passes only when every kill
+ * was survived and no invariant of money or of nothing lost was broken.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { globalState } from '../support/state';
+
+jest.setTimeout(900_000);
+
+const ROOT = path.join(__dirname, '..', '..');
+const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-chaos-test-'));
+afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
+
+test('when each part of the stack is killed twice under load, then every kill is survived and no invariant is broken', async () => {
+  const { cliPath, adminUrl } = globalState();
+  const seed = Math.floor(Math.random() * 2 ** 31);
+  const child = spawn(
+    process.execPath,
+    [
+      '--require',
+      'tsx/cjs',
+      path.join(ROOT, 'chaos', 'main.ts'),
+      ...['--duration', '60', '--kills', '2', '--settle', '120', '--seed', String(seed), '--out-dir', outDir],
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TEMPORAL_CLI_PATH: cliPath,
+        DATABASE_URL: adminUrl,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // The figures, in the test's output: kills survived, orders, violations.
+  process.stderr.write(
+    `[chaos] seed ${seed}\n${stdout
+      .split('\n')
+      .filter((l) => l.startsWith('|') || /^(orders|chaos|supervisor)/.test(l))
+      .join('\n')}\n`,
+  );
+  expect({ code, out: code === 0 ? '' : `${stdout.slice(-4000)}\n${stderr.slice(-3000)}` }).toEqual({
+    code: 0,
+    out: '',
+  });
+
+  const file = fs.readdirSync(outDir).find((f) => f.endsWith('.json'));
+  const report = JSON.parse(fs.readFileSync(path.join(outDir, file!), 'utf8')) as {
+    survived: number;
+    orders: { answered: number; paid: number; closed: number };
+    violations: string[];
+  };
+  expect(report.survived).toBe(8);
+  expect(report.violations).toEqual([]);
+  expect(report.orders.answered).toBeGreaterThan(20);
+  expect(report.orders.paid).toBeGreaterThan(0);
+  expect(report.orders.closed).toBeGreaterThan(0);
+});
