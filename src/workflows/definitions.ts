@@ -79,6 +79,11 @@ export const patches = {
   orderHandlerLock: 'order-handler-lock',
   /** An application's submits run one at a time through the same lock. */
   applicationHandlerLock: 'application-handler-lock',
+  /**
+   * At expiry an order the channel could not be asked to close stays pending and is closed
+   * later; it was closed locally, which could close an order the buyer had paid.
+   */
+  orderExpiryWaitsForChannel: 'order-expiry-waits-for-channel',
 } as const;
 
 export const workflowIds = {

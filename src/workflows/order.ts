@@ -1,3 +1,6 @@
+// Longer than 300 lines on purpose: the order's actor is one closure over its state (handlers,
+// main loop, the steps they share), so that no step can reach the state without the lock. Its
+// pure rules live in domain/orders.ts.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -474,9 +477,14 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   }
 
   // ---- Pending: callbacks, polling on a backoff, and expiry. ----
+  // Closes at expiry the channel did not answer; each waits as the poll of that index would.
+  let unansweredCloses = 0;
   while (state.status === 'pending') {
     const untilExpiry = Math.max(0, state.expireAtMs - Date.now());
-    const wait = Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
+    const wait =
+      unansweredCloses > 0
+        ? pollGap(input.timings.pollGapsMs, unansweredCloses - 1)
+        : Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
     await condition(() => payments.length > 0 || state.status !== 'pending', wait);
     if (state.status !== 'pending') break;
     if (payments.length > 0) {
@@ -486,8 +494,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     }
     if (Date.now() >= state.expireAtMs) {
       // Expiry: close at the channel, unless the channel says the buyer paid.
-      await exclusive(async () => {
-        if (state.status !== 'pending') return;
+      const decided = await exclusive(async () => {
+        if (state.status !== 'pending') return true;
         let st: PaymentState | undefined;
         try {
           st = await channelBackground.closeChannelPayment({
@@ -495,6 +503,16 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
             tradeNo: state.tradeNo,
           });
         } catch (err) {
+          // The channel is the one that knows whether the buyer paid: an order it did not close
+          // stays pending (callbacks still welcome) and the close is tried again, after a wait.
+          if (patched(patches.orderExpiryWaitsForChannel)) {
+            log.warn('closing at the channel failed; will try again', {
+              trade_no: state.tradeNo,
+              attempt: unansweredCloses + 1,
+              error: String(err),
+            });
+            return false;
+          }
           log.warn('closing at the channel failed; closing locally', {
             trade_no: state.tradeNo,
             error: String(err),
@@ -502,7 +520,12 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         }
         if (st?.status === 'paid') await applyChannelState(st);
         else await markClosed();
+        return true;
       });
+      if (!decided) {
+        unansweredCloses += 1;
+        continue;
+      }
       break;
     }
     state.pollIndex += 1;

@@ -474,6 +474,35 @@ describe('expiry and close', () => {
     expect(notificationsFor(created.trade_no, 'payment.succeeded')).toHaveLength(1);
   });
 
+  test('when the channel cannot be reached to close an expired order the buyer paid, then the order waits for it and ends paid, never closed', async () => {
+    // The callback is lost, the query lags, and the first 4 closes meet a channel that is down
+    // (more than one close activity's attempts): only a close that waits for the channel finds
+    // the payment.
+    const created = await create({
+      expire_minutes: 1,
+      extra: { sandbox: { callback: 'drop', query: 'stale', close_failures: 4 } },
+    });
+    await buyerPays(created.pay_credential.pay_url);
+    await until(
+      'paid',
+      async () => ((await query(created.trade_no)).status === 'paid' ? true : undefined),
+      60_000,
+    );
+    const workflowId = workflowIds.order(
+      app.app_id,
+      String((await query(created.trade_no)).merchant_order_no),
+    );
+    const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+    const closes = (events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'closeChannelPayment',
+    );
+    expect(closes.length).toBeGreaterThanOrEqual(2);
+    await until('payment.succeeded', async () =>
+      notificationsFor(created.trade_no, 'payment.succeeded').length ? true : undefined,
+    );
+    expect(notificationsFor(created.trade_no, 'payment.closed')).toHaveLength(0);
+  });
+
   test('when the channel reports a payment after the order closed, then it is recorded paid, flagged for refund review, and payment.succeeded is sent', async () => {
     const created = await create({ extra: { sandbox: { callback: 'drop' } } });
     expect((await envelope(await post('/api/v1/pay/close', { trade_no: created.trade_no }))).code).toBe(

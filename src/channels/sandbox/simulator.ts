@@ -73,6 +73,8 @@ interface SandboxFaults {
   callback?: CallbackMode;
   /** `stale`: queries keep answering pending after the buyer paid (a channel whose query lags). */
   query?: 'fresh' | 'stale';
+  /** The first N requests to close the order are answered 503, as by a channel that is down. */
+  close_failures?: number;
 }
 
 /** A refund whose reason holds this is answered 2 s after the channel accepted it. */
@@ -96,6 +98,7 @@ const faultsSchema = Joi.object<SandboxFaults>({
   latency_ms: Joi.number().integer().min(0).max(60_000),
   callback: Joi.string().valid('normal', 'drop', 'duplicate', 'delay'),
   query: Joi.string().valid('fresh', 'stale'),
+  close_failures: Joi.number().integer().min(0).max(100),
 });
 
 const createOrderSchema = Joi.object<WireCreateOrder>({
@@ -389,6 +392,8 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
   // ---- routes ----
 
   const router = express.Router({ caseSensitive: true });
+  // Close requests answered 503 so far, per order (a fault injected in tests; this process only).
+  const closeRequests = new Map<string, number>();
   router.use(readRawBody());
 
   router.get('/pay/:trade_no', async (req, res) => {
@@ -497,6 +502,13 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
   });
 
   router.post('/v1/orders/:trade_no/close', async (req, res) => {
+    const existing = await store.findOrder(req.params.trade_no);
+    const failures = (existing?.extra.sandbox as SandboxFaults | undefined)?.close_failures ?? 0;
+    const seen = closeRequests.get(req.params.trade_no) ?? 0;
+    if (seen < failures) {
+      closeRequests.set(req.params.trade_no, seen + 1);
+      throw new SandboxRefusal(503, 'unavailable', 'the sandbox is down (extra.sandbox.close_failures)');
+    }
     const order = await store.closeOrder(req.params.trade_no);
     if (!order)
       throw new SandboxRefusal(404, 'order_not_found', `order ${req.params.trade_no} does not exist`);
