@@ -3,8 +3,10 @@ import { stopChild } from '../lib/process';
 
 /** How a crashed child of `durapay start` is restarted, and when the supervisor gives up. */
 export interface RestartPolicy {
-  /** Waits before the 1st, 2nd, … restart of a window; the last one repeats. */
+  /** Waits before the 1st, 2nd, … restart in a row; the last one repeats. */
   delaysMs: readonly number[];
+  /** A child that ran this long before it stopped starts the waits again from the first. */
+  stableAfterMs: number;
   /** Restarts allowed within `windowMs`; one more and the whole stack stops. */
   maxRestarts: number;
   windowMs: number;
@@ -12,6 +14,7 @@ export interface RestartPolicy {
 
 export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   delaysMs: [1_000, 2_000, 4_000, 8_000, 15_000],
+  stableAfterMs: 60_000,
   maxRestarts: 8,
   windowMs: 10 * 60_000,
 };
@@ -42,6 +45,9 @@ export class Supervised {
   private child?: ChildProcess;
   private stopping = false;
   private restarts: number[] = [];
+  /** Restarts since the child last ran for `stableAfterMs`. */
+  private inARow = 0;
+  private startedAt = 0;
   private timer?: NodeJS.Timeout;
   private readonly policy: RestartPolicy;
 
@@ -67,6 +73,7 @@ export class Supervised {
 
   private watch(child: ChildProcess): void {
     this.child = child;
+    this.startedAt = Date.now();
     child.once('exit', (code, signal) => {
       if (this.stopping || this.child !== child) return;
       this.crashed(describeExit(code, signal));
@@ -85,7 +92,9 @@ export class Supervised {
     }
     this.restarts.push(now);
     const n = this.restarts.length;
-    const delay = this.policy.delaysMs[Math.min(n - 1, this.policy.delaysMs.length - 1)]!;
+    if (now - this.startedAt >= this.policy.stableAfterMs) this.inARow = 0;
+    const delay = this.policy.delaysMs[Math.min(this.inARow, this.policy.delaysMs.length - 1)]!;
+    this.inARow += 1;
     this.opts.say(
       `The ${this.opts.name} stopped unexpectedly (${how}); restarting it in ${delay / 1000} s ` +
         `(restart ${n} of at most ${this.policy.maxRestarts} within ${minutes} min) …`,

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Supervised, type RestartPolicy } from '../../src/cli/supervise';
 
-const FAST: RestartPolicy = { delaysMs: [20, 40], maxRestarts: 3, windowMs: 60_000 };
+const FAST: RestartPolicy = { delaysMs: [20, 40], stableAfterMs: 60_000, maxRestarts: 3, windowMs: 60_000 };
 
 /** A child that lives until killed. */
 const sleeper = async (): Promise<ChildProcess> =>
@@ -86,6 +86,31 @@ describe('Supervised', () => {
     s.process!.kill('SIGKILL');
     await until(() => launches === 3 && lines.some((l) => l.includes('running again')));
     expect(lines.some((l) => l.includes('(could not start: port taken)'))).toBe(true);
+    await s.stop();
+  });
+
+  test('when a restarted child ran long enough before it stopped again, then the wait starts from the first again', async () => {
+    const lines: string[] = [];
+    const s = new Supervised({
+      name: 'worker',
+      launch: sleeper,
+      say: (l) => lines.push(l),
+      giveUp: () => undefined,
+      policy: { ...FAST, delaysMs: [20, 400], stableAfterMs: 300 },
+      stopGraceMs: 1_000,
+    });
+    await s.start();
+    s.process!.kill('SIGKILL');
+    await until(() => lines.length === 2);
+    // Quickly again: the second wait.
+    s.process!.kill('SIGKILL');
+    await until(() => lines.length === 4);
+    expect(lines[2]).toContain('restarting it in 0.4 s (restart 2 of');
+    // After running longer than stableAfterMs: the first wait again.
+    await new Promise((r) => setTimeout(r, 400));
+    s.process!.kill('SIGKILL');
+    await until(() => lines.length === 6);
+    expect(lines[4]).toContain('restarting it in 0.02 s (restart 3 of');
     await s.stop();
   });
 
