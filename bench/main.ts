@@ -14,6 +14,7 @@ import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/config';
 import { DurapayClient } from '../src/sdk';
 import { TEMPORAL_CLI_VERSION } from '../src/lib/temporal-cli';
 import { benchFloorUpdate, workflowIds } from '../src/workflows/definitions';
+import { intOption, say } from './lib/cli';
 import { describeError, runClosedLoop, runCount, type Operation } from './lib/load';
 import { HAS_PROC, UsageMonitor, type Usage } from './lib/procstat';
 import { progressBar, silentProgress } from './lib/progress';
@@ -53,15 +54,6 @@ interface Options {
   keep: boolean;
 }
 
-function positiveInt(name: string, min = 1) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
-    return n;
-  };
-}
-
 function intList(name: string, min: number) {
   return (value: string): number[] => {
     const list = value.split(',').map((v) => v.trim());
@@ -87,8 +79,8 @@ function parseOptions(argv: string[]): Options {
     .description(
       'Measure durapay: the Temporal floor, order creation, the full payment cycle, and creation with many open orders.',
     )
-    .option('--duration <s>', 'measured seconds per phase', positiveInt('--duration'), 10)
-    .option('--warmup <s>', 'unmeasured seconds before each phase', positiveInt('--warmup', 0), 2)
+    .option('--duration <s>', 'measured seconds per phase', intOption('--duration'), 10)
+    .option('--warmup <s>', 'unmeasured seconds before each phase', intOption('--warmup', 0), 2)
     .option(
       '--concurrency <list>',
       'callers for the floor and create phases',
@@ -107,23 +99,18 @@ function parseOptions(argv: string[]): Options {
       intList('--growth', 0),
       [0, 1_000, 2_000],
     )
-    .option(
-      '--growth-concurrency <n>',
-      'callers for the growth phases',
-      positiveInt('--growth-concurrency'),
-      8,
-    )
+    .option('--growth-concurrency <n>', 'callers for the growth phases', intOption('--growth-concurrency'), 8)
     .option(
       '--seed-concurrency <n>',
       'callers that create the open orders',
-      positiveInt('--seed-concurrency'),
+      intOption('--seed-concurrency'),
       16,
     )
     .option('--phases <list>', `phases to run (${PHASES.join(',')})`, phaseList, [...PHASES])
     .option(
       '--max-requests <n>',
       'at most this many requests per phase',
-      positiveInt('--max-requests'),
+      intOption('--max-requests'),
       100_000,
     )
     .option('--base-url <url>', 'use the durapay running there (loopback only) instead of starting one')
@@ -142,12 +129,8 @@ function parseOptions(argv: string[]): Options {
       "with --base-url: the worker's task queue",
       process.env.TEMPORAL_TASK_QUEUE || 'durapay',
     )
-    .option('--api-pid <pid>', 'with --base-url: the API process to measure', positiveInt('--api-pid'))
-    .option(
-      '--worker-pid <pid>',
-      'with --base-url: the worker process to measure',
-      positiveInt('--worker-pid'),
-    )
+    .option('--api-pid <pid>', 'with --base-url: the API process to measure', intOption('--api-pid'))
+    .option('--worker-pid <pid>', 'with --base-url: the worker process to measure', intOption('--worker-pid'))
     .option('--out-dir <dir>', 'where results are written', path.join(ROOT, 'bench', 'results'))
     .option(
       '--cpu-prof',
@@ -162,10 +145,6 @@ function parseOptions(argv: string[]): Options {
   if (o.cpuProf && o.baseUrl)
     throw new InvalidArgumentError("--cpu-prof needs the bench's own stack (no --base-url)");
   return o;
-}
-
-function say(line: string): void {
-  process.stderr.write(`${line}\n`);
 }
 
 function machine(): Record<string, unknown> {

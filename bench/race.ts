@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config';
 import { withDatabase } from '../src/cli/database';
 import type { AppCredentials } from '../src/db/repositories/apps';
 import { signRequest } from '../src/lib/http-signature';
 import { createLogger } from '../src/lib/logger';
+import { intOption, say } from './lib/cli';
 import { progressBar } from './lib/progress';
 import { assertLoopback, attachStack, startOwnStack, stopAllStacks, type Stack } from './lib/stack';
 
@@ -23,16 +24,6 @@ interface Options {
   creates: number;
   baseUrl?: string;
 }
-
-function intOption(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
-    return n;
-  };
-}
-
-const say = (line: string) => process.stderr.write(`${line}\n`);
 
 interface Round {
   merchantOrderNo: string;

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { intOption, say } from '../bench/lib/cli';
 import { progressBar } from '../bench/lib/progress';
 import { WebhookReceiver } from '../bench/lib/receiver';
 import { startOwnStack, stopAllStacks, type Stack } from '../bench/lib/stack';
@@ -24,15 +25,6 @@ interface Options {
   settle: number;
   outDir: string;
   keep: boolean;
-}
-
-function intOption(name: string, min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
-    return n;
-  };
 }
 
 function parseOptions(argv: string[]): Options {
@@ -67,8 +59,6 @@ function parseOptions(argv: string[]): Options {
   const o = program.opts<Omit<Options, 'seed'> & { seed?: number }>();
   return { ...o, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
 }
-
-const say = (line: string) => process.stderr.write(`${line}\n`);
 
 /** A small seeded generator (mulberry32): the same seed plans the same kills and orders. */
 function seeded(seed: number): () => number {

@@ -7,9 +7,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import type { AppCredentials } from '../src/db/repositories/apps';
 import { signRequest } from '../src/lib/http-signature';
+import { intOption, say } from '../bench/lib/cli';
 import { progressBar } from '../bench/lib/progress';
 import { assertLoopback, attachStack, startOwnStack, stopAllStacks, type Stack } from '../bench/lib/stack';
 import { generateCases, type Fixtures, type FuzzCase } from './lib/generate';
@@ -27,15 +28,6 @@ interface Options {
   only?: number;
   outDir: string;
   keep: boolean;
-}
-
-function intOption(name: string, min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
-    return n;
-  };
 }
 
 function parseOptions(argv: string[]): Options {
@@ -68,8 +60,6 @@ function parseOptions(argv: string[]): Options {
   const o = program.opts<Omit<Options, 'seed'> & { seed?: number }>();
   return { ...o, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
 }
-
-const say = (line: string) => process.stderr.write(`${line}\n`);
 
 /** A signed request of the run's own app, for the fixtures. */
 async function call(

@@ -5,6 +5,7 @@
  * fast-check arbitraries so that a seed gives the same cases again.
  */
 import fc from 'fast-check';
+import { multipart, type Part } from '../../test/support/multipart';
 
 /** How a request is authenticated when sent (the signature is made then: created, nonce). */
 export type AuthMode =
@@ -321,27 +322,6 @@ function request(
     }));
 }
 
-interface Part {
-  name: string;
-  value?: string;
-  filename?: string;
-  contentType?: string;
-  content?: Buffer;
-}
-
-function multipartBody(parts: Part[], boundary: string): Buffer {
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"`;
-    head += '\r\n';
-    if (p.contentType !== undefined) head += `Content-Type: ${p.contentType}\r\n`;
-    chunks.push(Buffer.from(`${head}\r\n`), p.content ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return Buffer.concat(chunks);
-}
-
 const uploadCase: fc.Arbitrary<FuzzCase> = fc
   .record({
     parts: fc.array(
@@ -381,7 +361,7 @@ const uploadCase: fc.Arbitrary<FuzzCase> = fc
   })
   .map(({ parts, shape, auth }) => {
     const boundary = `fz${parts.length}x${shape.length}`;
-    let body = multipartBody(parts as Part[], boundary);
+    let { body } = multipart(parts as Part[], boundary);
     let contentType = `multipart/form-data; boundary=${boundary}`;
     if (shape === 'no-boundary') contentType = 'multipart/form-data';
     if (shape === 'wrong-boundary') contentType = 'multipart/form-data; boundary=other';

@@ -4,43 +4,20 @@
  * Temporal and Postgres, and writes its JSON, Markdown and SVG. Nothing here asserts a speed:
  * only that every phase ran without error and reported what the report promises.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import type { BenchResult } from '../../bench/lib/report';
+import { runTool } from '../support/scripts';
 import { globalState } from '../support/state';
 
 jest.setTimeout(300_000);
 
-const ROOT = path.join(__dirname, '..', '..');
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-bench-test-'));
 afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
 
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { cliPath, adminUrl } = globalState();
-  const child = spawn(
-    process.execPath,
-    ['--require', 'tsx/cjs', path.join(ROOT, 'bench', 'main.ts'), ...args],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TEMPORAL_CLI_PATH: cliPath,
-        DATABASE_URL: adminUrl,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const runBench = (args: string[]) => runTool('bench/main.ts', args);
 
 async function benchDatabases(): Promise<string[]> {
   const pg = new Client({ connectionString: globalState().adminUrl });

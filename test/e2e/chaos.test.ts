@@ -4,45 +4,21 @@
  * Temporal dev server and Postgres are each killed twice; the run passes only when every kill
  * was survived and no invariant of money or of nothing lost was broken.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { globalState } from '../support/state';
+import { runTool } from '../support/scripts';
 
 jest.setTimeout(900_000);
 
-const ROOT = path.join(__dirname, '..', '..');
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-chaos-test-'));
 afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
 
 test('when each part of the stack is killed twice under load, then every kill is survived and no invariant is broken', async () => {
-  const { cliPath, adminUrl } = globalState();
   const seed = Math.floor(Math.random() * 2 ** 31);
-  const child = spawn(
-    process.execPath,
-    [
-      '--require',
-      'tsx/cjs',
-      path.join(ROOT, 'chaos', 'main.ts'),
-      ...['--duration', '60', '--kills', '2', '--settle', '120', '--seed', String(seed), '--out-dir', outDir],
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TEMPORAL_CLI_PATH: cliPath,
-        DATABASE_URL: adminUrl,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const { code, stdout, stderr } = await runTool('chaos/main.ts', [
+    ...['--duration', '60', '--kills', '2', '--settle', '120', '--seed', String(seed), '--out-dir', outDir],
+  ]);
   // The figures, in the test's output: kills survived, orders, violations.
   process.stderr.write(
     `[chaos] seed ${seed}\n${stdout

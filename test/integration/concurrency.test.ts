@@ -5,20 +5,15 @@
  * the receiver, and activities in the order's history; never only the answers.
  */
 import fs from 'node:fs';
-import type { Server } from 'node:http';
 import { QueryTypes } from 'sequelize';
 import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { createApp } from '../../src/api/app';
-import { listenApi } from '../../src/api/http-server';
-import { readinessProbes } from '../../src/api/server';
 import type { AppCredentials } from '../../src/db/repositories/apps';
 import { createWorker } from '../../src/worker';
 import { workflowIds } from '../../src/workflows/definitions';
-import { captureLogger, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { inRounds, paymentsClient, type Created, type PaymentsClient } from '../support/payments';
-import { freePort } from '../support/ports';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
@@ -101,24 +96,15 @@ describe('identical creates', () => {
 });
 
 describe('many updates in one activation', () => {
-  let server: Server;
-  let burstUrl: string;
+  let burst: ExtraApi;
   const taskQueue = uniqueName('tq-burst');
 
+  // The same API on a task queue that no worker polls yet: every update waits at the server.
   beforeAll(async () => {
-    // The same API on a task queue that no worker polls yet: every update waits at the server.
-    const { logger } = captureLogger();
-    const api = createApp({
-      logger,
-      readiness: readinessProbes(stack.database.db, stack.connection),
-      auth: stack.auth,
-      services: { ...stack.services, taskQueue, requestTimeoutMs: 60_000 },
-    });
-    server = await listenApi(api, await freePort(), '127.0.0.1', logger);
-    burstUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    burst = await serveApi(stack, { taskQueue, requestTimeoutMs: 60_000 });
   });
   afterAll(async () => {
-    await new Promise((r) => server?.close(r));
+    await burst?.close();
   });
 
   test(`when 10 creates for each of ${ROUNDS} orders reach the worker in its first activation, then each order calls the channel once and answers is_idempotent false once`, async () => {
@@ -127,7 +113,7 @@ describe('many updates in one activation', () => {
       Promise.all(
         Array.from({ length: 10 }, async () =>
           envelope<Created>(
-            await signedFetch(burstUrl, app, 'POST', '/api/v1/pay/unified-order', { json: body }),
+            await signedFetch(burst.baseUrl, app, 'POST', '/api/v1/pay/unified-order', { json: body }),
           ),
         ),
       ),

@@ -4,17 +4,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
-import type { Server } from 'node:http';
 import { QueryTypes } from 'sequelize';
-import { createApp } from '../../src/api/app';
 import { signSandboxPayload } from '../../src/channels/sandbox/signature';
 import { connectDatabase } from '../../src/db';
-import { listenApi } from '../../src/api/http-server';
-import { readinessProbes } from '../../src/api/server';
 import type { AppCredentials } from '../../src/db/repositories/apps';
 import { signRequest } from '../../src/lib/http-signature';
 import { workflowIds } from '../../src/workflows/definitions';
-import { captureLogger, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
 import { multipart, type Part } from '../support/multipart';
 import { freePort } from '../support/ports';
@@ -387,19 +383,12 @@ describe('callbacks answer fail to everything wrong (SPEC §4)', () => {
         headers: { 'sandbox-signature': signSandboxPayload(stack.sandboxSecret, body) },
       });
     // …sent to an API whose database is gone (nothing listens on its port).
-    const { logger } = captureLogger();
     const down = connectDatabase(`postgres://postgres@127.0.0.1:${await freePort()}/none`, {
       acquireTimeoutMs: 1_000,
     });
-    const api = createApp({
-      logger,
-      readiness: readinessProbes(down, stack.connection),
-      auth: stack.auth,
-      services: { ...stack.services, db: down },
-    });
-    const server = await listenApi(api, await freePort(), '127.0.0.1', logger);
+    const api = await serveApi(stack, { db: down });
     try {
-      const res = await send(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+      const res = await send(api.baseUrl);
       expect([res.status, res.headers.get('content-type'), await res.text()]).toEqual([
         200,
         'text/plain; charset=utf-8',
@@ -407,12 +396,7 @@ describe('callbacks answer fail to everything wrong (SPEC §4)', () => {
       ]);
       // Any other request says what happened, in the envelope, without the driver's words.
       const query = await answer(
-        await signedFetch(
-          `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-          both,
-          'GET',
-          `/api/v1/pay/query/${created.data!.trade_no}`,
-        ),
+        await signedFetch(api.baseUrl, both, 'GET', `/api/v1/pay/query/${created.data!.trade_no}`),
       );
       expect(query).toMatchObject({
         status: 500,
@@ -425,7 +409,7 @@ describe('callbacks answer fail to everything wrong (SPEC §4)', () => {
         }),
       ).toBe(1);
     } finally {
-      await new Promise((r) => server.close(r));
+      await api.close();
       await down.close();
     }
     // The same callback, once the database answers, is acknowledged: it was valid all along.
@@ -717,30 +701,21 @@ describe("requests Node's HTTP parser refuses get the envelope", () => {
 });
 
 describe('a create whose outcome the deadline left unknown', () => {
-  let server: Server;
-  let baseUrl: string;
+  let api: ExtraApi;
   const taskQueue = uniqueName('no-worker');
 
+  // The same API, on a task queue no worker polls: as if every worker were down.
   beforeAll(async () => {
-    // The same API, on a task queue no worker polls: as if every worker were down.
-    const { logger } = captureLogger();
-    const app = createApp({
-      logger,
-      readiness: readinessProbes(stack.database.db, stack.connection),
-      auth: stack.auth,
-      services: { ...stack.services, taskQueue, requestTimeoutMs: 1_500 },
-    });
-    server = await listenApi(app, await freePort(), '127.0.0.1', logger);
-    baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    api = await serveApi(stack, { taskQueue, requestTimeoutMs: 1_500 });
   });
   afterAll(async () => {
-    await new Promise((r) => server?.close(r));
+    await api?.close();
   });
 
   test('when no worker takes the order in time, then 502 channel_timeout says the outcome is unknown and to send it again', async () => {
     const body = order();
     const res = await answer(
-      await signedFetch(baseUrl, both, 'POST', '/api/v1/pay/unified-order', { json: body }),
+      await signedFetch(api.baseUrl, both, 'POST', '/api/v1/pay/unified-order', { json: body }),
     );
     expect(res).toMatchObject({ status: 502, code: 'channel_timeout' });
     expect(res.message).toMatch(/^the outcome is not known yet/);

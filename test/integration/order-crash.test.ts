@@ -4,13 +4,9 @@
  * the request completes with one order upstream and one in the read model.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
 import { QueryTypes } from 'sequelize';
-import { createApp } from '../../src/api/app';
-import { readinessProbes } from '../../src/api/server';
-import { captureLogger, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
-import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process';
@@ -44,23 +40,14 @@ async function count(sql: string, replacements: Record<string, unknown>): Promis
 test('when the worker is killed between the channel create and the database write, then the create completes once after restart', async () => {
   const taskQueue = uniqueName('tq-order-kill');
   // An API whose orders run on a worker process of their own.
-  const port = await freePort();
-  const api = createApp({
-    logger: captureLogger().logger,
-    readiness: readinessProbes(stack.database.db, stack.connection),
-    auth: stack.auth,
-    services: { ...stack.services, taskQueue, requestTimeoutMs: 60_000 },
-  });
-  const server = await new Promise<Server>((resolve) => {
-    const s = api.listen(port, '127.0.0.1', () => resolve(s));
-  });
+  const api = await serveApi(stack, { taskQueue, requestTimeoutMs: 60_000 });
   const first = spawnWorker(taskQueue, workerEnv());
   let second: WorkerProcess | undefined;
   try {
     await first.ready;
     const app = await stack.createApp(['payments']);
     const merchantOrderNo = `M-${randomUUID()}`;
-    const pending = signedFetch(`http://127.0.0.1:${port}`, app, 'POST', '/api/v1/pay/unified-order', {
+    const pending = signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/unified-order', {
       json: {
         merchant_order_no: merchantOrderNo,
         pay_method: 'qr_code',
@@ -102,31 +89,21 @@ test('when the worker is killed between the channel create and the database writ
   } finally {
     await first.stop();
     await second?.stop();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await api.close();
   }
 });
 
 test('when the worker is killed after the channel accepted a refund and before it was recorded, then one refund upstream and the right refunded amount', async () => {
   const taskQueue = uniqueName('tq-refund-kill');
-  const port = await freePort();
-  const api = createApp({
-    logger: captureLogger().logger,
-    readiness: readinessProbes(stack.database.db, stack.connection),
-    auth: stack.auth,
-    services: { ...stack.services, taskQueue, requestTimeoutMs: 60_000 },
-  });
-  const server = await new Promise<Server>((resolve) => {
-    const s = api.listen(port, '127.0.0.1', () => resolve(s));
-  });
-  const base = `http://127.0.0.1:${port}`;
+  // An API whose orders run on a worker process of their own.
+  const api = await serveApi(stack, { taskQueue, requestTimeoutMs: 60_000 });
   const first = spawnWorker(taskQueue, workerEnv());
   let second: WorkerProcess | undefined;
   try {
     await first.ready;
     const app = await stack.createApp(['payments']);
     const created = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
-      await signedFetch(base, app, 'POST', '/api/v1/pay/unified-order', {
+      await signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/unified-order', {
         json: {
           merchant_order_no: `M-${randomUUID()}`,
           pay_method: 'qr_code',
@@ -143,11 +120,11 @@ test('when the worker is killed after the channel accepted a refund and before i
       body: '{"result":"success"}',
     });
     const status = async () =>
-      (await envelope(await signedFetch(base, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
+      (await envelope(await signedFetch(api.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
     await until('paid', async () => ((await status()).status === 'paid' ? true : undefined));
 
     // The sandbox accepts the refund at once and answers 2 s later.
-    const pending = signedFetch(base, app, 'POST', '/api/v1/pay/refund', {
+    const pending = signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/refund', {
       json: { trade_no: tradeNo, refund_amount: 100, reason: 'crash [sandbox:slow]' },
     });
     await until('the channel accepted the refund', async () =>
@@ -183,7 +160,6 @@ test('when the worker is killed after the channel accepted a refund and before i
   } finally {
     await first.stop();
     await second?.stop();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await api.close();
   }
 });

@@ -230,3 +230,31 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     },
   };
 }
+
+export interface ExtraApi {
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The stack's API once more, on a port of its own, with some of its services changed: another
+ * task queue (one no worker polls, or a worker process of the test's own), a shorter deadline,
+ * a database that is gone.
+ */
+export async function serveApi(stack: TestStack, services: Partial<ApiServices>): Promise<ExtraApi> {
+  const { logger } = captureLogger();
+  const app = createApp({
+    logger,
+    readiness: readinessProbes(services.db ?? stack.database.db, stack.connection),
+    auth: stack.auth,
+    services: { ...stack.services, ...services },
+  });
+  const server = await listenApi(app, await freePort(), '127.0.0.1', logger);
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

@@ -9,8 +9,10 @@ export interface Part {
 }
 
 /** multipart/form-data (RFC 7578) as exact bytes, so the Content-Digest covers what is sent. */
-export function multipart(parts: Part[]): { body: Buffer; contentType: string } {
-  const boundary = `test-${randomBytes(12).toString('hex')}`;
+export function multipart(
+  parts: Part[],
+  boundary = `test-${randomBytes(12).toString('hex')}`,
+): { body: Buffer; contentType: string } {
   const chunks: Buffer[] = [];
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;

@@ -1,3 +1,5 @@
+// Longer than 300 lines: the five payment endpoints and the update delivery they share (retries,
+// deadline, read-model fallback) sit together until the orders capability has a service of its own.
 import { randomInt } from 'node:crypto';
 import type { Response, Router } from 'express';
 import Joi from 'joi';

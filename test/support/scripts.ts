@@ -1,0 +1,34 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { globalState } from './state';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/**
+ * Runs one of the repository's TypeScript tools (`bench/main.ts`, `fuzz/main.ts`, …) as `npm run`
+ * would, against the tests' Temporal CLI and Postgres, and collects what it printed.
+ */
+export function runTool(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { cliPath, adminUrl } = globalState();
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TEMPORAL_CLI_PATH: cliPath,
+      DATABASE_URL: adminUrl,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
