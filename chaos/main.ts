@@ -167,6 +167,13 @@ async function main(): Promise<void> {
     const restarts = restartsLogged(stack.logFile);
     const survived = kills.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined).length;
     const answered = journeys.filter((j) => j.created?.status === 200).length;
+    // Creates decided otherwise (a 4xx) or not at all within the resend deadline, by code.
+    const otherCreates: Record<string, number> = {};
+    for (const j of journeys) {
+      if (j.created?.status === 200) continue;
+      const key = j.created ? `${j.created.status} ${j.created.code}` : 'undecided';
+      otherCreates[key] = (otherCreates[key] ?? 0) + 1;
+    }
 
     const rows = COMPONENTS.map((c) => {
       const ks = kills.filter((k) => k.component === c);
@@ -184,7 +191,9 @@ async function main(): Promise<void> {
             .map(([k, v]) => `${k} ${v}`)
             .join(', ') || 'none'
         }`,
-        `orders: ${journeys.length} created (${answered} answered 200), ${counts.paid} paid, ${counts.closed} closed, ` +
+        `orders: ${journeys.length} created (${answered} answered 200${Object.entries(otherCreates)
+          .map(([k, n]) => `, ${n} ${k}`)
+          .join('')}), ${counts.paid} paid, ${counts.closed} closed, ` +
           `${counts.refunds} refunds; ${stats.requests} requests, ${stats.retries} sent again after no answer`,
         `channel orders left behind by creates that timed out (never paid): ${state.orphans.length}`,
         `chaos: ${kills.length} kills, ${survived} survived; invariants checked on ${answered} orders: violations: ${found.length}`,
@@ -204,7 +213,13 @@ async function main(): Promise<void> {
           kills,
           survived,
           restarts,
-          orders: { created: journeys.length, answered, ...counts, orphans: state.orphans.length },
+          orders: {
+            created: journeys.length,
+            answered,
+            otherCreates,
+            ...counts,
+            orphans: state.orphans.length,
+          },
           requests: stats,
           violations: found,
         },
