@@ -3,6 +3,9 @@
  * The adapter (./index.ts) reaches it over HTTP like a real channel: every /v1 call is signed
  * with Sandbox-Signature. The buyer's pages (/pay) and the contract page (/sign) are not, since a
  * browser opens them. State lives in Postgres (./store.ts), so every API process shares it.
+ *
+ * Longer than 300 lines: the simulated channel's whole HTTP API in one router, the way a real
+ * channel's API is one document; its state and wire types live in store.ts and transformers.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

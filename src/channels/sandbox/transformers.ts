@@ -2,6 +2,9 @@
  * The sandbox's wire formats: what the adapter sends, and the parsing of everything the
  * simulator answers or posts back into the types of ../types. Anything malformed becomes a
  * ChannelError('invalid_response'), so nothing downstream sees an unparsed body.
+ *
+ * Longer than 300 lines: one wire type and one parser per endpoint of the simulated channel,
+ * kept together so that the contract between adapter and simulator reads in one place.
  */
 import {
   ChannelError,
