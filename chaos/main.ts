@@ -11,6 +11,7 @@ import { intOption, say } from '../bench/lib/cli';
 import { progressBar } from '../bench/lib/progress';
 import { WebhookReceiver } from '../bench/lib/receiver';
 import { startOwnStack, stopAllStacks, type Stack } from '../bench/lib/stack';
+import { gatherEvidence } from './lib/evidence';
 import { census, readState, violations, type Census } from './lib/invariants';
 import { COMPONENTS, killAndWait, killPlan, type Kill } from './lib/monkey';
 import { shop, type OrderJourney, type ShopperStats } from './lib/shopper';
@@ -164,6 +165,14 @@ async function main(): Promise<void> {
       found = violations(journeys, state, receiver.deliveries);
     }
     const counts: Census = census(state);
+    // Gathered while the stack still runs, so that a failure explains itself from its report.
+    const evidence = await gatherEvidence({
+      violations: found,
+      journeys,
+      databaseUrl: stack.databaseUrl!,
+      temporalAddress: stack.temporalAddress,
+      appId: stack.app.app_id,
+    }).catch((err: unknown) => [{ error: `evidence not gathered: ${String(err)}` }]);
     const restarts = restartsLogged(stack.logFile);
     const survived = kills.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined).length;
     const answered = journeys.filter((j) => j.created?.status === 200).length;
@@ -197,6 +206,7 @@ async function main(): Promise<void> {
           `${counts.refunds} refunds; ${stats.requests} requests, ${stats.retries} sent again after no answer`,
         `channel orders left behind by creates that timed out (never paid): ${state.orphans.length}`,
         `chaos: ${kills.length} kills, ${survived} survived; invariants checked on ${answered} orders: violations: ${found.length}`,
+        ...evidence.map((e) => `  evidence: ${JSON.stringify(e).slice(0, 1_500)}…`),
         ...found.slice(0, 30).map((v) => `  violation: ${v}`),
       ].join('\n'),
     );
@@ -222,6 +232,7 @@ async function main(): Promise<void> {
           },
           requests: stats,
           violations: found,
+          evidence,
         },
         null,
         2,

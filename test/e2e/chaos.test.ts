@@ -12,12 +12,17 @@ import { runTool } from '../support/scripts';
 jest.setTimeout(900_000);
 
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-chaos-test-'));
-afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
+let passed = false;
+// A failed run's report (with its evidence: rows, notifications, histories) is kept.
+afterAll(() => {
+  if (passed) fs.rmSync(outDir, { recursive: true, force: true });
+  else process.stderr.write(`[chaos] report kept in ${outDir}\n`);
+});
 
 test('when each part of the stack is killed twice under load, then every kill is survived and no invariant is broken', async () => {
   const seed = Math.floor(Math.random() * 2 ** 31);
   const { code, stdout, stderr } = await runTool('chaos/main.ts', [
-    ...['--duration', '60', '--kills', '2', '--settle', '120', '--seed', String(seed), '--out-dir', outDir],
+    ...['--duration', '90', '--kills', '2', '--settle', '120', '--seed', String(seed), '--out-dir', outDir],
   ]);
   // The figures, in the test's output: kills survived, orders, violations.
   process.stderr.write(
@@ -42,4 +47,5 @@ test('when each part of the stack is killed twice under load, then every kill is
   expect(report.orders.answered).toBeGreaterThan(20);
   expect(report.orders.paid).toBeGreaterThan(0);
   expect(report.orders.closed).toBeGreaterThan(0);
+  passed = true;
 });
