@@ -8,10 +8,15 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
-# Compile, then bundle the workflow code once so workers start without running webpack.
+# The simulated sandbox upstream: the API mounts it when SANDBOX_ENABLED=true.
+COPY sandbox ./sandbox
+# Compile, then bundle the workflow code once so workers start without running webpack. The
+# second bundle adds the diagnostic workflow: point DURAPAY_WORKFLOW_BUNDLE at it to run
+# `durapay doctor` against this deployment.
 RUN npm run build \
- && rm -rf src \
+ && rm -rf src sandbox \
  && node bin/durapay.js bundle --out dist/workflow-bundle.js \
+ && node bin/durapay.js bundle --diagnostics --out dist/workflow-bundle-diagnostics.js \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim

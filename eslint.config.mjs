@@ -2,6 +2,7 @@ import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import boundaries from 'eslint-plugin-boundaries';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -28,9 +29,139 @@ export default tseslint.config(
     },
   },
   {
+    // The architecture (README "Architecture", STYLE.md): what each part of src/ may import.
+    // A module is reached by other parts only through its index.ts, and by other modules also
+    // through its workflow-safe messages.ts and rules.ts; the platform imports no module.
+    files: ['src/**/*.ts', 'sandbox/**/*.ts'],
+    plugins: { boundaries },
+    settings: {
+      'import/resolver': { node: { extensions: ['.ts', '.js'] } },
+      'boundaries/include': ['src/**/*.ts', 'sandbox/**/*.ts'],
+      'boundaries/elements': [
+        // Matched on the whole path: src/channels/sandbox (the adapter) is not the upstream.
+        { type: 'sandbox', pattern: 'sandbox/**', partialMatch: false },
+        { type: 'platform', pattern: 'src/platform' },
+        { type: 'module', pattern: 'src/modules/*', capture: ['module'] },
+        { type: 'channels', pattern: 'src/channels' },
+        { type: 'api', pattern: 'src/api' },
+        { type: 'workflows', pattern: 'src/workflows' },
+        { type: 'worker', pattern: 'src/worker' },
+        { type: 'diagnostics', pattern: 'src/diagnostics' },
+        { type: 'cli', pattern: 'src/cli' },
+        { type: 'sdk', pattern: 'src/sdk' },
+        { type: 'sandbox-hook', pattern: 'src/sandbox-hook' },
+      ],
+    },
+    rules: {
+      'boundaries/dependencies': [
+        'error',
+        {
+          default: 'disallow',
+          policies: [
+            { from: { element: { type: 'platform' } }, allow: { to: { element: { type: 'platform' } } } },
+            {
+              from: { element: { type: 'channels' } },
+              allow: [
+                { to: { element: { types: ['channels', 'platform'] } } },
+                { to: { element: { type: 'module' } }, dependency: { kind: 'type' } },
+              ],
+            },
+            {
+              from: { element: { type: 'module' } },
+              allow: [
+                { to: { element: { types: ['platform', 'channels'] } } },
+                {
+                  to: {
+                    element: { type: 'module', fileInternalPath: ['index.ts', 'messages.ts', 'rules.ts'] },
+                  },
+                },
+                { to: { element: { type: 'worker' } }, dependency: { kind: 'type' } },
+                // A workflow starting another module's workflow as a child names its type.
+                {
+                  to: { element: { type: 'module', fileInternalPath: 'workflow.ts' } },
+                  dependency: { kind: 'type' },
+                },
+              ],
+            },
+            {
+              from: { element: { type: 'api' } },
+              allow: [
+                { to: { element: { types: ['platform', 'channels', 'sandbox-hook'] } } },
+                { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
+              ],
+            },
+            {
+              from: { element: { type: 'workflows' } },
+              allow: { to: { element: { type: 'module', fileInternalPath: 'workflow.ts' } } },
+            },
+            {
+              from: { element: { type: 'worker' } },
+              allow: [
+                { to: { element: { types: ['platform', 'channels', 'diagnostics'] } } },
+                { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
+              ],
+            },
+            {
+              from: { element: { type: 'diagnostics' } },
+              allow: [
+                { to: { element: { types: ['platform', 'workflows'] } } },
+                { to: { element: { type: 'worker' } }, dependency: { kind: 'type' } },
+              ],
+            },
+            {
+              from: { element: { type: 'cli' } },
+              allow: {
+                to: {
+                  element: {
+                    types: [
+                      'platform',
+                      'channels',
+                      'api',
+                      'worker',
+                      'diagnostics',
+                      'sandbox-hook',
+                      'workflows',
+                    ],
+                  },
+                },
+              },
+            },
+            {
+              from: { element: { type: 'cli' } },
+              allow: { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
+            },
+            { from: { element: { type: 'sdk' } }, allow: { to: { element: { type: 'platform' } } } },
+            {
+              from: { element: { type: 'sandbox-hook' } },
+              allow: { to: { element: { types: ['sandbox', 'platform', 'channels'] } } },
+            },
+            {
+              // The simulated upstream speaks the sandbox adapter's wire and uses platform helpers.
+              from: { element: { type: 'sandbox' } },
+              allow: [
+                { to: { element: { types: ['sandbox', 'platform', 'channels'] } } },
+                { to: { element: { type: 'module', fileInternalPath: 'rules.ts' } } },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Workflow code is replayed and must be deterministic: no I/O, no Node built-ins, no
-    // database, logger or channel; only @temporalio/workflow, definitions and activity types.
-    files: ['src/workflows/**/*.ts'],
+    // database, logger or channel. Workflow files import @temporalio/workflow, the platform's
+    // workflow helpers, modules' messages and rules, and only types of anything else.
+    files: [
+      'src/workflows/**/*.ts',
+      'src/modules/*/workflow.ts',
+      'src/modules/*/messages.ts',
+      'src/modules/*/rules.ts',
+      'src/platform/workflow/**/*.ts',
+      'src/diagnostics/*-workflow.ts',
+      'src/diagnostics/messages.ts',
+      'src/diagnostics/workflows.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -43,18 +174,20 @@ export default tseslint.config(
           ],
           patterns: [
             {
-              group: ['**/db', '**/db/*', '**/lib/*'],
-              message: 'Workflows must stay deterministic; use an activity.',
+              regex: '(^|/)platform/(?!workflow/|errors$)',
+              allowTypeImports: true,
+              message: "Workflows use only the platform's workflow helpers (types may be imported).",
             },
             {
-              group: ['**/channels', '**/channels/*'],
+              regex: '(^|/)(channels|worker|api|cli)(/|$)',
               allowTypeImports: true,
-              message: 'Workflows call channels through activities (types may be imported).',
+              message: 'Workflows call channels and the database through activities (types may be imported).',
             },
             {
-              group: ['**/activities', '**/activities/*'],
+              regex:
+                '(^|/)(activities|repository|service|routes|model|view|index)$|^\\.\\.?$|^\\.\\./(?!workflows$)[a-z-]+$',
               allowTypeImports: true,
-              message: 'Import activity types only (import type).',
+              message: "Workflows import a module's messages and rules only (types may be imported).",
             },
           ],
         },

@@ -10,10 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/platform/config';
 import { DurapayClient } from '../src/sdk';
-import { TEMPORAL_CLI_VERSION } from '../src/lib/temporal-cli';
-import { benchFloorUpdate, workflowIds } from '../src/workflows/definitions';
+import { TEMPORAL_CLI_VERSION } from '../src/cli/dev/temporal-cli';
+import { benchFloorUpdate, benchFloorWorkflowId } from '../src/diagnostics/messages';
 import { intOption, say } from './lib/cli';
 import { describeError, runClosedLoop, runCount, type Operation } from './lib/load';
 import { HAS_PROC, UsageMonitor, type Usage } from './lib/procstat';
@@ -296,7 +296,7 @@ async function floorPhases(b: Bench, out: PhaseResult[]): Promise<void> {
         async () => {
           await b.temporal.workflow.executeUpdateWithStart(benchFloorUpdate, {
             startWorkflowOperation: new WithStartWorkflowOperation('benchFloorWorkflow', {
-              workflowId: workflowIds.benchFloor(`${b.runTag}-${b.nextId()}`),
+              workflowId: benchFloorWorkflowId(`${b.runTag}-${b.nextId()}`),
               taskQueue: b.stack.taskQueue,
               workflowIdConflictPolicy: 'USE_EXISTING',
               args: [],

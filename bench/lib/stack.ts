@@ -8,10 +8,10 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
-import { databaseUrlFor } from '../../src/db';
-import type { AppCredentials } from '../../src/db/repositories/apps';
-import { freePort, waitForReady } from '../../src/lib/net';
-import { DURAPAY_BIN } from '../../src/lib/paths';
+import { databaseUrlFor } from '../../src/platform/db';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { freePort, waitForReady } from '../../src/platform/net';
+import { DURAPAY_BIN } from '../../src/platform/paths';
 import { commandLine, findProcesses, HAS_PROC, processTree } from './procstat';
 
 const run = promisify(execFile);
@@ -200,7 +200,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
       roles,
       description: `own stack (durapay start: ${scratchDb ? 'Postgres database on DATABASE_URL' : 'embedded Postgres'}, Temporal dev server)`,
       logFile,
-      // The embedded cluster's credentials are fixed and local (src/lib/embedded-postgres.ts).
+      // The embedded cluster's credentials are fixed and local (src/cli/dev/embedded-postgres.ts).
       databaseUrl: scratchDb
         ? databaseUrlFor(scratchDb.admin, scratchDb.name)
         : `postgres://postgres:durapay@127.0.0.1:${pgPort}/durapay`,

@@ -4,8 +4,8 @@
  * careful client of a gateway does when the gateway is restarting under it.
  */
 import { randomUUID } from 'node:crypto';
-import type { AppCredentials } from '../../src/db/repositories/apps';
-import { signRequest } from '../../src/lib/http-signature';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { signRequest } from '../../src/platform/crypto/http-signature';
 
 export interface Answer {
   status: number;

@@ -3,7 +3,7 @@
  * matches its code, the callback's plain `fail`, no 5xx for the client's own fault, nothing of
  * the server's insides in a message, and an answer within the request deadline.
  */
-import { ERROR_STATUS, INTERNAL_SYSTEM_MESSAGE, isErrorCode } from '../../src/domain/errors';
+import { ERROR_STATUS, INTERNAL_SYSTEM_MESSAGE, isErrorCode } from '../../src/platform/errors';
 
 export interface Observed {
   status: number;

@@ -1,7 +1,7 @@
 /** Sends one generated request as its case says, and observes the answer. */
 import net from 'node:net';
-import type { AppCredentials } from '../../src/db/repositories/apps';
-import { signRequest } from '../../src/lib/http-signature';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { signRequest } from '../../src/platform/crypto/http-signature';
 import type { FuzzCase } from './generate';
 import type { Asked, Observed } from './oracle';
 

@@ -1,16 +1,16 @@
-import express, { type Express, type Router } from 'express';
-import type { Scope } from '../domain/apps';
-import type { Logger } from '../lib/logger';
-import { authenticate, type AuthDeps } from './middleware/authenticate';
-import { captureRawBody, refuseEncodedBodies } from './middleware/body';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from '../platform/logger';
+import { authenticate, type AuthDeps, type Scope } from '../modules/apps';
+import { captureRawBody, refuseEncodedBodies } from '../platform/http/body';
 import { errorHandler, notFound, notFoundError } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
-import { healthRoutes, type ReadinessProbes } from './routes/health';
-import { applicationRoutes } from './routes/applications';
-import { callbackRoutes } from './routes/callbacks';
-import { merchantRoutes } from './routes/merchants';
-import { notificationRoutes } from './routes/notifications';
-import { paymentRoutes } from './routes/payments';
+import { healthRoutes, type ReadinessProbes } from './health';
+import { ApplicationService, applicationRoutes } from '../modules/applications';
+import { callbackRoutes } from './callbacks';
+import { merchantRoutes } from '../modules/merchants';
+import { notificationRoutes } from '../modules/notifications';
+import { OrderService, paymentRoutes } from '../modules/orders';
+import { RefundService, refundRoutes } from '../modules/refunds';
 import type { ApiServices } from './services';
 
 export interface ApiDeps {
@@ -18,8 +18,8 @@ export interface ApiDeps {
   readiness: ReadinessProbes;
   auth: AuthDeps;
   services: ApiServices;
-  /** The sandbox channel's simulated upstream, mounted at /sandbox when enabled. */
-  sandbox?: Router;
+  /** The simulated sandbox upstream (sandbox/, through src/sandbox-hook/), mounted at /sandbox when enabled. */
+  sandbox?: RequestHandler;
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -40,7 +40,9 @@ export function createApp(deps: ApiDeps): Express {
   // Express would answer OPTIONS itself, in plain text; durapay has no OPTIONS routes (no CORS).
   app.use((req, _res, next) => next(req.method === 'OPTIONS' ? notFoundError(req) : undefined));
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
-  app.use(callbackRoutes(deps.services));
+  const orders = new OrderService(deps.services);
+  const refunds = new RefundService(deps.services, orders);
+  app.use(callbackRoutes(deps.services, { orders, refunds }));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   if (deps.sandbox) app.use('/sandbox', deps.sandbox);
@@ -49,9 +51,10 @@ export function createApp(deps: ApiDeps): Express {
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {
     app.use(prefix, authenticate(deps.auth, scope));
   }
-  app.use(paymentRoutes(deps.services));
+  app.use(paymentRoutes(orders));
+  app.use(refundRoutes(refunds));
   app.use(merchantRoutes(deps.services));
-  app.use(applicationRoutes(deps.services));
+  app.use(applicationRoutes(new ApplicationService(deps.services)));
   app.use(notificationRoutes(deps.services));
   app.use(notFound());
   app.use(errorHandler(deps.logger));

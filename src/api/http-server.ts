@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import type { Logger } from '../lib/logger';
+import type { Logger } from '../platform/logger';
 
 /** What Node's HTTP parser refused, as the status it would have sent and a sentence of ours. */
 function refusalOf(err: NodeJS.ErrnoException): { status: number; reason: string; message: string } {

@@ -1,18 +1,16 @@
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
-import { channelsFromConfig, sandboxSecret } from '../channels/from-config';
-import { createSandboxRouter } from '../channels/sandbox/simulator';
-import { scaleDuration } from '../domain/durations';
-import { connectDatabase, type Database } from '../db';
-import { AppRepository, NonceStore, RateLimiter } from '../db/repositories/apps';
-import { resolveMasterKey } from '../lib/master-key';
-import { SecretBox } from '../lib/secret-box';
-import type { AuthDeps } from './middleware/authenticate';
-import type { Logger } from '../lib/logger';
+import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
+import { channelsFromConfig } from '../channels/registry';
+import { connectDatabase, type Database } from '../platform/db';
+import { AppRepository, NonceStore, RateLimiter, type AuthDeps } from '../modules/apps';
+import { resolveMasterKey } from '../platform/crypto/master-key';
+import { SecretBox } from '../platform/crypto/secret-box';
+import type { Logger } from '../platform/logger';
+import { sandboxUpstream } from '../sandbox-hook';
 import { createApp } from './app';
 import { listenApi } from './http-server';
-import type { ReadinessProbes } from './routes/health';
+import type { ReadinessProbes } from './health';
 
 const PROBE_DEADLINE_MS = 2_000;
 
@@ -73,15 +71,8 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       profitShareDelayMs: config.payments.profitShareDelayMs,
       requestTimeoutMs: config.api.requestTimeoutMs,
     },
-    sandbox: config.sandbox.enabled
-      ? createSandboxRouter({
-          db,
-          secret: sandboxSecret(config, masterKey),
-          publicBaseUrl: config.payments.publicBaseUrl,
-          refundDelayMs: scaleDuration(config.sandbox.refundDelayMs, config.timeScale),
-          logger: logger.child({ component: 'sandbox' }),
-        })
-      : undefined,
+    // Development hook: the simulated upstream, when the sandbox is enabled.
+    sandbox: sandboxUpstream(config, masterKey, db, logger),
   });
   // Nonces outlive their window by design; sweep expired ones so the table stays small.
   const sweeper = setInterval(() => {

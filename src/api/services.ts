@@ -1,20 +1,13 @@
-import type { Client } from '@temporalio/client';
-import type { ChannelRegistry } from '../channels/registry';
-import type { Config } from '../config';
-import type { Database } from '../db';
+import type { ApplicationServiceDeps } from '../modules/applications';
+import type { MerchantRoutesDeps } from '../modules/merchants';
+import type { NotificationRoutesDeps } from '../modules/notifications';
+import type { OrderServiceDeps } from '../modules/orders';
 
-/** What the business routes work with: the read model and the Temporal client. */
-export interface ApiServices {
-  db: Database;
-  client: Client;
-  taskQueue: string;
-  notifications: Config['notifications'];
-  timeScale: number;
-  channels: ChannelRegistry;
-  /** How channels reach this service (their callbacks). */
-  publicBaseUrl: string;
-  defaultChannel: string;
-  profitShareDelayMs: number;
-  /** The deadline of work done inside one request (workflow updates that call a channel). */
-  requestTimeoutMs: number;
-}
+/**
+ * What the API hands the modules it mounts: each module says what it needs, and the API's
+ * composition (src/api/server.ts, the tests' harness) provides all of it at once.
+ */
+export type ApiServices = OrderServiceDeps &
+  ApplicationServiceDeps &
+  MerchantRoutesDeps &
+  NotificationRoutesDeps;

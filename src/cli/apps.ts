@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import type { Config } from '../config';
-import { parseScopes, APP_ID_PATTERN } from '../domain/apps';
-import { AppRepository } from '../db/repositories/apps';
-import { signRequest } from '../lib/http-signature';
-import type { Logger } from '../lib/logger';
-import { resolveMasterKey } from '../lib/master-key';
-import { SecretBox } from '../lib/secret-box';
+import type { Config } from '../platform/config';
+import { AppRepository, APP_ID_PATTERN, parseScopes } from '../modules/apps';
+import { signRequest } from '../platform/crypto/http-signature';
+import type { Logger } from '../platform/logger';
+import { resolveMasterKey } from '../platform/crypto/master-key';
+import { SecretBox } from '../platform/crypto/secret-box';
 import { withDatabase } from './database';
 import { readDevApp } from './dev-app';
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { Config } from '../config';
-import { connectDatabase, type Database } from '../db';
-import { startEmbeddedPostgres } from '../lib/embedded-postgres';
-import type { Logger } from '../lib/logger';
+import type { Config } from '../platform/config';
+import { connectDatabase, type Database } from '../platform/db';
+import { startEmbeddedPostgres } from './dev/embedded-postgres';
+import type { Logger } from '../platform/logger';
 
 /**
  * Runs `fn` against the database the server uses: DATABASE_URL, or the embedded Postgres in

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Database } from '../db';
-import { AppRepository, type AppCredentials } from '../db/repositories/apps';
-import { SecretBox } from '../lib/secret-box';
+import type { Database } from '../platform/db';
+import { AppRepository, type AppCredentials } from '../modules/apps';
+import { SecretBox } from '../platform/crypto/secret-box';
 
 export const DEV_APP_FILE = 'dev-app.json';
 

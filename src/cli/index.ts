@@ -4,20 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { runApi } from '../api/server';
-import { ConfigError, loadConfig, type Config } from '../config';
-import express from 'express';
-import { sandboxSecret } from '../channels/from-config';
-import { createSandboxRouter } from '../channels/sandbox/simulator';
-import { scaleDuration } from '../domain/durations';
-import { describeDatabaseUrl } from '../db';
-import { resolveMasterKey } from '../lib/master-key';
-import { migrateUp } from '../db/migrate';
-import { runningPostmaster, startEmbeddedPostgres } from '../lib/embedded-postgres';
-import { createLogger, type Logger } from '../lib/logger';
-import { connectClient } from '../lib/temporal';
+import { ConfigError, loadConfig, type Config } from '../platform/config';
+import { describeDatabaseUrl } from '../platform/db';
+import { resolveMasterKey } from '../platform/crypto/master-key';
+import { migrateUp } from '../platform/db/migrate';
+import { runningPostmaster, startEmbeddedPostgres } from './dev/embedded-postgres';
+import { createLogger, type Logger } from '../platform/logger';
+import { connectClient } from '../platform/temporal';
 import { bundleWorkflows } from '../worker';
 import { runWorkerProcess } from '../worker/main';
-import { workflowIds, type DiagnosticResult } from '../workflows/definitions';
+import { diagnosticWorkflowId, type DiagnosticResult } from '../diagnostics/messages';
+import { migrateSandboxUpstream, serveSandboxUpstream } from '../sandbox-hook';
 import { registerAppCommands } from './apps';
 import { withDatabase } from './database';
 import { runStart } from './start';
@@ -85,11 +82,17 @@ program
 
 program
   .command('migrate')
-  .description('apply pending database migrations (to DATABASE_URL, or to the embedded Postgres)')
+  .description(
+    "apply pending database migrations (to DATABASE_URL, or to the embedded Postgres), the sandbox upstream's too when it is enabled",
+  )
   .action(async () => {
     const { config, logger } = boot('migrate');
     await withDatabase(config, logger, async (db, url) => {
-      const applied = await migrateUp(db.sequelize, logger);
+      const applied = [
+        ...(await migrateUp(db.sequelize, logger)),
+        // The tables of the simulated sandbox upstream, which the API mounts when it is enabled.
+        ...(await migrateSandboxUpstream(config, db.sequelize, logger)),
+      ];
       console.error(
         `${describeDatabaseUrl(url)}: ${applied.length ? applied.join(', ') : 'already up to date'}`,
       );
@@ -149,15 +152,18 @@ program
     try {
       const result: DiagnosticResult = await client.workflow.execute('diagnosticWorkflow', {
         taskQueue: config.temporal.taskQueue,
-        workflowId: workflowIds.diagnostic(runId),
+        workflowId: diagnosticWorkflowId(runId),
         args: [{ runId, pauseMs: Number(opts.pauseMs) }],
         workflowExecutionTimeout: '1 minute',
       });
       console.error(
-        `ok: workflow ${workflowIds.diagnostic(runId)} wrote steps ${result.steps.join(', ')} in ${Date.now() - started} ms`,
+        `ok: workflow ${diagnosticWorkflowId(runId)} wrote steps ${result.steps.join(', ')} in ${Date.now() - started} ms`,
       );
     } catch (err) {
-      fail(err);
+      fail(
+        `${err instanceof Error ? err.message : String(err)} (the worker serves the diagnostic ` +
+          'workflow only when DURAPAY_DIAGNOSTIC_WORKFLOWS is on, the default outside production)',
+      );
     } finally {
       await connection.close();
     }
@@ -177,29 +183,21 @@ program
     if (!Number.isInteger(port) || port < 1 || port > 65535) fail('--port must be a port number');
     const masterKey = resolveMasterKey(config);
     await withDatabase(config, logger, async (db) => {
-      await migrateUp(db.sequelize, logger);
-      const app = express();
-      const publicBaseUrl = `http://127.0.0.1:${port}`;
-      app.use(
-        '/sandbox',
-        createSandboxRouter({
-          db,
-          secret: sandboxSecret(config, masterKey),
-          publicBaseUrl,
-          refundDelayMs: scaleDuration(config.sandbox.refundDelayMs, config.timeScale),
-          logger,
-        }),
+      const sandbox = await serveSandboxUpstream(
+        config,
+        masterKey,
+        db,
+        { port, host: '127.0.0.1' },
+        logger.child({ component: 'sandbox' }),
       );
-      const server = app.listen(port, '127.0.0.1', () =>
-        console.error(
-          `sandbox channel on ${publicBaseUrl}/sandbox (set SANDBOX_BASE_URL to this for the API and worker)`,
-        ),
+      console.error(
+        `sandbox channel on ${sandbox.url} (set SANDBOX_BASE_URL to this for the API and worker)`,
       );
       await new Promise((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
-      server.close();
+      await sandbox.close();
     }).catch(fail);
     process.exit(0);
   });
@@ -210,9 +208,10 @@ program
     'bundle the workflow code into one file for DURAPAY_WORKFLOW_BUNDLE (done in the Docker build)',
   )
   .requiredOption('--out <file>', 'where to write the bundle')
-  .action(async (opts: { out: string }) => {
+  .option('--diagnostics', 'also bundle the diagnostic (doctor) and benchmark workflows')
+  .action(async (opts: { out: string; diagnostics?: boolean }) => {
     const { logger } = boot('bundle');
-    const code = await bundleWorkflows(logger).catch(fail);
+    const code = await bundleWorkflows(logger, { diagnostics: opts.diagnostics === true }).catch(fail);
     fs.mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
     fs.writeFileSync(opts.out, code);
     console.error(`wrote ${opts.out} (${(code.length / 1024).toFixed(0)} KiB)`);

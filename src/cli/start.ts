@@ -1,29 +1,22 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config';
-import { connectDatabase, describeDatabaseUrl } from '../db';
-import { migrateUp } from '../db/migrate';
-import { spawnEmbeddedPostgres } from '../lib/embedded-postgres';
-import { waitForReady } from '../lib/net';
-import { DURAPAY_BIN } from '../lib/paths';
-import type { Logger } from '../lib/logger';
-import { resolveMasterKey } from '../lib/master-key';
+import type { Config } from '../platform/config';
+import { connectDatabase, describeDatabaseUrl } from '../platform/db';
+import { migrateUp } from '../platform/db/migrate';
+import { migrateSandboxUpstream } from '../sandbox-hook';
+import { spawnEmbeddedPostgres } from './dev/embedded-postgres';
+import { waitForReady } from '../platform/net';
+import { DURAPAY_BIN } from '../platform/paths';
+import { isAlive } from '../platform/process';
+import type { Logger } from '../platform/logger';
+import { resolveMasterKey } from '../platform/crypto/master-key';
 import { DEV_APP_FILE, ensureDevApp, readDevApp } from './dev-app';
-import { ensureTemporalCli, startDevServer } from '../lib/temporal-cli';
-import { Supervised } from './supervise';
+import { ensureTemporalCli, startDevServer } from './dev/temporal-cli';
+import { Supervised } from './dev/supervise';
 
 function say(line: string): void {
   process.stderr.write(`${line}\n`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A dev server left running by a supervisor that was killed outright is stopped before a new one starts. */
@@ -147,7 +140,11 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     const db = connectDatabase(databaseUrl);
     let createdDevApp;
     try {
-      const applied = await migrateUp(db.sequelize, logger);
+      const applied = [
+        ...(await migrateUp(db.sequelize, logger)),
+        // Development hook: the simulated sandbox upstream's own tables, in the same database.
+        ...(await migrateSandboxUpstream(config, db.sequelize, logger)),
+      ];
       say(`Database ${describeDatabaseUrl(databaseUrl)}: ${applied.length} migration(s) applied`);
       createdDevApp = await ensureDevApp(db, masterKey, config.dataDir, apiUrl);
     } finally {

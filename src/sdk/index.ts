@@ -2,7 +2,7 @@
  * Client SDK for the durapay API: signs every request (SPEC §2) and unwraps the envelope (§1).
  */
 import { randomBytes } from 'node:crypto';
-import { signRequest } from '../lib/http-signature';
+import { signRequest } from '../platform/crypto/http-signature';
 import type {
   ApplyMerchantInput,
   CreateMerchantInput,

@@ -5,10 +5,10 @@ import {
   bundleWorkflowCode,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../activities';
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../config';
-import type { Logger } from '../lib/logger';
-import { WinstonTemporalLogger } from '../lib/temporal';
+import { createActivities, type WorkerActivityDeps as ActivityDeps } from './activities';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import { WinstonTemporalLogger } from '../platform/temporal';
 
 let runtimeInstalled = false;
 
@@ -20,11 +20,19 @@ export function installRuntimeLogger(logger: Logger): void {
 }
 
 export const workflowsPath = require.resolve('../workflows');
+/** Production's workflows plus the diagnostic and benchmark-floor ones. */
+export const diagnosticWorkflowsPath = require.resolve('../diagnostics/workflows');
 
-/** Bundles the workflow code once; the worker and tests can reuse the result. */
-export async function bundleWorkflows(logger?: Logger): Promise<string> {
+/**
+ * Bundles the workflow code once; the worker and tests can reuse the result. With
+ * `diagnostics`, the bundle also holds the diagnostic and benchmark-floor workflows.
+ */
+export async function bundleWorkflows(
+  logger?: Logger,
+  opts: { diagnostics?: boolean } = {},
+): Promise<string> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath,
+    workflowsPath: opts.diagnostics ? diagnosticWorkflowsPath : workflowsPath,
     logger: logger ? new WinstonTemporalLogger(logger, true) : undefined,
   });
   return code;
@@ -37,6 +45,8 @@ export interface WorkerDeps {
   activities: ActivityDeps;
   /** Prebuilt bundle code; without it the worker bundles from source at start (a few seconds). */
   workflowBundleCode?: string;
+  /** Without prebuilt code: whether to serve the diagnostic and benchmark workflows too. */
+  diagnosticWorkflows?: boolean;
   /** The sticky cache's size (WORKER_MAX_CACHED_WORKFLOWS); it bounds the worker's memory. */
   maxCachedWorkflows?: number;
   /** Extra Worker options (tests shorten the shutdown grace time, for instance). */
@@ -48,7 +58,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    ...(deps.workflowBundleCode ? { workflowBundle: { code: deps.workflowBundleCode } } : { workflowsPath }),
+    ...(deps.workflowBundleCode
+      ? { workflowBundle: { code: deps.workflowBundleCode } }
+      : { workflowsPath: deps.diagnosticWorkflows ? diagnosticWorkflowsPath : workflowsPath }),
     activities: createActivities(deps.activities),
     // Bounded so that tens of thousands of open orders do not grow memory without limit.
     maxCachedWorkflows: deps.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,

@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../config';
-import { channelsFromConfig } from '../channels/from-config';
-import { connectDatabase } from '../db';
-import { AppRepository } from '../db/repositories/apps';
-import { resolveMasterKey } from '../lib/master-key';
-import { SecretBox } from '../lib/secret-box';
-import type { Logger } from '../lib/logger';
-import { ensureSearchAttributes } from '../lib/temporal';
-import { bundleWorkflows, createWorker, installRuntimeLogger } from './index';
+import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
+import { channelsFromConfig } from '../channels/registry';
+import { connectDatabase } from '../platform/db';
+import { AppRepository } from '../modules/apps';
+import { resolveMasterKey } from '../platform/crypto/master-key';
+import { SecretBox } from '../platform/crypto/secret-box';
+import type { Logger } from '../platform/logger';
+import { ensureSearchAttributes } from '../platform/temporal';
+import { bundleWorkflows, createWorker, installRuntimeLogger } from '.';
 
 /**
  * The production worker process. Resolves when the worker has shut down (SIGINT/SIGTERM are
@@ -41,13 +41,16 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       guardAddresses: config.env === 'production',
       channels: channelsFromConfig(config, masterKey),
     },
-    workflowBundleCode: bundlePath ? fs.readFileSync(bundlePath, 'utf8') : await bundleWorkflows(logger),
+    workflowBundleCode: bundlePath
+      ? fs.readFileSync(bundlePath, 'utf8')
+      : await bundleWorkflows(logger, { diagnostics: config.temporal.diagnosticWorkflows }),
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
   });
   logger.info('worker running', {
     task_queue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
     max_cached_workflows: config.temporal.maxCachedWorkflows,
+    diagnostic_workflows: bundlePath ? 'as bundled' : config.temporal.diagnosticWorkflows,
   });
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.
   process.once('disconnect', () => worker.shutdown());

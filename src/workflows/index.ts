@@ -1,7 +1,6 @@
-// The worker's workflow bundle entry point: every workflow type the worker serves.
-export { benchFloorWorkflow } from './bench-floor';
-export { diagnosticWorkflow } from './diagnostic';
-export { notificationWorkflow } from './notification';
-export { orderWorkflow } from './order';
-export { refundWorkflow } from './refund';
-export { merchantApplicationWorkflow } from './merchant-application';
+// The production workflow bundle entry: every workflow type a durapay worker serves. The
+// diagnostic and benchmark workflows are in src/diagnostics/workflows.ts.
+export { notificationWorkflow } from '../modules/notifications/workflow';
+export { orderWorkflow } from '../modules/orders/workflow';
+export { refundWorkflow } from '../modules/refunds/workflow';
+export { merchantApplicationWorkflow } from '../modules/applications/workflow';

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DURAPAY_BIN } from '../../src/lib/paths';
+import { DURAPAY_BIN } from '../../src/platform/paths';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 

@@ -8,7 +8,7 @@ import { envelope } from '../support/http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DURAPAY_BIN } from '../../src/lib/paths';
+import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';

@@ -5,9 +5,9 @@ import { createApp } from '../../src/api/app';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { createChannelRegistry } from '../../src/channels/registry';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/platform/config';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
-import { connectDatabase } from '../../src/db';
+import { connectDatabase } from '../../src/platform/db';
 import { freePort } from '../support/ports';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
 import { globalState } from '../support/state';
@@ -115,7 +115,7 @@ describe('readiness when a dependency is down', () => {
         taskQueue: 'unused',
         notifications: loadConfig({}).notifications,
         timeScale: 1,
-        channels: createChannelRegistry({}),
+        channels: createChannelRegistry([]),
         publicBaseUrl: 'http://127.0.0.1:9',
         defaultChannel: 'sandbox',
         profitShareDelayMs: 60_000,

@@ -4,7 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { Webhook } from 'standardwebhooks';
 import { createApp } from '../../src/api/app';
 import { readinessProbes } from '../../src/api/server';
-import type { AppCredentials } from '../../src/db/repositories/apps';
+import type { AppCredentials } from '../../src/modules/apps/repository';
 import { captureLogger, startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { freePort } from '../support/ports';

@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { createSigner, httpbis } from 'http-message-signatures';
 import { createApp } from '../../src/api/app';
 import { readinessProbes } from '../../src/api/server';
-import { RateLimiter, type AppCredentials } from '../../src/db/repositories/apps';
+import { RateLimiter, type AppCredentials } from '../../src/modules/apps/repository';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
-import { signRequest } from '../../src/lib/http-signature';
+import { signRequest } from '../../src/platform/crypto/http-signature';
 import { signedFetch } from '../support/signing';
 
 jest.setTimeout(60_000);

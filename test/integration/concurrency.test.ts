@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import { QueryTypes } from 'sequelize';
 import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import type { AppCredentials } from '../../src/db/repositories/apps';
+import type { AppCredentials } from '../../src/modules/apps/repository';
 import { createWorker } from '../../src/worker';
-import { workflowIds } from '../../src/workflows/definitions';
+import { orderWorkflowId as workflowIdOf } from '../../src/modules/orders/messages';
 import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { inRounds, paymentsClient, type Created, type PaymentsClient } from '../support/payments';
@@ -59,7 +59,7 @@ async function activityRuns(workflowId: string, activityType: string): Promise<n
   return n;
 }
 
-const orderWorkflowId = (merchantOrderNo: string) => workflowIds.order(app.app_id, merchantOrderNo);
+const orderWorkflowId = (merchantOrderNo: string) => workflowIdOf(app.app_id, merchantOrderNo);
 
 describe('identical creates', () => {
   test(`when 20 identical creates arrive at once, ${ROUNDS} rounds, then every round has one order, one channel create, one read-model write and exactly one is_idempotent false`, async () => {

@@ -6,10 +6,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { QueryTypes } from 'sequelize';
 import { signSandboxPayload } from '../../src/channels/sandbox/signature';
-import { connectDatabase } from '../../src/db';
-import type { AppCredentials } from '../../src/db/repositories/apps';
-import { signRequest } from '../../src/lib/http-signature';
-import { workflowIds } from '../../src/workflows/definitions';
+import { connectDatabase } from '../../src/platform/db';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { signRequest } from '../../src/platform/crypto/http-signature';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
 import { multipart, type Part } from '../support/multipart';
@@ -721,7 +721,7 @@ describe('a create whose outcome the deadline left unknown', () => {
     expect(res.message).toMatch(/^the outcome is not known yet/);
     expect(res.message).toContain('send the same request again');
     await stack.client.workflow
-      .getHandle(workflowIds.order(both.app_id, body.merchant_order_no))
+      .getHandle(orderWorkflowId(both.app_id, body.merchant_order_no))
       .terminate('test over')
       .catch(() => undefined);
   });

@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { QueryTypes } from 'sequelize';
 import { signSandboxPayload } from '../../src/channels/sandbox/signature';
-import type { AppCredentials } from '../../src/db/repositories/apps';
-import { workflowIds } from '../../src/workflows/definitions';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type Answer, type Created, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
@@ -189,7 +189,7 @@ async function run(s: Scenario): Promise<void> {
   // up with the last settlement (its totals are written just after the order decides them),
   // announcements arrived. What has not settled within 30 s is checked as it stands.
   const tradeNo = created.trade_no;
-  const handle = stack.client.workflow.getHandle(workflowIds.order(app.app_id, body.merchant_order_no));
+  const handle = stack.client.workflow.getHandle(orderWorkflowId(app.app_id, body.merchant_order_no));
   const bizStatus = async () =>
     ((await handle.describe()).searchAttributes.BizStatus as string[] | undefined)?.[0];
   const channelRefunded = () =>

@@ -1,14 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { createNotificationActivities } from '../../src/activities/notifications';
-import type { NotificationRequest } from '../../src/domain/notifications';
-import {
-  NotificationRepository,
-  notificationView,
-  type NotificationView,
-} from '../../src/db/repositories/notifications';
-import type { AppCredentials } from '../../src/db/repositories/apps';
+import { createActivities } from '../../src/worker/activities';
+import type { NotificationRequest } from '../../src/modules/notifications/rules';
+import { NotificationRepository } from '../../src/modules/notifications/repository';
+import { notificationView, type NotificationView } from '../../src/modules/notifications/view';
+import type { AppCredentials } from '../../src/modules/apps/repository';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
@@ -60,7 +57,7 @@ function event(url: string, overrides: Partial<NotificationRequest> = {}): Notif
 
 /** What every producer calls: the publishNotification activity (store once, start delivery). */
 async function publish(req: NotificationRequest): Promise<string> {
-  return createNotificationActivities(stack.activityDeps).publishNotification(req);
+  return createActivities(stack.activityDeps).publishNotification(req);
 }
 
 async function finished(notificationId: string): Promise<NotificationView> {

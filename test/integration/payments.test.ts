@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { Webhook } from 'standardwebhooks';
-import type { AppCredentials } from '../../src/db/repositories/apps';
+import type { AppCredentials } from '../../src/modules/apps/repository';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { signSandboxPayload } from '../../src/channels/sandbox/signature';
-import { createOrderUpdate, workflowIds } from '../../src/workflows/definitions';
+import { createOrderUpdate, orderWorkflowId } from '../../src/modules/orders/messages';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
@@ -457,10 +457,7 @@ describe('expiry and close', () => {
     });
     await buyerPays(created.pay_credential.pay_url);
     await statusIs(created.trade_no, 'paid')();
-    const workflowId = workflowIds.order(
-      app.app_id,
-      String((await query(created.trade_no)).merchant_order_no),
-    );
+    const workflowId = orderWorkflowId(app.app_id, String((await query(created.trade_no)).merchant_order_no));
     const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     const scheduled = (events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
     expect(scheduled).toContain('closeChannelPayment');
@@ -488,10 +485,7 @@ describe('expiry and close', () => {
       async () => ((await query(created.trade_no)).status === 'paid' ? true : undefined),
       60_000,
     );
-    const workflowId = workflowIds.order(
-      app.app_id,
-      String((await query(created.trade_no)).merchant_order_no),
-    );
+    const workflowId = orderWorkflowId(app.app_id, String((await query(created.trade_no)).merchant_order_no));
     const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     const closes = (events ?? []).filter(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'closeChannelPayment',
@@ -705,14 +699,14 @@ describe('refunds', () => {
     const paid = await paidOrder(100);
     const merchantOrderNo = (await query(paid.trade_no)).merchant_order_no as string;
     // An operator ended the order's workflow (or it ended between the API's read and its update).
-    await stack.client.workflow.getHandle(workflowIds.order(app.app_id, merchantOrderNo)).terminate('test');
+    await stack.client.workflow.getHandle(orderWorkflowId(app.app_id, merchantOrderNo)).terminate('test');
     const refund = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 10 });
     expect(refund.status).toBe(422);
     expect((await envelope(refund)).code).toBe('refund_amount_exceed');
 
     const pending = await create();
     const pendingNo = (await query(pending.trade_no)).merchant_order_no as string;
-    await stack.client.workflow.getHandle(workflowIds.order(app.app_id, pendingNo)).terminate('test');
+    await stack.client.workflow.getHandle(orderWorkflowId(app.app_id, pendingNo)).terminate('test');
     const close = await post('/api/v1/pay/close', { trade_no: pending.trade_no });
     expect(close.status).toBe(422);
     expect((await envelope(close)).code).toBe('order_closed');
@@ -831,7 +825,7 @@ describe('the order workflow', () => {
         },
       ],
       startWorkflowOperation: new WithStartWorkflowOperation('orderWorkflow', {
-        workflowId: workflowIds.order(app.app_id, merchantOrderNo),
+        workflowId: orderWorkflowId(app.app_id, merchantOrderNo),
         taskQueue: stack.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [

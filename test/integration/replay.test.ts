@@ -12,8 +12,12 @@ import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { createNotificationActivities } from '../../src/activities/notifications';
-import { workflowIds } from '../../src/workflows/definitions';
+import { createActivities } from '../../src/worker/activities';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { refundWorkflowId } from '../../src/modules/refunds/messages';
+import { notificationWorkflowId } from '../../src/modules/notifications/messages';
+import { applicationWorkflowId } from '../../src/modules/applications/messages';
+import { diagnosticWorkflowId } from '../../src/diagnostics/messages';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
@@ -74,17 +78,17 @@ test('when the committed histories are replayed against the current code, then n
 test('when scenarios run now, then their histories replay without a determinism error', async () => {
   const app = await stack.createApp(['payments', 'merchants']);
   const receiver = await new Receiver().answer(500, 500, 200).start();
-  const publish = createNotificationActivities(stack.activityDeps).publishNotification;
+  const publish = createActivities(stack.activityDeps).publishNotification;
   try {
     const scenarios: Record<string, string> = {};
 
     const runId = randomUUID();
     await stack.client.workflow.execute('diagnosticWorkflow', {
       taskQueue: stack.taskQueue,
-      workflowId: workflowIds.diagnostic(runId),
+      workflowId: diagnosticWorkflowId(runId),
       args: [{ runId, pauseMs: 20 }],
     });
-    scenarios['diagnostic'] = workflowIds.diagnostic(runId);
+    scenarios['diagnostic'] = diagnosticWorkflowId(runId);
 
     const event = (key: string) => ({
       appId: app.app_id,
@@ -96,24 +100,24 @@ test('when scenarios run now, then their histories replay without a determinism 
       tradeNo: 'P1',
     });
     const retried = await publish(event('retried'));
-    await stack.client.workflow.getHandle(workflowIds.notification(retried)).result();
-    scenarios['notification-delivered-after-retries'] = workflowIds.notification(retried);
+    await stack.client.workflow.getHandle(notificationWorkflowId(retried)).result();
+    scenarios['notification-delivered-after-retries'] = notificationWorkflowId(retried);
 
     receiver.answer(503);
     const failed = await publish(event('failed'));
-    await stack.client.workflow.getHandle(workflowIds.notification(failed)).result();
-    scenarios['notification-failed'] = workflowIds.notification(failed);
+    await stack.client.workflow.getHandle(notificationWorkflowId(failed)).result();
+    scenarios['notification-failed'] = notificationWorkflowId(failed);
 
     // A resend reaching the workflow while it waits between attempts starts a new series.
     receiver.answer(500, 200);
     const resent = await publish({ ...event('resent') });
-    const handle = stack.client.workflow.getHandle(workflowIds.notification(resent));
+    const handle = stack.client.workflow.getHandle(notificationWorkflowId(resent));
     while (receiver.received.filter((r) => r.headers['webhook-id'] === resent).length < 1) {
       await new Promise((r) => setTimeout(r, 5));
     }
     await handle.signal('resendNotification');
     await handle.result();
-    scenarios['notification-resent-while-waiting'] = workflowIds.notification(resent);
+    scenarios['notification-resent-while-waiting'] = notificationWorkflowId(resent);
 
     // Orders: paid by callback then partly refunded; closed at expiry; refused by the channel.
     const post = (path: string, json: unknown) => signedFetch(stack.baseUrl, app, 'POST', path, { json });
@@ -157,19 +161,19 @@ test('when scenarios run now, then their histories replay without a determinism 
       'partially refunded',
       async () => (await orderStatus(paid.data!.trade_no)) === 'partially_refunded',
     );
-    await stack.client.workflow.getHandle(workflowIds.refund(refund.data!.refund_no)).result();
-    scenarios['order-paid-partly-refunded'] = workflowIds.order(app.app_id, paid.merchantOrderNo);
-    scenarios['refund-succeeded'] = workflowIds.refund(refund.data!.refund_no);
+    await stack.client.workflow.getHandle(refundWorkflowId(refund.data!.refund_no)).result();
+    scenarios['order-paid-partly-refunded'] = orderWorkflowId(app.app_id, paid.merchantOrderNo);
+    scenarios['refund-succeeded'] = refundWorkflowId(refund.data!.refund_no);
 
     const expired = await createOrder({ expire_minutes: 1 });
     expect(expired.code).toBe('success');
     await waitFor('closed', async () => (await orderStatus(expired.data!.trade_no)) === 'closed');
-    scenarios['order-closed-at-expiry'] = workflowIds.order(app.app_id, expired.merchantOrderNo);
+    scenarios['order-closed-at-expiry'] = orderWorkflowId(app.app_id, expired.merchantOrderNo);
 
     const refused = await createOrder({ extra: { sandbox: { fail_create: true } } });
     expect(refused.code).toBe('channel_create_fail');
-    await stack.client.workflow.getHandle(workflowIds.order(app.app_id, refused.merchantOrderNo)).result();
-    scenarios['order-create-refused'] = workflowIds.order(app.app_id, refused.merchantOrderNo);
+    await stack.client.workflow.getHandle(orderWorkflowId(app.app_id, refused.merchantOrderNo)).result();
+    scenarios['order-create-refused'] = orderWorkflowId(app.app_id, refused.merchantOrderNo);
 
     // An onboarding application audited to the end.
     const merchantId = `m-${randomUUID().slice(0, 8)}`;
@@ -185,12 +189,8 @@ test('when scenarios run now, then their histories replay without a determinism 
         notify_url: receiver.url,
       }),
     );
-    await stack.client.workflow
-      .getHandle(workflowIds.merchantApplication(applied.data!.application_id))
-      .result();
-    scenarios['merchant-application-finished'] = workflowIds.merchantApplication(
-      applied.data!.application_id,
-    );
+    await stack.client.workflow.getHandle(applicationWorkflowId(applied.data!.application_id)).result();
+    scenarios['merchant-application-finished'] = applicationWorkflowId(applied.data!.application_id);
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({

@@ -7,11 +7,12 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { captureRawBody } from '../../src/api/middleware/body';
+import { captureRawBody } from '../../src/platform/http/body';
 import { SandboxChannel } from '../../src/channels/sandbox';
 import { signSandboxPayload } from '../../src/channels/sandbox/signature';
-import { createSandboxRouter } from '../../src/channels/sandbox/simulator';
-import { ChannelError, type ChannelErrorKind, type CreatePaymentInput } from '../../src/channels/types';
+import { createSandboxRouter } from '../../sandbox';
+import { ChannelError, type ChannelErrorKind } from '../../src/channels/errors';
+import type { CallbackRequest, ChannelEvent, CreatePaymentInput } from '../../src/channels/ports';
 import { captureLogger, createTestDatabase, type TestDatabase } from '../support/harness';
 import { freePort } from '../support/ports';
 
@@ -115,6 +116,28 @@ async function channelError(promise: Promise<unknown>): Promise<ChannelError> {
   throw new Error('expected the channel call to fail');
 }
 
+const CNY = { currency: 'CNY' };
+
+/**
+ * The adapter's callback steps as the callback route runs them (verify, decode), answered in one
+ * result: the event and the acknowledgement, or why the callback is refused.
+ */
+async function parseCallback(
+  ch: SandboxChannel,
+  rawBody: Buffer,
+  headers: Record<string, string>,
+): Promise<{ ok: true; event: ChannelEvent; ack: string } | { ok: false; reason: string }> {
+  const request: CallbackRequest = { rawBody, headers };
+  const check = await ch.callbacks.verify(request);
+  if (!check.ok) return check;
+  try {
+    const event = await ch.callbacks.decode(request);
+    return { ok: true, event, ack: ch.callbacks.reply({ ok: true }).body };
+  } catch (err) {
+    return { ok: false, reason: err instanceof Error ? err.message : 'unparseable callback' };
+  }
+}
+
 let database: TestDatabase;
 let server: http.Server;
 let origin: string;
@@ -187,7 +210,6 @@ function orderInput(overrides: Partial<CreatePaymentInput> = {}): CreatePaymentI
   return {
     tradeNo: no,
     amount: 1234,
-    currency: 'CNY',
     payMethod: 'qr_code',
     subject: 'Sandbox test order',
     expireAt: new Date(Date.now() + 30 * 60_000),
@@ -215,7 +237,7 @@ async function buyer(payUrl: string, result: 'success' | 'fail') {
 /** Creates an order and has the buyer pay it; returns what is needed to go on. */
 async function paidOrder(overrides: Partial<CreatePaymentInput> = {}) {
   const input = orderInput(overrides);
-  const created = await channel.createPayment(input);
+  const created = await channel.payments.create(CNY, input);
   const paid = await buyer(payUrlOf(created.payCredential), 'success');
   expect(paid).toEqual({ status: 200, body: { trade_no: input.tradeNo, status: 'paid' } });
   return { input, created };
@@ -224,8 +246,8 @@ async function paidOrder(overrides: Partial<CreatePaymentInput> = {}) {
 describe('orders', () => {
   test('when the same order is created twice, then both answers name one order and its credential', async () => {
     const input = orderInput();
-    const first = await channel.createPayment(input);
-    const second = await channel.createPayment(input);
+    const first = await channel.payments.create(CNY, input);
+    const second = await channel.payments.create(CNY, input);
     expect(first.channelTradeNo).toMatch(/^SBXT[A-Z2-7]{20}$/);
     expect(second).toEqual(first);
     expect(payUrlOf(first.payCredential)).toBe(`${origin}/sandbox/pay/${input.tradeNo}`);
@@ -235,28 +257,28 @@ describe('orders', () => {
       { replacements: { tradeNo: input.tradeNo } },
     );
     expect(rows).toEqual([{ n: 1 }]);
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'pending' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
   });
 
   test('when a trade_no is reused with another amount, then the sandbox refuses it', async () => {
     const input = orderInput();
-    await channel.createPayment(input);
-    const err = await channelError(channel.createPayment({ ...input, amount: 999 }));
+    await channel.payments.create(CNY, input);
+    const err = await channelError(channel.payments.create(CNY, { ...input, amount: 999 }));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/already used with different parameters/);
   });
 
   test('when extra.sandbox.fail_create is set, then the create is refused with the sandbox text and nothing exists', async () => {
     const input = orderInput({ extra: { sandbox: { fail_create: true } } });
-    const err = await channelError(channel.createPayment(input));
+    const err = await channelError(channel.payments.create(CNY, input));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toBe('the sandbox refused the order (extra.sandbox.fail_create)');
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'not_found' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'not_found' });
   });
 
   test('when extra.sandbox has an unknown fault, then the create is refused naming it', async () => {
     const err = await channelError(
-      channel.createPayment(orderInput({ extra: { sandbox: { explode: true } } })),
+      channel.payments.create(CNY, orderInput({ extra: { sandbox: { explode: true } } })),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/explode/);
@@ -264,7 +286,7 @@ describe('orders', () => {
 
   test('when nothing listens at the base URL, then the call fails as unreachable', async () => {
     const dead = otherChannel({ baseUrl: `http://127.0.0.1:${await freePort()}/sandbox` });
-    const err = await channelError(dead.createPayment(orderInput()));
+    const err = await channelError(dead.payments.create(CNY, orderInput()));
     expect(err.kind).toBe<ChannelErrorKind>('unreachable');
   });
 
@@ -272,15 +294,15 @@ describe('orders', () => {
     const impatient = otherChannel({ timeoutMs: 300 });
     const input = orderInput({ extra: { sandbox: { latency_ms: 1_500 } } });
     const started = Date.now();
-    const err = await channelError(impatient.createPayment(input));
+    const err = await channelError(impatient.payments.create(CNY, input));
     expect(err.kind).toBe<ChannelErrorKind>('timeout');
     expect(Date.now() - started).toBeLessThan(1_200);
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'pending' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
   });
 
   test('when the request is signed with another secret, then the sandbox refuses it', async () => {
     const impostor = otherChannel({ secret: 'not-the-sandbox-secret' });
-    const err = await channelError(impostor.createPayment(orderInput()));
+    const err = await channelError(impostor.payments.create(CNY, orderInput()));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toBe('Sandbox-Signature does not match');
   });
@@ -293,7 +315,7 @@ describe('orders', () => {
 
   test('when the buyer opens the pay_url, then the checkout page shows subject, amount in yuan, Pay and Fail', async () => {
     const input = orderInput({ subject: 'Tea <b>& cake</b>', amount: 1205 });
-    const { payCredential } = await channel.createPayment(input);
+    const { payCredential } = await channel.payments.create(CNY, input);
     const res = await fetch(payUrlOf(payCredential));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -308,7 +330,7 @@ describe('orders', () => {
 
   test('when the buyer pays, then query says paid and one signed callback arrives that parseCallback accepts', async () => {
     const { input, created } = await paidOrder();
-    const state = await channel.queryPayment(input.tradeNo);
+    const state = await channel.payments.query({}, input.tradeNo);
     expect(state).toEqual({
       status: 'paid',
       channelTradeNo: created.channelTradeNo,
@@ -334,7 +356,7 @@ describe('orders', () => {
       paid_at: state.status === 'paid' ? state.paidAt.toISOString() : 'unexpected',
     });
 
-    const parsed = channel.parseCallback(callback!.raw, callback!.headers);
+    const parsed = await parseCallback(channel, callback!.raw, callback!.headers);
     expect(parsed).toEqual({
       ok: true,
       ack: 'success',
@@ -366,7 +388,7 @@ describe('orders', () => {
     const { input } = await paidOrder({ extra: { sandbox: { callback: 'drop' } } });
     await pause(QUIET_MS);
     expect(receiver.for(input.tradeNo)).toHaveLength(0);
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toMatchObject({ status: 'paid' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toMatchObject({ status: 'paid' });
   });
 
   test('when the callback is steered to duplicate, then two identical callbacks arrive with one event_id', async () => {
@@ -379,7 +401,10 @@ describe('orders', () => {
     expect(receiver.for(input.tradeNo)).toHaveLength(2);
     expect(a!.raw.equals(b!.raw)).toBe(true);
     expect(a!.signatureValid && b!.signatureValid).toBe(true);
-    const [ea, eb] = [channel.parseCallback(a!.raw, a!.headers), channel.parseCallback(b!.raw, b!.headers)];
+    const [ea, eb] = [
+      await parseCallback(channel, a!.raw, a!.headers),
+      await parseCallback(channel, b!.raw, b!.headers),
+    ];
     expect(ea.ok && eb.ok && ea.event.eventId === eb.event.eventId).toBe(true);
   });
 
@@ -395,14 +420,14 @@ describe('orders', () => {
 
   test('when the buyer chooses Fail, then the order stays pending, nothing is sent, and paying later still works', async () => {
     const input = orderInput();
-    const { payCredential } = await channel.createPayment(input);
+    const { payCredential } = await channel.payments.create(CNY, input);
     await expect(buyer(payUrlOf(payCredential), 'fail')).resolves.toEqual({
       status: 200,
       body: { trade_no: input.tradeNo, status: 'pending' },
     });
     await pause(QUIET_MS);
     expect(receiver.for(input.tradeNo)).toHaveLength(0);
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'pending' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
     await expect(buyer(payUrlOf(payCredential), 'success')).resolves.toMatchObject({
       body: { status: 'paid' },
     });
@@ -410,18 +435,18 @@ describe('orders', () => {
 
   test('when the buyer sends an unknown result, then 400 and the order stays pending', async () => {
     const input = orderInput();
-    const { payCredential } = await channel.createPayment(input);
+    const { payCredential } = await channel.payments.create(CNY, input);
     const res = await fetch(payUrlOf(payCredential), { method: 'POST', body: '{"result":"maybe"}' });
     expect(res.status).toBe(400);
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'pending' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
   });
 
   test('when a pending order is closed, then it is closed and the buyer can no longer pay (409)', async () => {
     const input = orderInput();
-    const { payCredential } = await channel.createPayment(input);
-    await expect(channel.closePayment(input.tradeNo)).resolves.toEqual({ status: 'closed' });
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'closed' });
-    await expect(channel.closePayment(input.tradeNo)).resolves.toEqual({ status: 'closed' });
+    const { payCredential } = await channel.payments.create(CNY, input);
+    await expect(channel.payments.close({}, input.tradeNo)).resolves.toEqual({ status: 'closed' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'closed' });
+    await expect(channel.payments.close({}, input.tradeNo)).resolves.toEqual({ status: 'closed' });
     const paid = await buyer(payUrlOf(payCredential), 'success');
     expect(paid.status).toBe(409);
     expect(paid.body.error).toMatch(/closed/);
@@ -429,24 +454,24 @@ describe('orders', () => {
 
   test('when a paid order is closed, then the answer is paid and it stays paid', async () => {
     const { input, created } = await paidOrder();
-    await expect(channel.closePayment(input.tradeNo)).resolves.toMatchObject({
+    await expect(channel.payments.close({}, input.tradeNo)).resolves.toMatchObject({
       status: 'paid',
       channelTradeNo: created.channelTradeNo,
       amount: 1234,
     });
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toMatchObject({ status: 'paid' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toMatchObject({ status: 'paid' });
   });
 
   test('when a pending order passes its expire_at, then it reads closed and cannot be paid', async () => {
     const input = orderInput({ expireAt: new Date(Date.now() - 1_000) });
-    const { payCredential } = await channel.createPayment(input);
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'closed' });
+    const { payCredential } = await channel.payments.create(CNY, input);
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'closed' });
     expect((await buyer(payUrlOf(payCredential), 'success')).status).toBe(409);
   });
 
   test('when an unknown order is queried or closed, then the state is not_found', async () => {
-    await expect(channel.queryPayment('NOSUCHORDER')).resolves.toEqual({ status: 'not_found' });
-    await expect(channel.closePayment('NOSUCHORDER')).resolves.toEqual({ status: 'not_found' });
+    await expect(channel.payments.query({}, 'NOSUCHORDER')).resolves.toEqual({ status: 'not_found' });
+    await expect(channel.payments.close({}, 'NOSUCHORDER')).resolves.toEqual({ status: 'not_found' });
   });
 });
 
@@ -470,16 +495,16 @@ describe('refunds', () => {
   test('when a paid order is refunded, then it is processing, then success with a signed callback', async () => {
     const { input } = await paidOrder();
     const refund = refundInput(input.tradeNo, 500, { reason: 'customer asked' });
-    const accepted = await channel.refund(refund);
+    const accepted = await channel.refunds.refund({}, refund);
     expect(accepted).toEqual({ status: 'processing', channelRefundNo: expect.stringMatching(/^SBXR/) });
-    await expect(channel.queryRefund(refund.refundNo)).resolves.toEqual(accepted);
+    await expect(channel.refunds.query({}, refund)).resolves.toEqual(accepted);
 
     const [callback] = await waitFor('the refund callback', () => {
       const got = receiver.for(refund.refundNo);
       return got.length > 0 && got;
     });
     expect(callback!.signatureValid).toBe(true);
-    const parsed = channel.parseCallback(callback!.raw, callback!.headers);
+    const parsed = await parseCallback(channel, callback!.raw, callback!.headers);
     expect(parsed).toEqual({
       ok: true,
       ack: 'success',
@@ -494,7 +519,7 @@ describe('refunds', () => {
         refundedAt: expect.any(Date),
       },
     });
-    await expect(channel.queryRefund(refund.refundNo)).resolves.toEqual({
+    await expect(channel.refunds.query({}, refund)).resolves.toEqual({
       status: 'success',
       channelRefundNo: expect.stringMatching(/^SBXR/),
       refundedAt: expect.any(Date),
@@ -506,13 +531,13 @@ describe('refunds', () => {
   test('when the same refund_no is sent again, then the same refund is answered and nothing more is taken', async () => {
     const { input } = await paidOrder();
     const refund = refundInput(input.tradeNo, 1_000);
-    const first = await channel.refund(refund);
-    const again = await channel.refund(refund);
+    const first = await channel.refunds.refund({}, refund);
+    const again = await channel.refunds.refund({}, refund);
     expect(again.status === 'not_found' ? null : again.channelRefundNo).toBe(
       first.status === 'not_found' ? 'unexpected' : first.channelRefundNo,
     );
     // 234 is left only if the repeat took nothing.
-    await expect(channel.refund(refundInput(input.tradeNo, 234))).resolves.toMatchObject({
+    await expect(channel.refunds.refund({}, refundInput(input.tradeNo, 234))).resolves.toMatchObject({
       status: 'processing',
     });
   });
@@ -520,7 +545,7 @@ describe('refunds', () => {
   test('when the reason contains [sandbox:fail], then the refund fails with a callback and its amount is released', async () => {
     const { input } = await paidOrder();
     const refund = refundInput(input.tradeNo, 1234, { reason: 'test [sandbox:fail]' });
-    await expect(channel.refund(refund)).resolves.toMatchObject({ status: 'processing' });
+    await expect(channel.refunds.refund({}, refund)).resolves.toMatchObject({ status: 'processing' });
     const [callback] = await waitFor('the refund callback', () => {
       const got = receiver.for(refund.refundNo);
       return got.length > 0 && got;
@@ -530,25 +555,25 @@ describe('refunds', () => {
       refund_no: refund.refundNo,
       refunded_at: null,
     });
-    const parsed = channel.parseCallback(callback!.raw, callback!.headers);
+    const parsed = await parseCallback(channel, callback!.raw, callback!.headers);
     expect(parsed.ok && parsed.event.kind === 'refund' && parsed.event.status).toBe('failed');
-    await expect(channel.queryRefund(refund.refundNo)).resolves.toEqual({
+    await expect(channel.refunds.query({}, refund)).resolves.toEqual({
       status: 'failed',
       channelRefundNo: expect.any(String),
       reason: expect.stringContaining('[sandbox:fail]'),
     });
-    await expect(channel.refund(refundInput(input.tradeNo, 1234))).resolves.toMatchObject({
+    await expect(channel.refunds.refund({}, refundInput(input.tradeNo, 1234))).resolves.toMatchObject({
       status: 'processing',
     });
   });
 
   test('when a refund exceeds what is left, then it is refused; exactly what is left is accepted', async () => {
     const { input } = await paidOrder();
-    await channel.refund(refundInput(input.tradeNo, 1_000));
-    const err = await channelError(channel.refund(refundInput(input.tradeNo, 235)));
+    await channel.refunds.refund({}, refundInput(input.tradeNo, 1_000));
+    const err = await channelError(channel.refunds.refund({}, refundInput(input.tradeNo, 235)));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toBe('refund amount 235 exceeds the 234 left to refund');
-    await expect(channel.refund(refundInput(input.tradeNo, 234))).resolves.toMatchObject({
+    await expect(channel.refunds.refund({}, refundInput(input.tradeNo, 234))).resolves.toMatchObject({
       status: 'processing',
     });
   });
@@ -556,7 +581,7 @@ describe('refunds', () => {
   test('when concurrent refunds together exceed the order, then only as many as fit are accepted', async () => {
     const { input } = await paidOrder();
     const results = await Promise.allSettled(
-      Array.from({ length: 6 }, () => channel.refund(refundInput(input.tradeNo, 400))),
+      Array.from({ length: 6 }, () => channel.refunds.refund({}, refundInput(input.tradeNo, 400))),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -565,14 +590,16 @@ describe('refunds', () => {
 
   test('when an unpaid order is refunded, then it is refused', async () => {
     const input = orderInput();
-    await channel.createPayment(input);
-    const err = await channelError(channel.refund(refundInput(input.tradeNo, 100)));
+    await channel.payments.create(CNY, input);
+    const err = await channelError(channel.refunds.refund({}, refundInput(input.tradeNo, 100)));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/pending, not paid/);
   });
 
   test('when an unknown refund is queried, then the state is not_found', async () => {
-    await expect(channel.queryRefund('RNOSUCHREFUND')).resolves.toEqual({ status: 'not_found' });
+    await expect(
+      channel.refunds.query({}, { tradeNo: 'TNOSUCHORDER', refundNo: 'RNOSUCHREFUND' }),
+    ).resolves.toEqual({ status: 'not_found' });
   });
 });
 
@@ -587,19 +614,26 @@ describe('profit sharing', () => {
         { type: 'merchant', account: 'acct-2', amount: 100 },
       ],
     };
-    await expect(channel.profitShare(share)).resolves.toEqual({ status: 'finished' });
-    await expect(channel.profitShare(share)).resolves.toEqual({ status: 'finished' });
+    await expect(channel.profitSharing.share({ channelTradeNo: null }, share)).resolves.toEqual({
+      status: 'finished',
+    });
+    await expect(channel.profitSharing.share({ channelTradeNo: null }, share)).resolves.toEqual({
+      status: 'finished',
+    });
     const [rows] = await database.db.sequelize.query(
       'SELECT amount::int AS amount FROM sandbox_profit_shares WHERE trade_no = :tradeNo',
       { replacements: { tradeNo: input.tradeNo } },
     );
     expect(rows).toEqual([{ amount: 300 }]);
     const err = await channelError(
-      channel.profitShare({
-        ...share,
-        shareNo: `S${tradeNo()}`,
-        receivers: [{ type: 'm', account: 'a', amount: 935 }],
-      }),
+      channel.profitSharing.share(
+        { channelTradeNo: null },
+        {
+          ...share,
+          shareNo: `S${tradeNo()}`,
+          receivers: [{ type: 'm', account: 'a', amount: 935 }],
+        },
+      ),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
   });
@@ -607,11 +641,14 @@ describe('profit sharing', () => {
   test('when the order was created without profit sharing, then a share is refused', async () => {
     const { input } = await paidOrder();
     const err = await channelError(
-      channel.profitShare({
-        tradeNo: input.tradeNo,
-        shareNo: `S${tradeNo()}`,
-        receivers: [{ type: 'merchant', account: 'acct-1', amount: 1 }],
-      }),
+      channel.profitSharing.share(
+        { channelTradeNo: null },
+        {
+          tradeNo: input.tradeNo,
+          shareNo: `S${tradeNo()}`,
+          receivers: [{ type: 'merchant', account: 'acct-1', amount: 1 }],
+        },
+      ),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/profit_sharing/);
@@ -623,7 +660,10 @@ describe('onboarding', () => {
 
   test('when a file is uploaded, then a file_id is returned and its size and SHA-256 are recorded, not its content', async () => {
     const content = randomBytes(2_000);
-    const { fileId } = await channel.uploadFile({ fileName: 'license.png', mediaType: 'image/png', content });
+    const { fileId } = await channel.onboarding.uploadFile(
+      {},
+      { fileName: 'license.png', mediaType: 'image/png', content },
+    );
     expect(fileId).toMatch(/^sbx_file_/);
     const [rows] = await database.db.sequelize.query('SELECT * FROM sandbox_files WHERE file_id = :fileId', {
       replacements: { fileId },
@@ -643,20 +683,26 @@ describe('onboarding', () => {
   test('when a file larger than 1 MiB is uploaded, then it is accepted (the router reads its own body)', async () => {
     const content = randomBytes(3 * 1024 * 1024);
     await expect(
-      channel.uploadFile({ fileName: 'scan.pdf', mediaType: 'application/pdf', content }),
+      channel.onboarding.uploadFile({}, { fileName: 'scan.pdf', mediaType: 'application/pdf', content }),
     ).resolves.toEqual({ fileId: expect.stringMatching(/^sbx_file_/) });
   });
 
   test('when a file has an unsupported media type, then the upload is refused', async () => {
     const err = await channelError(
-      channel.uploadFile({ fileName: 'a.gif', mediaType: 'image/gif', content: Buffer.from('GIF89a') }),
+      channel.onboarding.uploadFile(
+        {},
+        { fileName: 'a.gif', mediaType: 'image/gif', content: Buffer.from('GIF89a') },
+      ),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
   });
 
   test('when an application is submitted, then it is submitted, then auditing, then finished with a sub_merchant_no', async () => {
     const applicationId = `app-${tradeNo()}`;
-    const submitted = await channel.submitApplication({ applicationId, merchant, submitData: { note: 'x' } });
+    const submitted = await channel.onboarding.submit(
+      {},
+      { applicationId, merchant, submitData: { note: 'x' } },
+    );
     expect(submitted).toMatchObject({
       status: 'submitted',
       subMerchantNo: null,
@@ -665,47 +711,50 @@ describe('onboarding', () => {
     });
     expect(submitted.channelApplicationNo).toMatch(/^SBXA/);
     // A repeat submits nothing and advances nothing.
-    await expect(channel.submitApplication({ applicationId, merchant, submitData: {} })).resolves.toEqual(
+    await expect(channel.onboarding.submit({}, { applicationId, merchant, submitData: {} })).resolves.toEqual(
       submitted,
     );
 
-    await expect(channel.queryApplication(applicationId)).resolves.toMatchObject({ status: 'auditing' });
-    const finished = await channel.queryApplication(applicationId);
+    await expect(channel.onboarding.query({}, applicationId)).resolves.toMatchObject({ status: 'auditing' });
+    const finished = await channel.onboarding.query({}, applicationId);
     expect(finished).toMatchObject({
       status: 'finished',
       channelApplicationNo: submitted.channelApplicationNo,
       subMerchantNo: expect.stringMatching(/^SBXM/),
     });
-    await expect(channel.queryApplication(applicationId)).resolves.toEqual(finished);
+    await expect(channel.onboarding.query({}, applicationId)).resolves.toEqual(finished);
   });
 
   test('when sandbox_outcome is reject, then the audit ends rejected with a reason', async () => {
     const applicationId = `app-${tradeNo()}`;
-    await channel.submitApplication({ applicationId, merchant, submitData: { sandbox_outcome: 'reject' } });
-    await expect(channel.queryApplication(applicationId)).resolves.toMatchObject({ status: 'auditing' });
-    const rejected = await channel.queryApplication(applicationId);
+    await channel.onboarding.submit(
+      {},
+      { applicationId, merchant, submitData: { sandbox_outcome: 'reject' } },
+    );
+    await expect(channel.onboarding.query({}, applicationId)).resolves.toMatchObject({ status: 'auditing' });
+    const rejected = await channel.onboarding.query({}, applicationId);
     expect(rejected).toMatchObject({ status: 'rejected', subMerchantNo: null });
     expect(rejected.rejectReason).toMatch(/reject/);
   });
 
   test('when sandbox_outcome is sign, then the audit passes to_be_signed with a sign_url, then finished', async () => {
     const applicationId = `app-${tradeNo()}`;
-    await channel.submitApplication({ applicationId, merchant, submitData: { sandbox_outcome: 'sign' } });
-    await expect(channel.queryApplication(applicationId)).resolves.toMatchObject({ status: 'auditing' });
-    const toSign = await channel.queryApplication(applicationId);
+    await channel.onboarding.submit({}, { applicationId, merchant, submitData: { sandbox_outcome: 'sign' } });
+    await expect(channel.onboarding.query({}, applicationId)).resolves.toMatchObject({ status: 'auditing' });
+    const toSign = await channel.onboarding.query({}, applicationId);
     expect(toSign).toMatchObject({ status: 'to_be_signed', subMerchantNo: null });
     expect(toSign.signUrl).toBe(`${origin}/sandbox/sign/${toSign.channelApplicationNo}`);
     const page = await fetch(toSign.signUrl!);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Tea House');
-    await expect(channel.queryApplication(applicationId)).resolves.toMatchObject({
+    await expect(channel.onboarding.query({}, applicationId)).resolves.toMatchObject({
       status: 'finished',
       subMerchantNo: expect.stringMatching(/^SBXM/),
     });
   });
 
   test('when an unknown application is queried, then it is refused', async () => {
-    const err = await channelError(channel.queryApplication('no-such-application'));
+    const err = await channelError(channel.onboarding.query({}, 'no-such-application'));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
   });
 });
@@ -724,7 +773,7 @@ describe('parseCallback', () => {
     const callback = await realCallback();
     const tampered = Buffer.from(callback.raw.toString('utf8').replace('"amount":1234', '"amount":1'));
     expect(tampered.equals(callback.raw)).toBe(false);
-    expect(channel.parseCallback(tampered, callback.headers)).toEqual({
+    expect(await parseCallback(channel, tampered, callback.headers)).toEqual({
       ok: false,
       reason: 'Sandbox-Signature does not match',
     });
@@ -733,28 +782,30 @@ describe('parseCallback', () => {
   test('when the channel holds another secret, then a genuine callback is refused', async () => {
     const callback = await realCallback();
     const other = otherChannel({ secret: 'another-secret' });
-    expect(other.parseCallback(callback.raw, callback.headers)).toMatchObject({ ok: false });
+    expect(await parseCallback(other, callback.raw, callback.headers)).toMatchObject({ ok: false });
   });
 
   test('when the signature is more than 300 s old, then the callback is refused as stale', async () => {
     const callback = await realCallback();
     const stale = signSandboxPayload(SECRET, callback.raw, Math.floor(Date.now() / 1000) - 301);
-    expect(channel.parseCallback(callback.raw, { 'sandbox-signature': stale })).toEqual({
+    expect(await parseCallback(channel, callback.raw, { 'sandbox-signature': stale })).toEqual({
       ok: false,
       reason: 'Sandbox-Signature timestamp outside the tolerance',
     });
   });
 
-  test('when the header is missing, then the callback is refused', () => {
-    expect(channel.parseCallback(Buffer.from('{}'), {})).toEqual({
+  test('when the header is missing, then the callback is refused', async () => {
+    expect(await parseCallback(channel, Buffer.from('{}'), {})).toEqual({
       ok: false,
       reason: 'missing Sandbox-Signature',
     });
   });
 
-  test('when a correctly signed body is not a known event, then it is refused as unparseable', () => {
+  test('when a correctly signed body is not a known event, then it is refused as unparseable', async () => {
     const raw = Buffer.from(JSON.stringify({ event_id: 'e', type: 'payment.lost' }));
-    const result = channel.parseCallback(raw, { 'Sandbox-Signature': signSandboxPayload(SECRET, raw) });
+    const result = await parseCallback(channel, raw, {
+      'Sandbox-Signature': signSandboxPayload(SECRET, raw),
+    });
     expect(result.ok).toBe(false);
   });
 });
@@ -777,9 +828,9 @@ describe('mounted behind captureRawBody', () => {
     );
     const behind = otherChannel({ baseUrl: `${mounted.origin}/sandbox` });
     const input = orderInput();
-    const created = await behind.createPayment(input);
+    const created = await behind.payments.create(CNY, input);
     expect(payUrlOf(created.payCredential)).toBe(`${mounted.origin}/sandbox/pay/${input.tradeNo}`);
     // Same database, so the order is visible through either server.
-    await expect(channel.queryPayment(input.tradeNo)).resolves.toEqual({ status: 'pending' });
+    await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
   });
 });

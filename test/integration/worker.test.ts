@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { QueryTypes } from 'sequelize';
-import { workflowIds, type DiagnosticResult } from '../../src/workflows/definitions';
+import { diagnosticWorkflowId, type DiagnosticResult } from '../../src/diagnostics/messages';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { spawnWorker } from '../support/worker-process';
 
@@ -37,13 +37,13 @@ describe('diagnostic workflow on the real worker', () => {
     const runId = randomUUID();
     const result: DiagnosticResult = await stack.client.workflow.execute('diagnosticWorkflow', {
       taskQueue: stack.taskQueue,
-      workflowId: workflowIds.diagnostic(runId),
+      workflowId: diagnosticWorkflowId(runId),
       args: [{ runId, pauseMs: 50 }],
     });
     expect(result).toEqual({ runId, steps: [1, 2], insertedSteps: [1, 2] });
     expect(await steps(runId)).toEqual([
-      { step: 1, workflow_id: workflowIds.diagnostic(runId) },
-      { step: 2, workflow_id: workflowIds.diagnostic(runId) },
+      { step: 1, workflow_id: diagnosticWorkflowId(runId) },
+      { step: 2, workflow_id: diagnosticWorkflowId(runId) },
     ]);
   });
 
@@ -55,7 +55,7 @@ describe('diagnostic workflow on the real worker', () => {
     const runId = randomUUID();
     const handle = await stack.client.workflow.start('diagnosticWorkflow', {
       taskQueue,
-      workflowId: workflowIds.diagnostic(runId),
+      workflowId: diagnosticWorkflowId(runId),
       args: [{ runId, pauseMs: 3_000 }],
     });
     // Step 1 is written and its activity's completion recorded (a kill between the two would

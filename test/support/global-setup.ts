@@ -9,14 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { loadConfig } from '../../src/config';
-import { connectDatabase, databaseUrlFor } from '../../src/db';
-import { migrateUp } from '../../src/db/migrate';
-import { createLogger } from '../../src/lib/logger';
-import { spawnEmbeddedPostgres } from '../../src/lib/embedded-postgres';
-import { devServerTuningArgs, ensureTemporalCli } from '../../src/lib/temporal-cli';
+import { loadConfig } from '../../src/platform/config';
+import { connectDatabase, databaseUrlFor } from '../../src/platform/db';
+import { migrateUp } from '../../src/platform/db/migrate';
+import { migrateSandbox } from '../../sandbox';
+import { createLogger } from '../../src/platform/logger';
+import { spawnEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres';
+import { devServerTuningArgs, ensureTemporalCli } from '../../src/cli/dev/temporal-cli';
 import { bundleWorkflows } from '../../src/worker';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/platform/workflow/definitions';
 import { freePort } from './ports';
 import type { GlobalState } from './state';
 
@@ -53,6 +54,8 @@ export default async function globalSetup(): Promise<void> {
   await admin.end();
   const db = connectDatabase(databaseUrlFor(adminUrl, template));
   await migrateUp(db.sequelize);
+  // Every test file's API mounts the simulated sandbox upstream, whose tables are its own.
+  await migrateSandbox(db.sequelize);
   await db.close();
 
   const env = await TestWorkflowEnvironment.createLocal({
@@ -72,7 +75,7 @@ export default async function globalSetup(): Promise<void> {
   });
 
   const bundlePath = path.join(workDir, 'workflow-bundle.js');
-  fs.writeFileSync(bundlePath, await bundleWorkflows(createLogger({ level: 'warn' })));
+  fs.writeFileSync(bundlePath, await bundleWorkflows(createLogger({ level: 'warn' }), { diagnostics: true }));
 
   const state: GlobalState = {
     workDir,

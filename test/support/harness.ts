@@ -13,18 +13,19 @@ import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createApp } from '../../src/api/app';
 import { listenApi } from '../../src/api/http-server';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
-import type { AuthDeps } from '../../src/api/middleware/authenticate';
+import type { AuthDeps } from '../../src/modules/apps/authenticate';
 import type { ApiServices } from '../../src/api/services';
-import type { ActivityDeps } from '../../src/activities';
-import type { Scope } from '../../src/domain/apps';
-import type { AppCredentials } from '../../src/db/repositories/apps';
-import { connectDatabase, databaseUrlFor, type Database } from '../../src/db';
+import type { WorkerActivityDeps as ActivityDeps } from '../../src/worker/activities';
+import type { Scope } from '../../src/modules/apps/rules';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { connectDatabase, databaseUrlFor, type Database } from '../../src/platform/db';
 import { createChannelRegistry } from '../../src/channels/registry';
-import { createSandboxRouter } from '../../src/channels/sandbox/simulator';
-import { loadConfig } from '../../src/config';
+import { sandboxChannelFactory } from '../../src/channels/sandbox';
+import { createSandboxRouter } from '../../sandbox';
+import { loadConfig } from '../../src/platform/config';
 import { freePort } from './ports';
-import { createLogger, type Logger } from '../../src/lib/logger';
-import { WinstonTemporalLogger } from '../../src/lib/temporal';
+import { createLogger, type Logger } from '../../src/platform/logger';
+import { WinstonTemporalLogger } from '../../src/platform/temporal';
 import { createWorker } from '../../src/worker';
 import { globalState } from './state';
 
@@ -144,14 +145,16 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const sandboxSecret = randomBytes(16).toString('hex');
-  const channels = createChannelRegistry({
-    sandbox: {
-      baseUrl: `${baseUrl}/sandbox`,
-      secret: sandboxSecret,
-      timeoutMs: 5_000,
-      maxAmount: options.sandboxMaxAmount,
-    },
-  });
+  const channels = createChannelRegistry([
+    sandboxChannelFactory({
+      default: {
+        baseUrl: `${baseUrl}/sandbox`,
+        secret: sandboxSecret,
+        timeoutMs: 5_000,
+        maxAmount: options.sandboxMaxAmount,
+      },
+    }),
+  ]);
   const timeScale = options.timeScale ?? TEST_TIME_SCALE;
   const activityDeps: ActivityDeps = {
     db: database.db,

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import type { AppCredentials } from '../../src/db/repositories/apps';
+import type { AppCredentials } from '../../src/modules/apps/repository';
 import type { TestStack } from './harness';
 import { envelope, type Envelope } from './http';
 import type { Receiver } from './receiver';

@@ -1,1 +1,1 @@
-export { freePort } from '../../src/lib/net';
+export { freePort } from '../../src/platform/net';

@@ -1,4 +1,4 @@
-import { signRequest, type SignOptions } from '../../src/lib/http-signature';
+import { signRequest, type SignOptions } from '../../src/platform/crypto/http-signature';
 
 export interface Credentials {
   app_id: string;

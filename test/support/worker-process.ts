@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { DURAPAY_BIN } from '../../src/lib/paths';
+import { DURAPAY_BIN } from '../../src/platform/paths';
 import { globalState } from './state';
 
 export interface WorkerProcess {

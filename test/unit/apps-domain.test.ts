@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { APP_ID_PATTERN, parseScopes } from '../../src/domain/apps';
-import { generateAppId, generateSecret, generateWebhookSecret } from '../../src/lib/credentials';
-import { resolveMasterKey } from '../../src/lib/master-key';
-import { SecretBox } from '../../src/lib/secret-box';
+import { loadConfig } from '../../src/platform/config';
+import { APP_ID_PATTERN, parseScopes } from '../../src/modules/apps/rules';
+import { generateAppId, generateSecret, generateWebhookSecret } from '../../src/platform/crypto/credentials';
+import { resolveMasterKey } from '../../src/platform/crypto/master-key';
+import { SecretBox } from '../../src/platform/crypto/secret-box';
 
 describe('credentials', () => {
   test('when credentials are generated, then they have the SPEC §2 forms and differ each time', () => {

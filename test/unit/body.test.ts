@@ -3,11 +3,11 @@ import { envelope } from '../support/http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import express from 'express';
-import { sendData } from '../../src/api/envelope';
-import { captureRawBody, parseJsonBody } from '../../src/api/middleware/body';
+import { sendData } from '../../src/platform/http/envelope';
+import { captureRawBody, parseJsonBody } from '../../src/platform/http/body';
 import { errorHandler } from '../../src/api/middleware/errors';
 import { requestContext } from '../../src/api/middleware/request-context';
-import { createLogger } from '../../src/lib/logger';
+import { createLogger } from '../../src/platform/logger';
 
 let server: Server;
 let url: string;

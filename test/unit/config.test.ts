@@ -1,12 +1,8 @@
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
-import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/domain/merchants';
-import {
-  DEFAULT_EXPIRE_MINUTES,
-  PAYMENT_POLL_SCHEDULE_MS,
-  pollGap,
-  REFUND_POLL_WINDOW_MS,
-} from '../../src/domain/orders';
+import { ConfigError, loadConfig } from '../../src/platform/config';
+import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/modules/applications/rules';
+import { DEFAULT_EXPIRE_MINUTES, PAYMENT_POLL_SCHEDULE_MS, pollGap } from '../../src/modules/orders/rules';
+import { REFUND_POLL_WINDOW_MS } from '../../src/modules/refunds/rules';
 
 describe('loadConfig', () => {
   test('when nothing is set, then the documented defaults apply', () => {

@@ -1,4 +1,4 @@
-import { AppError, ERROR_STATUS, isErrorCode } from '../../src/domain/errors';
+import { AppError, ERROR_STATUS, isErrorCode } from '../../src/platform/errors';
 
 describe('error codes', () => {
   test('when a code belongs to a seed category, then it maps to that category status', () => {

@@ -1,4 +1,4 @@
-import { handlerLock } from '../../src/workflows/lock';
+import { handlerLock } from '../../src/platform/workflow/lock';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

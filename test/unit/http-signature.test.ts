@@ -9,7 +9,7 @@ import {
   signRequest,
   splitTarget,
   verifyHmac,
-} from '../../src/lib/http-signature';
+} from '../../src/platform/crypto/http-signature';
 
 // RFC 9421 Appendix B.2 test-request and B.1.5 test-shared-secret.
 const RFC_REQUEST = {

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { createLogger } from '../../src/lib/logger';
-import { WinstonTemporalLogger } from '../../src/lib/temporal';
+import { createLogger } from '../../src/platform/logger';
+import { WinstonTemporalLogger } from '../../src/platform/temporal';
 
 function capture(level = 'debug') {
   const stream = new PassThrough();

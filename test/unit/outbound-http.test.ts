@@ -6,7 +6,7 @@ import {
   isForbiddenAddress,
   type LookupFunction,
   postWebhook,
-} from '../../src/lib/outbound-http';
+} from '../../src/platform/http-out';
 
 interface Received {
   method: string;

@@ -6,7 +6,7 @@ import {
   parseSignatureHeaders,
   signatureBase,
   verifyHmac,
-} from '../../src/lib/http-signature';
+} from '../../src/platform/crypto/http-signature';
 import { DurapayClient, DurapayError } from '../../src/sdk';
 import type { CreateOrderInput } from '../../src/sdk';
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Supervised, type RestartPolicy } from '../../src/cli/supervise';
+import { Supervised, type RestartPolicy } from '../../src/cli/dev/supervise';
 
 const FAST: RestartPolicy = { delaysMs: [20, 40], stableAfterMs: 60_000, maxRestarts: 3, windowMs: 60_000 };
 

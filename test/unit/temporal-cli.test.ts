@@ -6,7 +6,7 @@ import {
   devServerArgs,
   findTemporalCli,
   TEMPORAL_CLI_VERSION,
-} from '../../src/lib/temporal-cli';
+} from '../../src/cli/dev/temporal-cli';
 
 describe('Temporal CLI provisioning', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-cli-'));

@@ -1,9 +1,9 @@
 import { ConnectionError, TimeoutError } from 'sequelize';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../domain/errors';
-import type { Logger } from '../../lib/logger';
-import { sendError } from '../envelope';
-import { bodyParserError } from './body';
+import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../platform/errors';
+import type { Logger } from '../../platform/logger';
+import { sendError } from '../../platform/http/envelope';
+import { bodyParserError } from '../../platform/http/body';
 
 export function notFoundError(req: Request): AppError {
   const path = req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path;

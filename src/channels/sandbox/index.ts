@@ -1,21 +1,27 @@
+// Longer than 300 lines: the adapter for every port the sandbox offers, its transport and its
+// configuration in the one file the registry line names; wire types and parsing are in
+// transformers.ts, signing in signature.ts.
+import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
-import {
-  ChannelError,
-  PAY_METHODS,
-  type ApplicationState,
-  type CallbackResult,
-  type Channel,
-  type ChannelCapabilities,
-  type CreatePaymentInput,
-  type CreatePaymentResult,
-  type PaymentState,
-  type ProfitShareInput,
-  type ProfitShareState,
-  type RefundInput,
-  type RefundState,
-  type SubmitApplicationInput,
-  type UploadFileInput,
-} from '../types';
+import type { PayMethod } from '../../modules/orders/rules';
+import type { Config } from '../../platform/config';
+import { ChannelError } from '../errors';
+import type {
+  ApplicationState,
+  CallbackCheck,
+  CallbackReply,
+  CallbackRequest,
+  CallbacksPort,
+  Channel,
+  ChannelCapabilities,
+  ChannelEvent,
+  OnboardingPort,
+  PaymentState,
+  PaymentsPort,
+  ProfitSharingPort,
+  RefundsPort,
+} from '../ports';
+import type { ChannelFactory } from '../registry';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxPayload, verifySandboxSignature } from './signature';
 import {
   parseApplicationState,
@@ -46,14 +52,23 @@ export interface SandboxChannelOptions {
 
 const UPLOAD_TIMEOUT_MS = 60_000;
 
+/** Every pay method durapay knows: the simulator takes them all. */
+export const SANDBOX_PAY_METHODS: readonly PayMethod[] = [
+  'qr_code',
+  'jsapi',
+  'mini_program',
+  'app',
+  'h5',
+  'web',
+];
+
 export const SANDBOX_CAPABILITIES: ChannelCapabilities = {
-  payMethods: PAY_METHODS,
-  profitSharing: true,
-  onboarding: true,
+  payMethods: SANDBOX_PAY_METHODS,
   maxAmount: 10 ** 12,
   currency: 'CNY',
-  fileIdPattern: /^sbx_file_[a-z2-7]{24}$/,
 };
+
+const SANDBOX_FILE_ID = /^sbx_file_[a-z2-7]{24}$/;
 
 interface Answer {
   status: number;
@@ -114,78 +129,97 @@ export class SandboxChannel implements Channel {
     });
   }
 
-  async createPayment(input: CreatePaymentInput): Promise<CreatePaymentResult> {
-    const answer = await this.call('POST', '/v1/orders', toWireCreateOrder(input));
-    return parseOrderCreated(this.ok('create order', answer));
-  }
+  // The simulator has one merchant and no sub-merchants of its own: the context's account and
+  // sub-merchant only travel on the create (as the order's sub_merchant_no), as they always have.
+  readonly payments: PaymentsPort = {
+    create: async (ctx, input) => {
+      const answer = await this.call('POST', '/v1/orders', toWireCreateOrder(ctx, input));
+      return parseOrderCreated(this.ok('create order', answer));
+    },
+    query: async (_ctx, tradeNo) => {
+      const answer = await this.call('GET', `/v1/orders/${encodeURIComponent(tradeNo)}`);
+      return this.paymentState('query order', answer);
+    },
+    close: async (_ctx, tradeNo) => {
+      const answer = await this.call('POST', `/v1/orders/${encodeURIComponent(tradeNo)}/close`, {});
+      return this.paymentState('close order', answer);
+    },
+  };
 
-  async queryPayment(tradeNo: string): Promise<PaymentState> {
-    const answer = await this.call('GET', `/v1/orders/${encodeURIComponent(tradeNo)}`);
-    if (this.isUnknown(answer, 'order_not_found')) return { status: 'not_found' };
-    return parsePaymentState(this.ok('query order', answer));
-  }
+  readonly refunds: RefundsPort = {
+    refund: async (_ctx, input) => {
+      const answer = await this.call('POST', '/v1/refunds', toWireCreateRefund(input));
+      return parseRefundState(this.ok('create refund', answer));
+    },
+    query: async (_ctx, { refundNo }) => {
+      const answer = await this.call('GET', `/v1/refunds/${encodeURIComponent(refundNo)}`);
+      if (this.isUnknown(answer, 'refund_not_found')) return { status: 'not_found' };
+      return parseRefundState(this.ok('query refund', answer));
+    },
+  };
 
-  async closePayment(tradeNo: string): Promise<PaymentState> {
-    const answer = await this.call('POST', `/v1/orders/${encodeURIComponent(tradeNo)}/close`, {});
-    if (this.isUnknown(answer, 'order_not_found')) return { status: 'not_found' };
-    return parsePaymentState(this.ok('close order', answer));
-  }
+  // Shares to any account: no receivers to register. It names the payment by trade_no.
+  readonly profitSharing: ProfitSharingPort = {
+    share: async (_ctx, input) => {
+      const answer = await this.call('POST', '/v1/profit-shares', toWireProfitShare(input));
+      return parseProfitShareState(this.ok('profit share', answer));
+    },
+  };
 
-  async refund(input: RefundInput): Promise<RefundState> {
-    const answer = await this.call('POST', '/v1/refunds', toWireCreateRefund(input));
-    return parseRefundState(this.ok('create refund', answer));
-  }
+  readonly onboarding: OnboardingPort = {
+    fileIdPattern: SANDBOX_FILE_ID,
+    uploadFile: async (_ctx, input) => {
+      // Up to 5 MiB travels (as base64): allow it more than a payment call's deadline.
+      const answer = await this.call(
+        'POST',
+        '/v1/files',
+        toWireUploadFile(input),
+        Math.max(this.options.timeoutMs, UPLOAD_TIMEOUT_MS),
+      );
+      return parseFileUploaded(this.ok('upload file', answer));
+    },
+    submit: async (_ctx, input): Promise<ApplicationState> => {
+      const answer = await this.call('POST', '/v1/applications', toWireSubmitApplication(input));
+      return parseApplicationState(this.ok('submit application', answer));
+    },
+    query: async (_ctx, applicationId): Promise<ApplicationState> => {
+      const answer = await this.call('GET', `/v1/applications/${encodeURIComponent(applicationId)}`);
+      return parseApplicationState(this.ok('query application', answer));
+    },
+  };
 
-  async queryRefund(refundNo: string): Promise<RefundState> {
-    const answer = await this.call('GET', `/v1/refunds/${encodeURIComponent(refundNo)}`);
-    if (this.isUnknown(answer, 'refund_not_found')) return { status: 'not_found' };
-    return parseRefundState(this.ok('query refund', answer));
-  }
-
-  async profitShare(input: ProfitShareInput): Promise<ProfitShareState> {
-    const answer = await this.call('POST', '/v1/profit-shares', toWireProfitShare(input));
-    return parseProfitShareState(this.ok('profit share', answer));
-  }
-
-  parseCallback(rawBody: Buffer, headers: Record<string, string>): CallbackResult {
-    const check = verifySandboxSignature(
-      this.options.secret,
-      headerValue(headers, SANDBOX_SIGNATURE_HEADER),
-      rawBody,
-    );
-    if (!check.ok) return { ok: false, reason: check.reason };
-    try {
-      const event = parseCallbackEvent(parseJson('callback', rawBody.toString('utf8')));
-      return { ok: true, event, ack: 'success' };
-    } catch (err) {
-      return { ok: false, reason: err instanceof Error ? err.message : 'unparseable callback' };
-    }
-  }
-
-  async uploadFile(input: UploadFileInput): Promise<{ fileId: string }> {
-    // Up to 5 MiB travels (as base64): allow it more than a payment call's deadline.
-    const answer = await this.call(
-      'POST',
-      '/v1/files',
-      toWireUploadFile(input),
-      Math.max(this.options.timeoutMs, UPLOAD_TIMEOUT_MS),
-    );
-    return parseFileUploaded(this.ok('upload file', answer));
-  }
-
-  async submitApplication(input: SubmitApplicationInput): Promise<ApplicationState> {
-    const answer = await this.call('POST', '/v1/applications', toWireSubmitApplication(input));
-    return parseApplicationState(this.ok('submit application', answer));
-  }
-
-  async queryApplication(applicationId: string): Promise<ApplicationState> {
-    const answer = await this.call('GET', `/v1/applications/${encodeURIComponent(applicationId)}`);
-    return parseApplicationState(this.ok('query application', answer));
-  }
+  readonly callbacks: CallbacksPort = {
+    verify: (req: CallbackRequest): Promise<CallbackCheck> => {
+      const check = verifySandboxSignature(
+        this.options.secret,
+        headerValue(req.headers, SANDBOX_SIGNATURE_HEADER),
+        req.rawBody,
+      );
+      return Promise.resolve(check.ok ? { ok: true } : check);
+    },
+    decode: async (req: CallbackRequest): Promise<ChannelEvent> =>
+      parseCallbackEvent(parseJson('callback', req.rawBody.toString('utf8'))),
+    identify: (event) => ({
+      eventId: event.eventId,
+      tradeNo: event.tradeNo,
+      ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
+    }),
+    // The simulator, like the seed's channels, reads only the body: `success`, or anything else.
+    reply: (outcome): CallbackReply => ({
+      status: 200,
+      contentType: 'text/plain',
+      body: outcome.ok ? 'success' : 'fail',
+    }),
+  };
 
   /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */
   async close(): Promise<void> {
     await this.agent.close();
+  }
+
+  private paymentState(what: string, answer: Answer): PaymentState {
+    if (this.isUnknown(answer, 'order_not_found')) return { status: 'not_found' };
+    return parsePaymentState(this.ok(what, answer));
   }
 
   /** A 404 about the object itself, not about a wrong base URL (which answers without our code). */
@@ -242,4 +276,34 @@ export class SandboxChannel implements Channel {
       clearTimeout(timer);
     }
   }
+}
+
+/** The sandbox's shared secret: configured, or derived from the master key so every process agrees. */
+export function sandboxSecret(config: Config, masterKey: Buffer): string {
+  return (
+    config.sandbox.secret ?? createHmac('sha256', masterKey).update('durapay sandbox channel').digest('hex')
+  );
+}
+
+/** The sandbox's adapters, one per named account (each a simulator, or one with another secret). */
+export function sandboxChannelFactory(accounts: Record<string, SandboxChannelOptions>): ChannelFactory {
+  return {
+    code: 'sandbox',
+    accounts: Object.keys(accounts),
+    create: (account) => new SandboxChannel(accounts[account]!),
+  };
+}
+
+/** The configured sandbox (one account, `default`), or undefined when it is disabled. */
+export function sandboxChannelsFromConfig(config: Config, masterKey: Buffer): ChannelFactory | undefined {
+  if (!config.sandbox.enabled) return undefined;
+  return sandboxChannelFactory({
+    default: {
+      baseUrl: config.sandbox.baseUrl,
+      secret: sandboxSecret(config, masterKey),
+      // Leaves room inside the request deadline for the workflow around the call.
+      timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000),
+      maxAmount: config.sandbox.maxAmount,
+    },
+  });
 }

@@ -1,27 +1,27 @@
 /**
  * The sandbox's wire formats: what the adapter sends, and the parsing of everything the
- * simulator answers or posts back into the types of ../types. Anything malformed becomes a
+ * simulator answers or posts back into the types of ../ports. Anything malformed becomes a
  * ChannelError('invalid_response'), so nothing downstream sees an unparsed body.
  *
  * Longer than 300 lines: one wire type and one parser per endpoint of the simulated channel,
  * kept together so that the contract between adapter and simulator reads in one place.
  */
-import {
-  ChannelError,
-  type ApplicationState,
-  type ApplicationStatus,
-  type ChannelEvent,
-  type CreatePaymentInput,
-  type CreatePaymentResult,
-  type PaymentState,
-  type ProfitShareInput,
-  type ProfitShareState,
-  type RefundInput,
-  type RefundState,
-  type SubmitApplicationInput,
-  type UploadFileInput,
-} from '../types';
-import { APPLICATION_STATUSES } from '../../domain/merchants';
+import type { ApplicationStatus } from '../../modules/applications/rules';
+import { ChannelError } from '../errors';
+import type {
+  ApplicationState,
+  ChannelEvent,
+  CreateContext,
+  CreatePaymentInput,
+  CreatePaymentResult,
+  PaymentState,
+  ProfitShareInput,
+  ProfitShareState,
+  RefundInput,
+  RefundState,
+  SubmitApplicationInput,
+  UploadFileInput,
+} from '../ports';
 
 // ---- requests (adapter → simulator) ----
 
@@ -71,17 +71,17 @@ export interface WireSubmitApplication {
   submit_data: Record<string, unknown>;
 }
 
-export function toWireCreateOrder(input: CreatePaymentInput): WireCreateOrder {
+export function toWireCreateOrder(ctx: CreateContext, input: CreatePaymentInput): WireCreateOrder {
   return {
     trade_no: input.tradeNo,
     amount: input.amount,
-    currency: input.currency,
+    currency: ctx.currency,
     pay_method: input.payMethod,
     subject: input.subject,
     expire_at: input.expireAt.toISOString(),
     notify_url: input.callbackUrl,
     extra: input.extra ?? {},
-    sub_merchant_no: input.subMerchantNo ?? null,
+    sub_merchant_no: ctx.subMerchantNo ?? null,
     profit_sharing: input.profitSharing,
   };
 }
@@ -134,6 +134,17 @@ export function toWireSubmitApplication(input: SubmitApplicationInput): WireSubm
 }
 
 // ---- answers and callbacks (simulator → adapter) ----
+
+/** The simulator's application states, which are durapay's own. */
+const WIRE_APPLICATION_STATUSES = [
+  'submitted',
+  'auditing',
+  'to_be_confirmed',
+  'to_be_signed',
+  'finished',
+  'rejected',
+  'canceled',
+] as const satisfies readonly ApplicationStatus[];
 
 export interface WireOrderCreated {
   trade_no: string;
@@ -340,7 +351,7 @@ export function parseFileUploaded(json: unknown): { fileId: string } {
 
 export function parseApplicationState(json: unknown): ApplicationState {
   const o = WireObject.of('application state', json);
-  const status = o.oneOf('status', APPLICATION_STATUSES as readonly ApplicationStatus[]);
+  const status = o.oneOf('status', WIRE_APPLICATION_STATUSES);
   const state: ApplicationState = {
     status,
     channelApplicationNo: o.string('application_no'),

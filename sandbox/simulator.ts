@@ -1,0 +1,610 @@
+/**
+ * The sandbox channel's simulated upstream (SPEC §8), as an Express router to mount at /sandbox.
+ * The gateway's adapter (src/channels/sandbox/index.ts) reaches it over HTTP like a real channel:
+ * every /v1 call is signed with Sandbox-Signature. The buyer's pages (/pay) and the contract page
+ * (/sign) are not, since a browser opens them. State lives in Postgres (./store.ts), so every
+ * process serving /sandbox shares it.
+ *
+ * Longer than 300 lines: the simulated channel's whole HTTP API in one router, the way a real
+ * channel's API is one document; its state lives in store.ts, its wire types in the adapter's
+ * transformers.ts (one wire protocol, read by both ends).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type Response,
+  type Router,
+} from 'express';
+import Joi from 'joi';
+import type { Database } from '../src/platform/db';
+import { isUploadMediaType } from '../src/modules/merchants/rules';
+import { readRawBody } from '../src/platform/http/raw-body';
+import type { Logger } from '../src/platform/logger';
+import { validateStrictly } from '../src/platform/http/strict';
+import { SANDBOX_PAY_METHODS as PAY_METHODS } from '../src/channels/sandbox';
+import { checkoutPage, contractPage, notFoundPage } from './pages';
+import { isoOrNull } from '../src/platform/dates';
+import {
+  SANDBOX_SIGNATURE_HEADER,
+  signSandboxPayload,
+  verifySandboxSignature,
+} from '../src/channels/sandbox/signature';
+import {
+  SandboxRefusal,
+  SandboxStore,
+  type ApplicationRow,
+  type AuditOutcome,
+  type CallbackMode,
+  type OrderRow,
+  type RefundRow,
+} from './store';
+import type {
+  WireApplicationState,
+  WireCreateOrder,
+  WireCreateRefund,
+  WireOrderCreated,
+  WireOrderState,
+  WirePaymentCallback,
+  WireProfitShareRequest,
+  WireProfitShareState,
+  WireRefundCallback,
+  WireRefundState,
+  WireSubmitApplication,
+  WireUploadFile,
+} from '../src/channels/sandbox/transformers';
+
+export interface SandboxDeps {
+  db: Database;
+  secret: string;
+  /** Scheme, host and port the buyer's browser reaches this server at, e.g. http://127.0.0.1:8080. */
+  publicBaseUrl: string;
+  /** How long a refund stays `processing` before it settles and its callback is posted. */
+  refundDelayMs: number;
+  logger: Logger;
+  /** The wait of `extra.sandbox.callback: "delay"`; about 2 s unless a test shortens it. */
+  callbackDelayMs?: number;
+}
+
+/** Uploads are at most 5 MiB, i.e. about 6.7 MiB as base64 inside JSON. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_FILE_BYTES = 5 * 1024 * 1024;
+const CALLBACK_TIMEOUT_MS = 10_000;
+const DEFAULT_CALLBACK_DELAY_MS = 2_000;
+
+// ---- request schemas (strict: no coercion, unknown keys refused, except inside `extra`) ----
+
+interface SandboxFaults {
+  fail_create?: boolean;
+  latency_ms?: number;
+  callback?: CallbackMode;
+  /** `stale`: queries keep answering pending after the buyer paid (a channel whose query lags). */
+  query?: 'fresh' | 'stale';
+  /** The first N requests to close the order are answered 503, as by a channel that is down. */
+  close_failures?: number;
+}
+
+/** A refund whose reason holds this is answered 2 s after the channel accepted it. */
+const REFUND_SLOW_MARKER = '[sandbox:slow]';
+const SLOW_REFUND_ANSWER_MS = 2_000;
+
+const reference = Joi.string()
+  .min(1)
+  .max(64)
+  .pattern(/^[A-Za-z0-9_\-|*.@]+$/);
+const amount = Joi.number()
+  .integer()
+  .min(1)
+  .max(10 ** 12);
+const httpUrl = Joi.string()
+  .uri({ scheme: ['http', 'https'] })
+  .max(1024);
+
+const faultsSchema = Joi.object<SandboxFaults>({
+  fail_create: Joi.boolean(),
+  latency_ms: Joi.number().integer().min(0).max(60_000),
+  callback: Joi.string().valid('normal', 'drop', 'duplicate', 'delay'),
+  query: Joi.string().valid('fresh', 'stale'),
+  close_failures: Joi.number().integer().min(0).max(100),
+});
+
+const createOrderSchema = Joi.object<WireCreateOrder>({
+  trade_no: reference.required(),
+  amount: amount.required(),
+  currency: Joi.string().valid('CNY').required(),
+  pay_method: Joi.string()
+    .valid(...PAY_METHODS)
+    .required(),
+  subject: Joi.string().min(1).max(256).required(),
+  expire_at: Joi.string().isoDate().required(),
+  notify_url: httpUrl.required(),
+  extra: Joi.object({ sandbox: faultsSchema }).unknown(true).required(),
+  sub_merchant_no: Joi.string().min(1).max(64).allow(null).required(),
+  profit_sharing: Joi.boolean().required(),
+}).required();
+
+const createRefundSchema = Joi.object<WireCreateRefund>({
+  refund_no: reference.required(),
+  trade_no: reference.required(),
+  amount: amount.required(),
+  total_amount: amount.required(),
+  reason: Joi.string().max(512).allow('', null),
+  notify_url: httpUrl.required(),
+}).required();
+
+const profitShareSchema = Joi.object<WireProfitShareRequest>({
+  share_no: reference.required(),
+  trade_no: reference.required(),
+  receivers: Joi.array()
+    .items(
+      Joi.object({
+        type: Joi.string().min(1).max(32).required(),
+        account: Joi.string().min(1).max(128).required(),
+        name: Joi.string().max(128).allow(null),
+        amount: amount.required(),
+      }),
+    )
+    .min(1)
+    .max(50)
+    .required(),
+}).required();
+
+const uploadFileSchema = Joi.object<WireUploadFile>({
+  file_name: Joi.string().min(1).max(256).required(),
+  media_type: Joi.string().min(1).max(128).required(),
+  // Joi's base64() is a backtracking regex: on multi-MiB input V8 runs out of backtracking
+  // stack ("Maximum call stack size exceeded"). A round trip through Buffer is linear.
+  content_base64: Joi.string()
+    .required()
+    .custom((value: string, helpers) =>
+      Buffer.from(value, 'base64').toString('base64') === value ? value : helpers.error('string.base64'),
+    ),
+}).required();
+
+const optionalText = Joi.string().max(128).allow('', null);
+const submitApplicationSchema = Joi.object<WireSubmitApplication>({
+  application_id: Joi.string().min(1).max(64).required(),
+  merchant: Joi.object({
+    merchant_id: Joi.string().min(1).max(64).required(),
+    merchant_name: Joi.string().min(1).max(128).required(),
+    license_no: optionalText,
+    legal_person: optionalText,
+    bank_account: optionalText,
+  }).required(),
+  submit_data: Joi.object({ sandbox_outcome: Joi.string().valid('finish', 'reject', 'sign') })
+    .unknown(true)
+    .required(),
+}).required();
+
+const payAsBuyerSchema = Joi.object<{ result: 'success' | 'fail' }>({
+  result: Joi.string().valid('success', 'fail').required(),
+}).required();
+
+function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
+  return validateStrictly(schema, value, (message) => new SandboxRefusal(400, 'invalid_request', message));
+}
+
+// ---- body handling ----
+
+function rawBodyOf(req: Request): Buffer {
+  return req.rawBody ?? Buffer.alloc(0);
+}
+
+function jsonBody(req: Request): unknown {
+  const raw = rawBodyOf(req);
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new SandboxRefusal(400, 'invalid_request', 'request body is not valid JSON');
+  }
+}
+
+function describeError(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return String(err);
+  const { message, code, cause } = err as { message?: unknown; code?: unknown; cause?: unknown };
+  const text =
+    typeof message === 'string' && message !== '' ? message : typeof code === 'string' ? code : 'error';
+  return cause === undefined ? text : `${text} (${describeError(cause)})`;
+}
+
+// ---- wire answers ----
+
+function orderState(o: OrderRow): WireOrderState {
+  return {
+    trade_no: o.trade_no,
+    status: o.status,
+    channel_trade_no: o.channel_trade_no,
+    amount: o.amount,
+    currency: o.currency,
+    paid_at: isoOrNull(o.paid_at),
+    closed_at: isoOrNull(o.closed_at),
+  };
+}
+
+function refundState(r: RefundRow): WireRefundState {
+  return {
+    refund_no: r.refund_no,
+    trade_no: r.trade_no,
+    channel_refund_no: r.channel_refund_no,
+    amount: r.amount,
+    status: r.status,
+    reason: r.reason,
+    fail_reason: r.fail_reason,
+    refunded_at: isoOrNull(r.refunded_at),
+  };
+}
+
+const AUDIT_MESSAGES: Record<ApplicationRow['status'], string> = {
+  submitted: 'application received',
+  auditing: 'application under review',
+  to_be_signed: 'approved; waiting for the merchant to sign the contract',
+  finished: 'approved; the sub-merchant is active',
+  rejected: 'application rejected',
+};
+
+export function createSandboxRouter(deps: SandboxDeps): Router {
+  const store = new SandboxStore(deps.db);
+  const { logger, secret } = deps;
+  const publicBase = `${deps.publicBaseUrl.replace(/\/+$/, '')}/sandbox`;
+  const callbackDelayMs = deps.callbackDelayMs ?? DEFAULT_CALLBACK_DELAY_MS;
+
+  const payUrl = (tradeNo: string) => `${publicBase}/pay/${encodeURIComponent(tradeNo)}`;
+
+  function applicationState(a: ApplicationRow): WireApplicationState {
+    const merchantId = typeof a.merchant.merchant_id === 'string' ? a.merchant.merchant_id : null;
+    return {
+      application_id: a.application_id,
+      application_no: a.application_no,
+      status: a.status,
+      sub_merchant_no: a.status === 'finished' ? a.sub_merchant_no : null,
+      sign_url:
+        a.status === 'to_be_signed' ? `${publicBase}/sign/${encodeURIComponent(a.application_no)}` : null,
+      reject_reason:
+        a.status === 'rejected'
+          ? 'the sandbox rejects applications with submit_data.sandbox_outcome "reject"'
+          : null,
+      detail: { audit_step: a.step, message: AUDIT_MESSAGES[a.status], merchant_id: merchantId },
+    };
+  }
+
+  // ---- callbacks (sandbox → durapay) ----
+
+  /** Posts one signed callback. Failures are only logged: durapay's polling covers a loss. */
+  async function deliver(url: string, body: WirePaymentCallback | WireRefundCallback): Promise<void> {
+    const raw = JSON.stringify(body);
+    const meta = { event_id: body.event_id, type: body.type, trade_no: body.trade_no, url };
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(secret, raw),
+        },
+        body: raw,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
+      });
+      const answer = (await res.text()).slice(0, 200);
+      if (res.status >= 200 && res.status < 300 && answer.trim() === 'success') {
+        logger.info('sandbox callback acknowledged', meta);
+      } else {
+        logger.warn('sandbox callback not acknowledged', { ...meta, http_status: res.status, answer });
+      }
+    } catch (err) {
+      logger.warn('sandbox callback failed', { ...meta, error: describeError(err) });
+    }
+  }
+
+  function later(ms: number, task: () => Promise<void>): void {
+    // Unref'd: a pending callback must not keep a stopping process alive; polling covers it.
+    setTimeout(() => void task(), ms).unref();
+  }
+
+  function paymentCallback(o: OrderRow): WirePaymentCallback {
+    return {
+      event_id: `evt_${o.channel_trade_no}_paid`,
+      type: 'payment.paid',
+      trade_no: o.trade_no,
+      channel_trade_no: o.channel_trade_no,
+      amount: o.amount,
+      currency: o.currency,
+      paid_at: (o.paid_at ?? new Date()).toISOString(),
+    };
+  }
+
+  function notifyPaid(o: OrderRow): void {
+    const body = paymentCallback(o);
+    switch (o.callback_mode) {
+      case 'drop':
+        logger.info('sandbox payment callback dropped (fault injection)', { trade_no: o.trade_no });
+        return;
+      case 'duplicate':
+        void (async () => {
+          await deliver(o.notify_url, body);
+          await deliver(o.notify_url, body);
+        })();
+        return;
+      case 'delay':
+        later(callbackDelayMs, () => deliver(o.notify_url, body));
+        return;
+      case 'normal':
+        void deliver(o.notify_url, body);
+    }
+  }
+
+  /** Settles a refund whose time has come; only the caller that settled it posts the callback. */
+  async function settleRefund(refundNo: string): Promise<void> {
+    const r = await store.settleRefund(refundNo);
+    if (!r) return;
+    logger.info('sandbox refund settled', { refund_no: r.refund_no, trade_no: r.trade_no, status: r.status });
+    const body: WireRefundCallback = {
+      event_id: `evt_${r.channel_refund_no}_${r.status}`,
+      type: r.status === 'failed' ? 'refund.failed' : 'refund.success',
+      trade_no: r.trade_no,
+      refund_no: r.refund_no,
+      channel_refund_no: r.channel_refund_no,
+      amount: r.amount,
+      ...(r.fail_reason === null ? {} : { reason: r.fail_reason }),
+      refunded_at: isoOrNull(r.refunded_at),
+    };
+    void deliver(r.notify_url, body);
+  }
+
+  function scheduleSettle(refundNo: string, ms: number): void {
+    later(ms, () =>
+      settleRefund(refundNo).catch((err: unknown) => {
+        logger.error('sandbox refund could not settle', { refund_no: refundNo, error: describeError(err) });
+      }),
+    );
+  }
+
+  // Refunds that were due while no process was running settle now rather than at their next query.
+  void store
+    .dueRefunds()
+    .then((due) => Promise.all(due.map((refundNo) => settleRefund(refundNo))))
+    .catch((err: unknown) =>
+      logger.warn('sandbox could not sweep due refunds', { error: describeError(err) }),
+    );
+
+  // ---- routes ----
+
+  const router = express.Router({ caseSensitive: true });
+  // Close requests answered 503 so far, per order (a fault injected in tests; this process only).
+  const closeRequests = new Map<string, number>();
+  // Its own bodies, since uploads exceed the gateway's 1 MiB (a host that read them already is fine).
+  router.use(readRawBody({ limit: MAX_BODY_BYTES }));
+
+  router.get('/pay/:trade_no', async (req, res) => {
+    const order = await store.findOrder(req.params.trade_no);
+    if (!order) {
+      res
+        .status(404)
+        .type('html')
+        .send(notFoundPage(`Order ${req.params.trade_no}`));
+      return;
+    }
+    const nonce = randomBytes(16).toString('base64');
+    res
+      .set(
+        'Content-Security-Policy',
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'`,
+      )
+      .set('Cache-Control', 'no-store')
+      .type('html')
+      .send(checkoutPage(order, nonce));
+  });
+
+  router.post('/pay/:trade_no', async (req, res) => {
+    const { result } = validate(payAsBuyerSchema, jsonBody(req));
+    const tradeNo = req.params.trade_no;
+    const outcome =
+      result === 'success'
+        ? await store.payOrder(tradeNo)
+        : await store.findOrder(tradeNo).then((order) => (order ? { order, changed: false } : null));
+    if (!outcome) throw new SandboxRefusal(404, 'order_not_found', `order ${tradeNo} does not exist`);
+    const { order, changed } = outcome;
+    if (order.status === 'closed')
+      throw new SandboxRefusal(409, 'order_closed', `order ${tradeNo} is closed`);
+    res.json({ trade_no: order.trade_no, status: order.status });
+    if (changed) {
+      logger.info('sandbox order paid by the buyer', { trade_no: tradeNo });
+      notifyPaid(order);
+    } else if (result === 'fail') {
+      logger.info('sandbox buyer declined to pay', { trade_no: tradeNo });
+    }
+  });
+
+  router.get('/sign/:application_no', async (req, res) => {
+    const app = await store.findApplicationByNo(req.params.application_no);
+    if (!app) {
+      res
+        .status(404)
+        .type('html')
+        .send(notFoundPage(`Application ${req.params.application_no}`));
+      return;
+    }
+    const name = typeof app.merchant.merchant_name === 'string' ? app.merchant.merchant_name : '';
+    res.type('html').send(contractPage(app.application_no, name));
+  });
+
+  router.use('/v1', (req: Request, res: Response, next: NextFunction) => {
+    const check = verifySandboxSignature(secret, req.get(SANDBOX_SIGNATURE_HEADER), rawBodyOf(req));
+    if (check.ok) return next();
+    logger.warn('sandbox request refused', { path: req.originalUrl, reason: check.reason });
+    res.status(401).json({ error: check.reason, code: 'unauthorized' });
+  });
+
+  router.post('/v1/orders', async (req, res) => {
+    const body = validate(createOrderSchema, jsonBody(req));
+    const faults = validate(faultsSchema, body.extra.sandbox ?? {});
+    if (faults.fail_create) {
+      throw new SandboxRefusal(
+        422,
+        'create_refused',
+        'the sandbox refused the order (extra.sandbox.fail_create)',
+      );
+    }
+    const { order, created } = await store.createOrder({
+      ...body,
+      callback_mode: faults.callback ?? 'normal',
+    });
+    if (!created && (order.amount !== body.amount || order.pay_method !== body.pay_method)) {
+      throw new SandboxRefusal(
+        422,
+        'trade_no_conflict',
+        `trade_no ${body.trade_no} already used with different parameters`,
+      );
+    }
+    if (created) logger.info('sandbox order created', { trade_no: order.trade_no, amount: order.amount });
+    // The order exists before the answer is late: a caller that timed out finds it on retry.
+    if (faults.latency_ms) await sleep(faults.latency_ms);
+    const answer: WireOrderCreated = {
+      trade_no: order.trade_no,
+      channel_trade_no: order.channel_trade_no,
+      pay_url: payUrl(order.trade_no),
+      qr_code: payUrl(order.trade_no),
+    };
+    res.json(answer);
+  });
+
+  router.get('/v1/orders/:trade_no', async (req, res) => {
+    const order = await store.findOrder(req.params.trade_no);
+    if (!order)
+      throw new SandboxRefusal(404, 'order_not_found', `order ${req.params.trade_no} does not exist`);
+    const stale = (order.extra.sandbox as SandboxFaults | undefined)?.query === 'stale';
+    // A lagging query has not seen the payment yet; closing the order still reports it.
+    if (stale && order.status === 'paid') {
+      return res.json(orderState({ ...order, status: 'pending', paid_at: null }));
+    }
+    res.json(orderState(order));
+  });
+
+  router.post('/v1/orders/:trade_no/close', async (req, res) => {
+    const existing = await store.findOrder(req.params.trade_no);
+    const failures = (existing?.extra.sandbox as SandboxFaults | undefined)?.close_failures ?? 0;
+    const seen = closeRequests.get(req.params.trade_no) ?? 0;
+    if (seen < failures) {
+      closeRequests.set(req.params.trade_no, seen + 1);
+      throw new SandboxRefusal(503, 'unavailable', 'the sandbox is down (extra.sandbox.close_failures)');
+    }
+    const order = await store.closeOrder(req.params.trade_no);
+    if (!order)
+      throw new SandboxRefusal(404, 'order_not_found', `order ${req.params.trade_no} does not exist`);
+    res.json(orderState(order));
+  });
+
+  router.post('/v1/refunds', async (req, res) => {
+    const body = validate(createRefundSchema, jsonBody(req));
+    if (body.reason?.includes('[sandbox:refuse]')) {
+      throw new SandboxRefusal(
+        422,
+        'refund_refused',
+        'the sandbox refused the refund ([sandbox:refuse] in reason)',
+      );
+    }
+    const { refund, created } = await store.createRefund(
+      { ...body, reason: body.reason ?? null },
+      deps.refundDelayMs,
+    );
+    if (created) {
+      logger.info('sandbox refund accepted', { refund_no: refund.refund_no, trade_no: refund.trade_no });
+      scheduleSettle(refund.refund_no, deps.refundDelayMs);
+      // Accepted before the answer is late: a caller that gave up finds it on retry.
+      if (body.reason?.includes(REFUND_SLOW_MARKER)) await sleep(SLOW_REFUND_ANSWER_MS);
+    }
+    res.json(refundState(refund));
+  });
+
+  router.get('/v1/refunds/:refund_no', async (req, res) => {
+    // A refund whose timer was lost (restart, another process) settles when it is asked about.
+    await settleRefund(req.params.refund_no);
+    const refund = await store.findRefund(req.params.refund_no);
+    if (!refund)
+      throw new SandboxRefusal(404, 'refund_not_found', `refund ${req.params.refund_no} does not exist`);
+    res.json(refundState(refund));
+  });
+
+  router.post('/v1/profit-shares', async (req, res) => {
+    const body = validate(profitShareSchema, jsonBody(req));
+    const share = await store.createProfitShare(body);
+    const answer: WireProfitShareState = {
+      share_no: share.share_no,
+      trade_no: share.trade_no,
+      status: share.status,
+      fail_reason: null,
+    };
+    res.json(answer);
+  });
+
+  router.post('/v1/files', async (req, res) => {
+    const body = validate(uploadFileSchema, jsonBody(req));
+    if (!isUploadMediaType(body.media_type)) {
+      throw new SandboxRefusal(
+        422,
+        'unsupported_media_type',
+        `media type ${body.media_type} is not accepted`,
+      );
+    }
+    const content = Buffer.from(body.content_base64, 'base64');
+    if (content.length === 0) throw new SandboxRefusal(422, 'empty_file', 'the file is empty');
+    if (content.length > MAX_FILE_BYTES)
+      throw new SandboxRefusal(422, 'file_too_large', 'the file is larger than 5 MiB');
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    const fileId = await store.createFile({
+      file_name: body.file_name,
+      media_type: body.media_type,
+      size: content.length,
+      sha256,
+    });
+    res.json({ file_id: fileId, size: content.length, sha256 });
+  });
+
+  router.post('/v1/applications', async (req, res) => {
+    const body = validate(submitApplicationSchema, jsonBody(req));
+    const outcome = (body.submit_data.sandbox_outcome ?? 'finish') as AuditOutcome;
+    const app = await store.createApplication({
+      application_id: body.application_id,
+      merchant: body.merchant,
+      submit_data: body.submit_data,
+      outcome,
+    });
+    res.json(applicationState(app));
+  });
+
+  router.get('/v1/applications/:application_id', async (req, res) => {
+    const app = await store.advanceApplication(req.params.application_id);
+    if (!app) {
+      throw new SandboxRefusal(
+        404,
+        'application_not_found',
+        `application ${req.params.application_id} does not exist`,
+      );
+    }
+    res.json(applicationState(app));
+  });
+
+  router.use((req: Request, res: Response) => {
+    res.status(404).json({ error: `no sandbox endpoint ${req.method} ${req.path}`, code: 'not_found' });
+  });
+
+  const errors: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+    if (err instanceof SandboxRefusal) {
+      res.status(err.httpStatus).json({ error: err.message, code: err.code });
+      return;
+    }
+    // body-parser's own errors (too large, aborted) carry a 4xx status and a safe message.
+    const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      res.status(status).json({ error: describeError(err), code: 'invalid_request' });
+      return;
+    }
+    logger.error('sandbox request failed', { path: req.originalUrl, error: describeError(err) });
+    res.status(500).json({ error: 'sandbox internal error', code: 'internal' });
+  };
+  router.use(errors);
+
+  return router;
+}

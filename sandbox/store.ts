@@ -1,0 +1,443 @@
+/**
+ * The simulator's state in Postgres (the tables of ./migrations). Every write that could
+ * race another API process is a conditional UPDATE or an INSERT … ON CONFLICT on durapay's
+ * reference, so a repeated or concurrent request never creates a second object or fires a
+ * second state change.
+ *
+ * Longer than 300 lines: every table of the simulated channel behind one class, so that each
+ * race-safe statement sits beside the others that touch the same rows.
+ */
+import { QueryTypes, type Transaction } from 'sequelize';
+import type { Database } from '../src/platform/db';
+import { randomBase32 } from '../src/platform/ids';
+import type { WireCreateOrder, WireCreateRefund } from '../src/channels/sandbox/transformers';
+
+export type OrderStatus = 'pending' | 'paid' | 'closed';
+export type CallbackMode = 'normal' | 'drop' | 'duplicate' | 'delay';
+export type RefundStatus = 'processing' | 'success' | 'failed';
+export type AuditOutcome = 'finish' | 'reject' | 'sign';
+export type AuditStatus = 'submitted' | 'auditing' | 'to_be_signed' | 'finished' | 'rejected';
+
+export interface OrderRow {
+  trade_no: string;
+  channel_trade_no: string;
+  amount: number;
+  currency: string;
+  pay_method: string;
+  subject: string;
+  expire_at: Date;
+  notify_url: string;
+  extra: Record<string, unknown>;
+  sub_merchant_no: string | null;
+  profit_sharing: boolean;
+  callback_mode: CallbackMode;
+  status: OrderStatus;
+  paid_at: Date | null;
+  closed_at: Date | null;
+}
+
+export interface RefundRow {
+  refund_no: string;
+  channel_refund_no: string;
+  trade_no: string;
+  amount: number;
+  reason: string | null;
+  notify_url: string;
+  status: RefundStatus;
+  outcome: 'success' | 'failed';
+  settle_at: Date;
+  fail_reason: string | null;
+  refunded_at: Date | null;
+}
+
+export interface ProfitShareRow {
+  share_no: string;
+  trade_no: string;
+  amount: number;
+  status: 'finished';
+}
+
+export interface ApplicationRow {
+  application_id: string;
+  application_no: string;
+  merchant: Record<string, unknown>;
+  submit_data: Record<string, unknown>;
+  outcome: AuditOutcome;
+  step: number;
+  status: AuditStatus;
+  sub_merchant_no: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The statuses an audit passes through, one per poll, for each steered outcome. */
+export const AUDIT_PATHS: Record<AuditOutcome, readonly AuditStatus[]> = {
+  finish: ['submitted', 'auditing', 'finished'],
+  reject: ['submitted', 'auditing', 'rejected'],
+  sign: ['submitted', 'auditing', 'to_be_signed', 'finished'],
+};
+
+/** A request the simulated upstream turns down; the router answers it as JSON. */
+export class SandboxRefusal extends Error {
+  override name = 'SandboxRefusal';
+  constructor(
+    readonly httpStatus: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const REFUND_FAIL_MARKER = '[sandbox:fail]';
+
+// pg returns BIGINT as a string; amounts here never exceed 10^12, well within a safe integer.
+function withAmount<T extends { amount: number | string }>(row: T): T & { amount: number } {
+  return { ...row, amount: Number(row.amount) };
+}
+
+function upperId(prefix: string): string {
+  return `${prefix}${randomBase32(20).toUpperCase()}`;
+}
+
+/** A create request as the adapter sends it, plus the callback fault it asked for. */
+export interface NewOrder extends WireCreateOrder {
+  callback_mode: CallbackMode;
+}
+
+/** A refund as the adapter asks for it. */
+export type NewRefund = WireCreateRefund;
+
+export interface NewProfitShare {
+  share_no: string;
+  trade_no: string;
+  receivers: { type: string; account: string; name?: string | null; amount: number }[];
+}
+
+export interface NewFile {
+  file_name: string;
+  media_type: string;
+  size: number;
+  sha256: string;
+}
+
+export interface NewApplication {
+  application_id: string;
+  merchant: Record<string, unknown>;
+  submit_data: Record<string, unknown>;
+  outcome: AuditOutcome;
+}
+
+export class SandboxStore {
+  constructor(private readonly db: Database) {}
+
+  private async rows<T extends object>(
+    sql: string,
+    replacements: Record<string, unknown>,
+    transaction?: Transaction,
+  ) {
+    return this.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
+  }
+
+  // ---- orders ----
+
+  /** Creates the order once per trade_no; a repeat returns the stored one. */
+  async createOrder(order: NewOrder): Promise<{ order: OrderRow; created: boolean }> {
+    const inserted = await this.rows<OrderRow>(
+      `INSERT INTO sandbox_orders (trade_no, channel_trade_no, amount, currency, pay_method, subject, expire_at,
+                                   notify_url, extra, sub_merchant_no, profit_sharing, callback_mode, status,
+                                   created_at, updated_at)
+       VALUES (:trade_no, :channelTradeNo, :amount, :currency, :pay_method, :subject, :expire_at, :notify_url,
+               CAST(:extra AS jsonb), :sub_merchant_no, :profit_sharing, :callback_mode, 'pending', now(), now())
+       ON CONFLICT (trade_no) DO NOTHING
+       RETURNING *`,
+      { ...order, channelTradeNo: upperId('SBXT'), extra: JSON.stringify(order.extra) },
+    );
+    if (inserted[0]) return { order: withAmount(inserted[0]), created: true };
+    await this.db.sequelize.query(
+      'UPDATE sandbox_orders SET create_requests = create_requests + 1 WHERE trade_no = :tradeNo',
+      { replacements: { tradeNo: order.trade_no } },
+    );
+    const existing = await this.findOrder(order.trade_no);
+    if (!existing) throw new Error(`sandbox order ${order.trade_no} vanished during insert`);
+    return { order: existing, created: false };
+  }
+
+  /** The order as of now: a pending order past its expiry is closed on the way. */
+  async findOrder(tradeNo: string, transaction?: Transaction): Promise<OrderRow | null> {
+    await this.db.sequelize.query(
+      `UPDATE sandbox_orders SET status = 'closed', closed_at = expire_at, updated_at = now()
+        WHERE trade_no = :tradeNo AND status = 'pending' AND expire_at <= now()`,
+      { replacements: { tradeNo }, transaction },
+    );
+    const [row] = await this.rows<OrderRow>(
+      `SELECT * FROM sandbox_orders WHERE trade_no = :tradeNo${transaction ? ' FOR UPDATE' : ''}`,
+      { tradeNo },
+      transaction,
+    );
+    return row ? withAmount(row) : null;
+  }
+
+  /** The buyer pays. `changed` is true only for the one request that moved pending → paid. */
+  async payOrder(tradeNo: string): Promise<{ order: OrderRow; changed: boolean } | null> {
+    const [paid] = await this.rows<OrderRow>(
+      `UPDATE sandbox_orders SET status = 'paid', paid_at = now(), updated_at = now()
+        WHERE trade_no = :tradeNo AND status = 'pending' AND expire_at > now()
+        RETURNING *`,
+      { tradeNo },
+    );
+    if (paid) return { order: withAmount(paid), changed: true };
+    const order = await this.findOrder(tradeNo);
+    return order ? { order, changed: false } : null;
+  }
+
+  /** Closes a pending order; a paid one stays paid (the caller reports that). */
+  async closeOrder(tradeNo: string): Promise<OrderRow | null> {
+    const [closed] = await this.rows<OrderRow>(
+      `UPDATE sandbox_orders SET status = 'closed', closed_at = now(), updated_at = now()
+        WHERE trade_no = :tradeNo AND status = 'pending'
+        RETURNING *`,
+      { tradeNo },
+    );
+    return closed ? withAmount(closed) : this.findOrder(tradeNo);
+  }
+
+  // ---- refunds ----
+
+  private async findRefundRow(refundNo: string, transaction?: Transaction): Promise<RefundRow | null> {
+    const [row] = await this.rows<RefundRow>(
+      'SELECT * FROM sandbox_refunds WHERE refund_no = :refundNo',
+      { refundNo },
+      transaction,
+    );
+    return row ? withAmount(row) : null;
+  }
+
+  /**
+   * Accepts a refund once per refund_no. The order row is locked while the remaining amount is
+   * checked, so concurrent refunds of one order cannot together exceed it.
+   */
+  async createRefund(refund: NewRefund, delayMs: number): Promise<{ refund: RefundRow; created: boolean }> {
+    const earlier = await this.findRefundRow(refund.refund_no);
+    if (earlier) return { refund: await this.countRepeat(earlier), created: false };
+
+    return this.db.sequelize.transaction(async (transaction) => {
+      const order = await this.findOrder(refund.trade_no, transaction);
+      if (!order) throw new SandboxRefusal(404, 'order_not_found', `order ${refund.trade_no} does not exist`);
+      // Looked up again under the lock: a concurrent twin may have just been accepted.
+      const twin = await this.findRefundRow(refund.refund_no, transaction);
+      if (twin) return { refund: await this.countRepeat(twin, transaction), created: false };
+      if (order.status !== 'paid') {
+        throw new SandboxRefusal(
+          422,
+          'order_not_paid',
+          `order ${order.trade_no} is ${order.status}, not paid`,
+        );
+      }
+      if (refund.total_amount !== order.amount) {
+        throw new SandboxRefusal(
+          422,
+          'total_amount_mismatch',
+          `total_amount ${refund.total_amount} does not match the order amount ${order.amount}`,
+        );
+      }
+      const [taken] = await this.rows<{ sum: string }>(
+        `SELECT COALESCE(SUM(amount), 0) AS sum FROM sandbox_refunds
+          WHERE trade_no = :tradeNo AND status IN ('processing', 'success')`,
+        { tradeNo: order.trade_no },
+        transaction,
+      );
+      const remaining = order.amount - Number(taken?.sum ?? 0);
+      if (refund.amount > remaining) {
+        throw new SandboxRefusal(
+          422,
+          'refund_amount_exceed',
+          `refund amount ${refund.amount} exceeds the ${remaining} left to refund`,
+        );
+      }
+      const failed = (refund.reason ?? '').includes(REFUND_FAIL_MARKER);
+      const [row] = await this.rows<RefundRow>(
+        `INSERT INTO sandbox_refunds (refund_no, channel_refund_no, trade_no, amount, reason, notify_url, status,
+                                      outcome, settle_at, created_at, updated_at)
+         VALUES (:refund_no, :channelRefundNo, :trade_no, :amount, :reason, :notify_url, 'processing',
+                 :outcome, :settleAt, now(), now())
+         RETURNING *`,
+        {
+          ...refund,
+          channelRefundNo: upperId('SBXR'),
+          outcome: failed ? 'failed' : 'success',
+          settleAt: new Date(Date.now() + delayMs),
+        },
+        transaction,
+      );
+      if (!row) throw new Error(`sandbox refund ${refund.refund_no} was not stored`);
+      return { refund: withAmount(row), created: true };
+    });
+  }
+
+  /** A refund asked for again (answered with the first): counted, so tests see every request. */
+  private async countRepeat(refund: RefundRow, transaction?: Transaction): Promise<RefundRow> {
+    await this.db.sequelize.query(
+      'UPDATE sandbox_refunds SET refund_requests = refund_requests + 1 WHERE refund_no = :refundNo',
+      { replacements: { refundNo: refund.refund_no }, transaction },
+    );
+    return refund;
+  }
+
+  async findRefund(refundNo: string): Promise<RefundRow | null> {
+    return this.findRefundRow(refundNo);
+  }
+
+  /**
+   * Applies a refund's decided outcome once its time has come. Returns the row only to the one
+   * caller that made the change (that caller posts the callback), whichever process it is in.
+   */
+  async settleRefund(refundNo: string): Promise<RefundRow | null> {
+    const [row] = await this.rows<RefundRow>(
+      `UPDATE sandbox_refunds
+          SET status = outcome,
+              refunded_at = CASE WHEN outcome = 'success' THEN now() ELSE NULL END,
+              fail_reason = CASE WHEN outcome = 'failed' THEN :failReason ELSE NULL END,
+              updated_at = now()
+        WHERE refund_no = :refundNo AND status = 'processing' AND settle_at <= :now
+        RETURNING *`,
+      { refundNo, now: new Date(), failReason: `refund steered to fail by ${REFUND_FAIL_MARKER}` },
+    );
+    return row ? withAmount(row) : null;
+  }
+
+  /** Refunds whose time has passed without being settled (e.g. the process restarted). */
+  async dueRefunds(): Promise<string[]> {
+    const rows = await this.rows<{ refund_no: string }>(
+      `SELECT refund_no FROM sandbox_refunds WHERE status = 'processing' AND settle_at <= :now LIMIT 1000`,
+      { now: new Date() },
+    );
+    return rows.map((r) => r.refund_no);
+  }
+
+  // ---- profit sharing ----
+
+  async createProfitShare(share: NewProfitShare): Promise<ProfitShareRow> {
+    const total = share.receivers.reduce((sum, r) => sum + r.amount, 0);
+    return this.db.sequelize.transaction(async (transaction) => {
+      const order = await this.findOrder(share.trade_no, transaction);
+      const [earlier] = await this.rows<ProfitShareRow>(
+        'SELECT share_no, trade_no, amount, status FROM sandbox_profit_shares WHERE share_no = :shareNo',
+        { shareNo: share.share_no },
+        transaction,
+      );
+      if (earlier) return withAmount(earlier);
+      if (!order) throw new SandboxRefusal(404, 'order_not_found', `order ${share.trade_no} does not exist`);
+      if (order.status !== 'paid') {
+        throw new SandboxRefusal(
+          422,
+          'order_not_paid',
+          `order ${order.trade_no} is ${order.status}, not paid`,
+        );
+      }
+      if (!order.profit_sharing) {
+        throw new SandboxRefusal(
+          422,
+          'profit_sharing_not_enabled',
+          `order ${order.trade_no} was not created with profit_sharing`,
+        );
+      }
+      const [shared] = await this.rows<{ sum: string }>(
+        'SELECT COALESCE(SUM(amount), 0) AS sum FROM sandbox_profit_shares WHERE trade_no = :tradeNo',
+        { tradeNo: order.trade_no },
+        transaction,
+      );
+      const remaining = order.amount - Number(shared?.sum ?? 0);
+      if (total > remaining) {
+        throw new SandboxRefusal(
+          422,
+          'sharing_amount_exceed',
+          `profit share of ${total} exceeds the ${remaining} left on the order`,
+        );
+      }
+      const [row] = await this.rows<ProfitShareRow>(
+        `INSERT INTO sandbox_profit_shares (share_no, trade_no, receivers, amount, status, created_at)
+         VALUES (:shareNo, :tradeNo, CAST(:receivers AS jsonb), :amount, 'finished', now())
+         RETURNING share_no, trade_no, amount, status`,
+        {
+          shareNo: share.share_no,
+          tradeNo: order.trade_no,
+          receivers: JSON.stringify(share.receivers),
+          amount: total,
+        },
+        transaction,
+      );
+      if (!row) throw new Error(`sandbox profit share ${share.share_no} was not stored`);
+      return withAmount(row);
+    });
+  }
+
+  // ---- onboarding ----
+
+  async createFile(file: NewFile): Promise<string> {
+    const fileId = `sbx_file_${randomBase32(24)}`;
+    await this.db.sequelize.query(
+      `INSERT INTO sandbox_files (file_id, file_name, media_type, size, sha256, created_at)
+       VALUES (:fileId, :file_name, :media_type, :size, :sha256, now())`,
+      { replacements: { fileId, ...file } },
+    );
+    return fileId;
+  }
+
+  async createApplication(app: NewApplication): Promise<ApplicationRow> {
+    const [inserted] = await this.rows<ApplicationRow>(
+      `INSERT INTO sandbox_applications (application_id, application_no, merchant, submit_data, outcome, step,
+                                         status, sub_merchant_no, created_at, updated_at)
+       VALUES (:application_id, :applicationNo, CAST(:merchant AS jsonb), CAST(:submitData AS jsonb), :outcome, 0,
+               'submitted', :subMerchantNo, now(), now())
+       ON CONFLICT (application_id) DO NOTHING
+       RETURNING *`,
+      {
+        application_id: app.application_id,
+        applicationNo: upperId('SBXA'),
+        merchant: JSON.stringify(app.merchant),
+        submitData: JSON.stringify(app.submit_data),
+        outcome: app.outcome,
+        subMerchantNo: upperId('SBXM'),
+      },
+    );
+    if (inserted) return inserted;
+    const [existing] = await this.rows<ApplicationRow>(
+      'SELECT * FROM sandbox_applications WHERE application_id = :id',
+      { id: app.application_id },
+    );
+    if (!existing) throw new Error(`sandbox application ${app.application_id} vanished during insert`);
+    return existing;
+  }
+
+  async findApplicationByNo(applicationNo: string): Promise<ApplicationRow | null> {
+    const [row] = await this.rows<ApplicationRow>(
+      'SELECT * FROM sandbox_applications WHERE application_no = :applicationNo',
+      { applicationNo },
+    );
+    return row ?? null;
+  }
+
+  /** One poll: moves the audit one step along its path (a final status stays put). */
+  async advanceApplication(applicationId: string): Promise<ApplicationRow | null> {
+    return this.db.sequelize.transaction(async (transaction) => {
+      const [row] = await this.rows<ApplicationRow>(
+        'SELECT * FROM sandbox_applications WHERE application_id = :id FOR UPDATE',
+        { id: applicationId },
+        transaction,
+      );
+      if (!row) return null;
+      const path = AUDIT_PATHS[row.outcome];
+      const next = Math.min(row.step + 1, path.length - 1);
+      const status = path[next];
+      if (next === row.step || status === undefined) return row;
+      const [updated] = await this.rows<ApplicationRow>(
+        `UPDATE sandbox_applications SET step = :step, status = :status, updated_at = now()
+          WHERE application_id = :id RETURNING *`,
+        { id: applicationId, step: next, status },
+        transaction,
+      );
+      return updated ?? row;
+    });
+  }
+}

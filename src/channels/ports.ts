@@ -1,0 +1,286 @@
+/**
+ * The capability ports an upstream channel implements (STYLE: one folder per channel, wire
+ * formats in its transformers.ts, signing in its signature.ts). Every call carries durapay's own
+ * reference (trade_no, refund_no, share_no, application_id), which the channel treats as an
+ * idempotency key, so a retried activity never creates a second upstream object; and the
+ * order's channel context, because a service provider's API wants the account and the
+ * sub-merchant on every call, not only on the create.
+ *
+ * A channel is a set of ports rather than one interface of optional methods: a capability's
+ * methods come and go together (a channel that refunds can also query a refund), so "can it?"
+ * is one presence check per capability, and no flag in the capabilities can disagree with it.
+ */
+import type { ApplicationStatus } from '../modules/applications/rules';
+import type { PayMethod } from '../modules/orders/rules';
+import { ChannelError } from './errors';
+
+/** Which configured account of the channel a call is made with, and about which order. */
+export interface ChannelContext {
+  /** The configured account (the registry's name for it); absent: the channel's default account. */
+  account?: string;
+  /**
+   * The sub-merchant a service provider acts for (WeChat Pay `sub_mchid`; for Alipay the
+   * adapter finds the merchant's `app_auth_token` by it). Absent for a direct merchant.
+   */
+  subMerchantNo?: string;
+  /** The channel's own number of the payment (WeChat `transaction_id`, Alipay `trade_no`); null: none yet. */
+  channelTradeNo?: string | null;
+  /** The order's currency (ISO 4217). */
+  currency?: string;
+}
+
+/** A create knows its currency; a share must say which channel payment it shares. */
+export type CreateContext = ChannelContext & { currency: string };
+export type TradeContext = ChannelContext & { channelTradeNo: string | null };
+
+/** What a channel says about itself; what it can do is which ports it has. */
+export interface ChannelCapabilities {
+  payMethods: readonly PayMethod[];
+  /** Largest amount the channel accepts, in minor units. */
+  maxAmount: number;
+  currency: string;
+}
+
+// ---- payments ----
+
+export interface CreatePaymentInput {
+  tradeNo: string;
+  amount: number;
+  payMethod: PayMethod;
+  subject: string;
+  expireAt: Date;
+  /** Where the channel posts its asynchronous results (our callback endpoint). */
+  callbackUrl: string;
+  extra?: Record<string, unknown>;
+  profitSharing: boolean;
+}
+
+export interface CreatePaymentResult {
+  channelTradeNo: string | null;
+  /** What the client needs to start paying; its shape depends on channel and pay method. */
+  payCredential: Record<string, unknown>;
+}
+
+export type PaymentState =
+  | { status: 'pending' }
+  | { status: 'paid'; channelTradeNo: string; paidAt: Date; amount: number }
+  | { status: 'closed' }
+  | { status: 'not_found' };
+
+export interface PaymentsPort {
+  create(ctx: CreateContext, input: CreatePaymentInput): Promise<CreatePaymentResult>;
+  query(ctx: ChannelContext, tradeNo: string): Promise<PaymentState>;
+  /** Closes an unpaid order; reports `paid` when the buyer paid first. */
+  close(ctx: ChannelContext, tradeNo: string): Promise<PaymentState>;
+}
+
+// ---- refunds ----
+
+export interface RefundInput {
+  tradeNo: string;
+  refundNo: string;
+  amount: number;
+  totalAmount: number;
+  reason?: string;
+  callbackUrl: string;
+}
+
+/** Alipay finds a refund by the payment's number and the refund's; WeChat Pay by the refund's. */
+export interface RefundRef {
+  tradeNo: string;
+  refundNo: string;
+}
+
+export type RefundState =
+  | { status: 'processing'; channelRefundNo: string | null }
+  | { status: 'success'; channelRefundNo: string | null; refundedAt: Date }
+  | { status: 'failed'; channelRefundNo: string | null; reason: string }
+  | { status: 'not_found' };
+
+export interface RefundsPort {
+  refund(ctx: ChannelContext, input: RefundInput): Promise<RefundState>;
+  query(ctx: ChannelContext, ref: RefundRef): Promise<RefundState>;
+}
+
+// ---- profit sharing ----
+
+export interface ProfitShareReceiver {
+  type: string;
+  account: string;
+  name?: string;
+}
+
+export interface ProfitShareInput {
+  tradeNo: string;
+  shareNo: string;
+  receivers: (ProfitShareReceiver & { amount: number })[];
+}
+
+export type ProfitShareState =
+  { status: 'processing' } | { status: 'finished' } | { status: 'failed'; reason: string };
+
+export interface ProfitSharingPort {
+  /**
+   * Declares receivers to the channel before they are shared to (WeChat Pay's
+   * `profitsharing/receivers/add`, Alipay's `royalty.relation.bind`); idempotent. A channel that
+   * shares to any account leaves it out.
+   */
+  registerReceivers?(ctx: ChannelContext, receivers: ProfitShareReceiver[]): Promise<void>;
+  /** Shares a paid payment, named by the channel's own number where the channel wants it. */
+  share(ctx: TradeContext, input: ProfitShareInput): Promise<ProfitShareState>;
+}
+
+// ---- onboarding ----
+
+export interface UploadFileInput {
+  fileName: string;
+  mediaType: string;
+  content: Buffer;
+}
+
+export interface SubmitApplicationInput {
+  applicationId: string;
+  merchant: {
+    merchantId: string;
+    merchantName: string;
+    licenseNo?: string | null;
+    legalPerson?: string | null;
+    bankAccount?: string | null;
+  };
+  submitData: Record<string, unknown>;
+}
+
+export interface ApplicationState {
+  status: ApplicationStatus;
+  channelApplicationNo: string | null;
+  subMerchantNo: string | null;
+  signUrl: string | null;
+  rejectReason: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface OnboardingPort {
+  /**
+   * The shape of the file ids the channel assigns to uploads, when it has one: a text of this
+   * shape in an application's submit_data is a file reference, uploaded or not.
+   */
+  readonly fileIdPattern?: RegExp;
+  uploadFile(ctx: ChannelContext, input: UploadFileInput): Promise<{ fileId: string }>;
+  submit(ctx: ChannelContext, input: SubmitApplicationInput): Promise<ApplicationState>;
+  query(ctx: ChannelContext, applicationId: string): Promise<ApplicationState>;
+}
+
+// ---- callbacks ----
+
+/** A callback as it arrived: the raw body (signatures cover bytes) and first header values. */
+export interface CallbackRequest {
+  rawBody: Buffer;
+  headers: Record<string, string>;
+}
+
+export type CallbackCheck = { ok: true } | { ok: false; reason: string };
+
+/** A verified, decoded channel callback. */
+export type ChannelEvent =
+  | {
+      kind: 'payment';
+      eventId: string;
+      tradeNo: string;
+      status: 'paid' | 'closed';
+      channelTradeNo: string | null;
+      amount: number;
+      currency: string;
+      paidAt: Date | null;
+    }
+  | {
+      kind: 'refund';
+      eventId: string;
+      tradeNo: string;
+      refundNo: string;
+      status: 'success' | 'failed';
+      channelRefundNo: string | null;
+      amount: number;
+      reason?: string;
+      refundedAt: Date | null;
+    };
+
+/** Which of our objects an event is about, and the channel's id of the event (for the log). */
+export interface CallbackReference {
+  eventId: string;
+  tradeNo: string;
+  refundNo?: string;
+}
+
+/** The answer the channel expects: e.g. 200 `success` for the sandbox, 204 or 5xx JSON for WeChat Pay. */
+export interface CallbackReply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * Callback handling in the steps every channel has, each of which may be async (WeChat Pay
+ * verifies with a platform certificate it may have to fetch, and decrypts the resource).
+ */
+export interface CallbacksPort {
+  /** Is the request from the channel? Never throws for a bad request; says why it is refused. */
+  verify(req: CallbackRequest): Promise<CallbackCheck>;
+  /** The event in a verified request; a ChannelError('invalid_response') when it is not one. */
+  decode(req: CallbackRequest): Promise<ChannelEvent>;
+  identify(event: ChannelEvent): CallbackReference;
+  /** What to answer when the event was taken (ok) or must be sent again (not ok). */
+  reply(outcome: { ok: true } | { ok: false; reason: string }): CallbackReply;
+}
+
+// ---- statements ----
+
+/** One line of a channel's statement, as reconciliation compares it with the orders. */
+export interface StatementEntry {
+  kind: 'payment' | 'refund';
+  tradeNo: string;
+  channelTradeNo: string;
+  refundNo?: string;
+  channelRefundNo?: string;
+  amount: number;
+  /** The channel's fee on this line, in minor units, when the statement has one. */
+  fee?: number;
+  currency: string;
+  at: Date;
+}
+
+export interface StatementsPort {
+  /** The statement of one day (YYYY-MM-DD, in the channel's time zone), line by line. */
+  download(ctx: ChannelContext, day: string): AsyncIterable<StatementEntry>;
+}
+
+// ---- the channel ----
+
+export interface Channel {
+  readonly code: string;
+  readonly capabilities: ChannelCapabilities;
+  readonly payments: PaymentsPort;
+  readonly refunds?: RefundsPort;
+  readonly profitSharing?: ProfitSharingPort;
+  readonly onboarding?: OnboardingPort;
+  readonly callbacks?: CallbacksPort;
+  readonly statements?: StatementsPort;
+}
+
+export type ChannelPortName = Exclude<keyof Channel, 'code' | 'capabilities' | 'payments'>;
+
+const PORT_WORDS: Record<ChannelPortName, string> = {
+  refunds: 'refunds',
+  profitSharing: 'profit sharing',
+  onboarding: 'onboarding',
+  callbacks: 'callbacks',
+  statements: 'statements',
+};
+
+/** The channel's port for a capability, or a ChannelError('not_supported') naming what is missing. */
+export function portOf<K extends ChannelPortName>(channel: Channel, name: K): NonNullable<Channel[K]> {
+  const port = channel[name];
+  if (port === undefined) {
+    throw new ChannelError('not_supported', `channel ${channel.code} does not support ${PORT_WORDS[name]}`);
+  }
+  return port as NonNullable<Channel[K]>;
+}

@@ -1,0 +1,20 @@
+import type { ActivityDeps } from '../worker/activities';
+
+export function createDiagnosticActivities({ db }: ActivityDeps) {
+  return {
+    /**
+     * Writes one step of a diagnostic run. Idempotent on (run_id, step): a retry after a
+     * lost acknowledgement finds the row and reports that it wrote nothing new.
+     */
+    async recordDiagnosticStep(input: { runId: string; step: number; workflowId: string }): Promise<boolean> {
+      const [rows] = await db.sequelize.query(
+        `INSERT INTO diagnostic_steps (run_id, step, workflow_id, recorded_at)
+         VALUES (:runId, :step, :workflowId, now())
+         ON CONFLICT (run_id, step) DO NOTHING
+         RETURNING step`,
+        { replacements: input },
+      );
+      return rows.length === 1;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { ChannelError, toActivityFailure } from '../../channels/errors';
+import type { ApplicationState, OnboardingPort } from '../../channels/ports';
+import { ApplicationRepository, type ApplicationRow } from './repository';
+import { applicationView } from './view';
+import { MerchantRepository } from '../merchants';
+import type { ActivityDeps } from '../../worker/activities';
+
+/**
+ * The merchant follows its application: created/rejected → auditing → active at the channel
+ * (with its sub_merchant_no) or rejected. An active merchant applying at another channel stays
+ * active; only an open audit is rejected.
+ */
+async function followApplication(merchants: MerchantRepository, a: ApplicationRow): Promise<void> {
+  if (a.status === 'finished') {
+    await merchants.markActive(a.app_id, a.merchant_id, a.channel_code, a.sub_merchant_no);
+  } else if (a.status === 'rejected') {
+    await merchants.markRejected(a.app_id, a.merchant_id);
+  } else if (a.status !== 'canceled') {
+    await merchants.markAuditing(a.app_id, a.merchant_id);
+  }
+}
+
+export function createApplicationActivities(deps: ActivityDeps) {
+  const repo = new ApplicationRepository(deps.db);
+  const merchants = new MerchantRepository(deps.db);
+
+  async function load(applicationId: string) {
+    const a = await repo.find(applicationId);
+    if (!a)
+      throw ApplicationFailure.nonRetryable(`application ${applicationId} does not exist`, 'internal_system');
+    return a;
+  }
+
+  /** Onboarding is done with the channel's default account, the one sub-merchants belong to. */
+  function onboarding(code: string): OnboardingPort {
+    const found = deps.channels.get(code)?.onboarding;
+    if (!found) throw new ChannelError('not_supported', `channel ${code} does not support onboarding`);
+    return found;
+  }
+
+  return {
+    /** Submits the application (idempotent on application_id at the channel). */
+    async submitMerchantApplication(input: { applicationId: string }): Promise<ApplicationState> {
+      const a = await load(input.applicationId);
+      const merchant = await merchants.find(a.app_id, a.merchant_id);
+      if (!merchant) throw ApplicationFailure.nonRetryable('merchant not found', 'order_not_found');
+      try {
+        return await onboarding(a.channel_code).submit(
+          {},
+          {
+            applicationId: a.application_id,
+            merchant: {
+              merchantId: merchant.merchantId,
+              merchantName: merchant.merchantName,
+              licenseNo: merchant.licenseNo,
+              legalPerson: merchant.legalPerson,
+              bankAccount: merchant.bankAccount,
+            },
+            submitData: a.submit_data ?? {},
+          },
+        );
+      } catch (err) {
+        throw toActivityFailure(err, 'onboarding');
+      }
+    },
+
+    async queryMerchantApplication(input: {
+      applicationId: string;
+      channelCode: string;
+    }): Promise<ApplicationState> {
+      try {
+        return await onboarding(input.channelCode).query({}, input.applicationId);
+      } catch (err) {
+        throw toActivityFailure(err, 'onboarding');
+      }
+    },
+
+    /**
+     * Records the channel's answer and moves the merchant with it; when something changed and
+     * the application has a notify_url, publishes merchant.application.updated (change `seq`).
+     */
+    async recordApplicationState(input: {
+      applicationId: string;
+      state: ApplicationState;
+      seq: number;
+    }): Promise<boolean> {
+      const changed = await repo.recordState(input.applicationId, input.state);
+      const a = await load(input.applicationId);
+      await followApplication(merchants, a);
+      if ((changed || input.seq === 1) && a.notify_url) {
+        await deps.publisher.publish({
+          appId: a.app_id,
+          type: 'merchant.application.updated',
+          eventKey: `merchant.application.updated:${a.application_id}:${input.seq}`,
+          url: a.notify_url,
+          data: applicationView(a),
+          occurredAt: new Date().toISOString(),
+          applicationId: a.application_id,
+        });
+      }
+      return changed;
+    },
+
+    /** Ends an application the channel refused or never decided. */
+    async cancelMerchantApplication(input: { applicationId: string; reason: string }): Promise<void> {
+      await repo.recordState(input.applicationId, {
+        status: 'canceled',
+        channelApplicationNo: (await load(input.applicationId)).channel_application_no,
+        subMerchantNo: null,
+        signUrl: null,
+        rejectReason: input.reason,
+        detail: {},
+      });
+    },
+  };
+}

@@ -1,0 +1,4 @@
+// The applications module's public surface. Workflow code imports ./messages instead.
+export { applicationRoutes } from './routes';
+export { ApplicationService, type ApplicationServiceDeps } from './service';
+export { createApplicationActivities } from './activities';

@@ -1,0 +1,108 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { Activities } from '../../worker/activities';
+import type { ApplicationState } from '../../channels/ports';
+import { FINAL_APPLICATION_STATUSES } from './rules';
+import { pollGap } from '../orders/rules';
+import { handlerLock, unlocked } from '../../platform/workflow/lock';
+import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
+import { patches, submitApplicationUpdate, type MerchantApplicationInput } from './messages';
+
+const channel = proxyActivities<Activities>(activityProfiles.channelCall);
+const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
+const db = proxyActivities<Activities>(activityProfiles.dbWrite);
+
+/**
+ * One onboarding application (SPEC §5.6–5.7): submits it, then follows the channel's audit on
+ * a durable backoff (5 s, 10 s, 30 s, 1 min, 5 min, 15 min, then hourly) for up to 30 days,
+ * recording and notifying every change, and moving the merchant with it.
+ */
+export async function merchantApplicationWorkflow(input: MerchantApplicationInput): Promise<string> {
+  let phase = 'new' as 'new' | 'submitted' | 'failed';
+  let failure: { message: string } | undefined;
+  let state: ApplicationState | undefined;
+  let seq = 0;
+
+  upsertSearchAttributes([
+    { key: searchAttributes.AppId, value: input.appId },
+    { key: searchAttributes.MerchantId, value: input.merchantId },
+    { key: searchAttributes.ChannelCode, value: input.channelCode },
+    { key: searchAttributes.BizStatus, value: 'submitted' },
+  ]);
+
+  async function record(next: ApplicationState): Promise<void> {
+    seq += 1;
+    await db.recordApplicationState({ applicationId: input.applicationId, state: next, seq });
+    if (!state || state.status !== next.status) {
+      upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: next.status }]);
+    }
+    state = next;
+  }
+
+  // Submits one at a time: a second submit waits for the first and answers what it decided.
+  const lock = patched(patches.applicationHandlerLock) ? handlerLock() : unlocked;
+  setHandler(submitApplicationUpdate, () => lock.runExclusive(submit));
+
+  async function submit() {
+    if (phase === 'submitted') return { application_id: input.applicationId };
+    if (phase === 'failed') throw ApplicationFailure.nonRetryable(failure!.message, 'internal_system');
+    try {
+      const accepted = await channel.submitMerchantApplication({ applicationId: input.applicationId });
+      await record(accepted);
+      phase = 'submitted';
+      return { application_id: input.applicationId };
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      failure = { message: cause instanceof Error ? cause.message : String(cause) };
+      phase = 'failed';
+      await db.cancelMerchantApplication({
+        applicationId: input.applicationId,
+        reason: `submission failed: ${failure.message}`,
+      });
+      throw ApplicationFailure.nonRetryable(failure.message, 'internal_system');
+    }
+  }
+
+  await condition(() => phase !== 'new', '5 minutes');
+  if (phase !== 'submitted') {
+    if (phase === 'new') {
+      await db.cancelMerchantApplication({ applicationId: input.applicationId, reason: 'never submitted' });
+    }
+    return 'canceled';
+  }
+
+  const giveUpAt = Date.now() + input.pollForMs;
+  for (let i = 0; state && !FINAL_APPLICATION_STATUSES.includes(state.status); i++) {
+    const remaining = giveUpAt - Date.now();
+    if (remaining <= 0) {
+      await db.cancelMerchantApplication({
+        applicationId: input.applicationId,
+        reason: 'the channel did not decide within the audit window',
+      });
+      return 'canceled';
+    }
+    await sleep(Math.min(pollGap(input.pollGapsMs, i), remaining));
+    try {
+      const next = await channelBackground.queryMerchantApplication({
+        applicationId: input.applicationId,
+        channelCode: input.channelCode,
+      });
+      await record(next);
+    } catch (err) {
+      log.warn('audit query failed; will poll again', {
+        application_id: input.applicationId,
+        error: String(err),
+      });
+    }
+  }
+  return state?.status ?? 'canceled';
+}

@@ -1,0 +1,4 @@
+// The apps module's public surface: apps, their credentials, and request authentication.
+export { authenticate, type AuthDeps, NONCE_TTL_SECONDS, SIGNATURE_WINDOW_SECONDS } from './authenticate';
+export { AppRepository, NonceStore, RateLimiter, type AppCredentials } from './repository';
+export { APP_ID_PATTERN, parseScopes, SCOPES, type AppStatus, type Scope } from './rules';

@@ -1,0 +1,160 @@
+import { appModels, type App } from './model';
+import { QueryTypes } from 'sequelize';
+import type { AppStatus, Scope } from './rules';
+import { generateAppId, generateSecret, generateWebhookSecret } from '../../platform/crypto/credentials';
+import type { SecretBox } from '../../platform/crypto/secret-box';
+import type { Database } from '../../platform/db';
+
+/** An app as the rest of the service sees it; secrets only in `AppCredentials`. */
+export interface AppRecord {
+  appId: string;
+  name: string;
+  scopes: Scope[];
+  status: AppStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AppCredentials {
+  app_id: string;
+  secret: string;
+  webhook_secret: string;
+  scopes: Scope[];
+}
+
+export interface AppWithSecret extends AppRecord {
+  /** Decrypted signing secret; the HMAC key is its UTF-8 bytes. */
+  secret: string;
+}
+
+export class AppRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  private get models() {
+    return appModels(this.db.sequelize);
+  }
+
+  private toRecord(row: App): AppRecord {
+    return {
+      appId: row.appId,
+      name: row.name,
+      scopes: row.scopes,
+      status: row.status,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+    };
+  }
+
+  async create(name: string, scopes: Scope[]): Promise<AppCredentials> {
+    const appId = generateAppId();
+    const secret = generateSecret();
+    const webhookSecret = generateWebhookSecret();
+    await this.models.App.create({
+      appId,
+      name,
+      scopes,
+      status: 'active',
+      secretCiphertext: this.box.seal(secret, `${appId}:secret`),
+      webhookSecretCiphertext: this.box.seal(webhookSecret, `${appId}:webhook_secret`),
+    });
+    return { app_id: appId, secret, webhook_secret: webhookSecret, scopes };
+  }
+
+  async list(): Promise<AppRecord[]> {
+    const rows = await this.models.App.findAll({ order: [['createdAt', 'ASC']] });
+    return rows.map((r) => this.toRecord(r));
+  }
+
+  async count(): Promise<number> {
+    return this.models.App.count();
+  }
+
+  async find(appId: string): Promise<AppRecord | undefined> {
+    const row = await this.models.App.findByPk(appId);
+    return row ? this.toRecord(row) : undefined;
+  }
+
+  /** The app with its signing secret, for request verification. */
+  async findWithSecret(appId: string): Promise<AppWithSecret | undefined> {
+    const row = await this.models.App.findByPk(appId);
+    if (!row) return undefined;
+    return { ...this.toRecord(row), secret: this.box.open(row.secretCiphertext, `${appId}:secret`) };
+  }
+
+  async webhookSecret(appId: string): Promise<string | undefined> {
+    const row = await this.models.App.findByPk(appId, {
+      attributes: ['appId', 'webhookSecretCiphertext'],
+    });
+    return row ? this.box.open(row.webhookSecretCiphertext, `${appId}:webhook_secret`) : undefined;
+  }
+
+  async setStatus(appId: string, status: AppStatus): Promise<boolean> {
+    const [count] = await this.models.App.update({ status }, { where: { appId } });
+    return count === 1;
+  }
+
+  /** Replaces the signing secret (or the webhook secret); the old one stops working at once. */
+  async rotate(appId: string, which: 'secret' | 'webhook_secret'): Promise<string | undefined> {
+    const value = which === 'secret' ? generateSecret() : generateWebhookSecret();
+    const column = which === 'secret' ? 'secretCiphertext' : 'webhookSecretCiphertext';
+    const [count] = await this.models.App.update(
+      { [column]: this.box.seal(value, `${appId}:${which}`) },
+      { where: { appId } },
+    );
+    return count === 1 ? value : undefined;
+  }
+}
+
+export class NonceStore {
+  constructor(private readonly db: Database) {}
+
+  /** True when the nonce is new for this app (and is now remembered until `expiresAt`). */
+  async claim(appId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+    const rows = await this.db.sequelize.query(
+      `INSERT INTO request_nonces (app_id, nonce, expires_at)
+       VALUES (:appId, :nonce, now() + make_interval(secs => :ttl))
+       ON CONFLICT (app_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+         WHERE request_nonces.expires_at < now()
+       RETURNING 1 AS claimed`,
+      { replacements: { appId, nonce, ttl: ttlSeconds }, type: QueryTypes.SELECT },
+    );
+    return rows.length === 1;
+  }
+
+  async purgeExpired(): Promise<number> {
+    const [, result] = await this.db.sequelize.query('DELETE FROM request_nonces WHERE expires_at < now()');
+    return (result as { rowCount?: number } | undefined)?.rowCount ?? 0;
+  }
+}
+
+export class RateLimiter {
+  constructor(
+    private readonly db: Database,
+    private readonly perSecond: number,
+    private readonly burst: number,
+  ) {}
+
+  /**
+   * One atomic token-bucket step in Postgres, so every API process shares the limit. Returns
+   * how long to wait in seconds when the request is over the limit, 0 when it may proceed.
+   */
+  async take(appId: string): Promise<number> {
+    const refill = `LEAST(:burst::double precision,
+                    b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.updated_at) * :rate)`;
+    const [row] = await this.db.sequelize.query<{ tokens: number; allowed: boolean }>(
+      `INSERT INTO rate_limit_buckets AS b (app_id, tokens, allowed, updated_at)
+       VALUES (:appId, :burst - 1, true, clock_timestamp())
+       ON CONFLICT (app_id) DO UPDATE SET
+         tokens = CASE WHEN ${refill} >= 1 THEN ${refill} - 1 ELSE ${refill} END,
+         allowed = ${refill} >= 1,
+         updated_at = clock_timestamp()
+       RETURNING b.tokens, b.allowed`,
+      { replacements: { appId, burst: this.burst, rate: this.perSecond }, type: QueryTypes.SELECT },
+    );
+    if (!row || row.allowed) return 0;
+    return Math.max(1, Math.ceil((1 - row.tokens) / this.perSecond));
+  }
+}

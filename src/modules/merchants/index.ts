@@ -1,0 +1,4 @@
+// The merchants module's public surface: what other modules and the API may use.
+export { merchantRoutes, type MerchantRoutesDeps } from './routes';
+export { MerchantRepository } from './repository';
+export { DEFAULT_MAX_SHARING_RATIO } from './rules';

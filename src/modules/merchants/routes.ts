@@ -1,0 +1,232 @@
+import { promises as fs } from 'node:fs';
+import type { Response, Router } from 'express';
+import Joi from 'joi';
+import { ConnectionError, DatabaseError, TimeoutError, ValidationError } from 'sequelize';
+import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../platform/errors';
+import {
+  DEFAULT_MAX_SHARING_RATIO,
+  isUploadMediaType,
+  MAX_SHARING_RECEIVERS,
+  MAX_UPLOAD_BYTES,
+  MAX_UPLOAD_FILE_NAME,
+  MERCHANT_ID_PATTERN,
+  UPLOAD_MEDIA_TYPES,
+  uploadBaseName,
+  type MerchantProfitSharing,
+} from './rules';
+import { parsePage } from '../../platform/pagination';
+import { MerchantExistsError, MerchantRepository } from './repository';
+import { merchantView } from './view';
+import type { Logger } from '../../platform/logger';
+import { sendData } from '../../platform/http/envelope';
+import { currentApp } from '../../platform/http/context';
+import { parseJsonBody } from '../../platform/http/body';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Database } from '../../platform/db';
+import { receiveMultipart } from '../../platform/http/multipart';
+import { lenientQueryValue, pathValue, validate } from '../../platform/http/validation';
+import { apiRouter } from '../../platform/http/router';
+
+const optionalText = Joi.string().min(1).max(64).allow(null);
+
+const createSchema = Joi.object({
+  merchant_id: Joi.string().pattern(MERCHANT_ID_PATTERN, 'merchant id').required(),
+  merchant_name: Joi.string().min(1).max(128).required(),
+  license_no: optionalText,
+  legal_person: optionalText,
+  bank_account: optionalText,
+  profit_sharing: Joi.object({
+    receivers: Joi.array()
+      .items(
+        Joi.object({
+          type: Joi.string().min(1).max(32).required(),
+          account: Joi.string().min(1).max(64).required(),
+          name: Joi.string().min(1).max(64),
+          weight: Joi.number().integer().positive().required(),
+        }),
+      )
+      .min(1)
+      .max(MAX_SHARING_RECEIVERS)
+      .required(),
+    max_ratio: Joi.number().greater(0).max(1).default(DEFAULT_MAX_SHARING_RATIO),
+  }).allow(null),
+})
+  .required()
+  .messages({ 'string.pattern.name': '{{#label}} must be 1-64 characters of A-Z a-z 0-9 _ -' });
+
+interface CreateBody {
+  merchant_id: string;
+  merchant_name: string;
+  license_no?: string | null;
+  legal_person?: string | null;
+  bank_account?: string | null;
+  profit_sharing?: MerchantProfitSharing | null;
+}
+
+const listQuery = Joi.object({
+  status: Joi.string().max(64).allow(''),
+  // Read leniently (SPEC §5.3): parsePage turns anything that is not an integer into 0.
+  limit: lenientQueryValue,
+  offset: lenientQueryValue,
+});
+
+function merchantNotFound(): AppError {
+  return new AppError('order_not_found', 'merchant not found', 404);
+}
+
+function log(res: Response): Logger {
+  return res.locals.log as Logger;
+}
+
+/**
+ * The merchant endpoints answer a failed database call with `500 database_error` (seed 4.3)
+ * and a sentence of their own: never SQL, never a driver's message.
+ */
+function databaseError(res: Response, err: unknown, what: string): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof MerchantExistsError) return new AppError('database_error', err.message);
+  log(res).error(`could not ${what}`, { error: err instanceof Error ? err.stack : String(err) });
+  if (err instanceof ConnectionError || err instanceof TimeoutError) {
+    return new AppError('database_error', `could not ${what}: the database is not reachable`);
+  }
+  if (err instanceof ValidationError || err instanceof DatabaseError) {
+    return new AppError('database_error', `could not ${what}: the database refused the request`);
+  }
+  return new AppError('database_error', `could not ${what}`);
+}
+
+/** Upload failures past validation (channel, file, bookkeeping) are `500 internal_system`. */
+function internalError(res: Response, message: string, err?: unknown): AppError {
+  log(res).error(message, err === undefined ? {} : { error: err instanceof Error ? err.stack : String(err) });
+  return new AppError('internal_system', INTERNAL_SYSTEM_MESSAGE);
+}
+
+/** What the merchant routes need. */
+export interface MerchantRoutesDeps {
+  db: Database;
+  channels: ChannelRegistry;
+  /** The channel an upload goes to when it names none. */
+  defaultChannel: string;
+}
+
+/** SPEC §5.1–5.5: create, list, get and upload. Apply and audit are mounted elsewhere. */
+export function merchantRoutes(services: MerchantRoutesDeps): Router {
+  const router = apiRouter();
+  const repo = new MerchantRepository(services.db);
+
+  router.post('/api/v1/merchant', parseJsonBody(), async (req, res) => {
+    const body = validate(createSchema, req.body) as CreateBody;
+    try {
+      await repo.create({
+        appId: currentApp(res).appId,
+        merchantId: body.merchant_id,
+        merchantName: body.merchant_name,
+        licenseNo: body.license_no ?? null,
+        legalPerson: body.legal_person ?? null,
+        bankAccount: body.bank_account ?? null,
+        profitSharing: body.profit_sharing ?? null,
+      });
+    } catch (err) {
+      throw databaseError(res, err, 'create the merchant');
+    }
+    sendData(res, { merchant_id: body.merchant_id });
+  });
+
+  router.get('/api/v1/merchant', async (req, res) => {
+    const query = validate(listQuery, req.query) as Record<string, string | undefined>;
+    const page = parsePage(query);
+    let rows;
+    try {
+      rows = await repo.list(currentApp(res).appId, { status: query.status || undefined }, page);
+    } catch (err) {
+      throw databaseError(res, err, 'list merchants');
+    }
+    sendData(res, { list: rows.map(merchantView), ...page });
+  });
+
+  // Before /:merchantID routes, so that "upload-file" is never read as a merchant id.
+  router.post('/api/v1/merchant/upload-file', async (req, res) => {
+    const { appId } = currentApp(res);
+    const form = await receiveMultipart(req, res, {
+      fileField: 'file',
+      textFields: ['channel_code', 'file_media_type'],
+      maxFileBytes: MAX_UPLOAD_BYTES,
+      maxDrainBytes: 2 * MAX_UPLOAD_BYTES + 1024 * 1024,
+      tooLargeMessage: `file must be at most ${MAX_UPLOAD_BYTES / (1024 * 1024)} MiB`,
+    });
+    let uploaded: string;
+    try {
+      const mediaType = form.fields.get('file_media_type') ?? '';
+      if (mediaType === '') throw new AppError('invalid_param', 'file_media_type is required');
+      if (!isUploadMediaType(mediaType)) {
+        throw new AppError(
+          'invalid_param',
+          `file_media_type must be one of ${UPLOAD_MEDIA_TYPES.join(', ')}`,
+        );
+      }
+      const file = form.file;
+      if (!file) throw new AppError('invalid_param', 'file is required');
+      const fileName = uploadBaseName(file.originalFilename);
+      if (Array.from(fileName).length > MAX_UPLOAD_FILE_NAME) {
+        throw new AppError('invalid_param', `file name must be at most ${MAX_UPLOAD_FILE_NAME} characters`);
+      }
+
+      const channelCode = form.fields.get('channel_code') || services.defaultChannel;
+      if (channelCode.length > 32)
+        throw new AppError('invalid_param', 'channel_code must be at most 32 characters');
+      const onboarding = services.channels.get(channelCode)?.onboarding;
+      // Seed 4.3 rule 4: a failure of the upload itself, which includes a channel that cannot
+      // take one, is 500 internal_system; its message says which.
+      if (!onboarding) {
+        throw new AppError('internal_system', `channel ${channelCode} does not support onboarding`);
+      }
+
+      let content: Buffer;
+      try {
+        content = await fs.readFile(file.filepath);
+      } catch (err) {
+        throw internalError(res, 'could not read the uploaded file', err);
+      }
+      if (content.length !== file.size) throw internalError(res, 'the uploaded file changed on disk');
+
+      let fileId: string;
+      try {
+        ({ fileId } = await onboarding.uploadFile({}, { fileName, mediaType, content }));
+      } catch (err) {
+        throw internalError(res, `upload to channel ${channelCode} failed`, err);
+      }
+      try {
+        await repo.recordFile({
+          appId,
+          channelCode,
+          fileId,
+          mediaType,
+          size: file.size,
+          sha256: file.sha256,
+          fileName,
+        });
+      } catch (err) {
+        throw internalError(res, 'could not record the upload', err);
+      }
+      uploaded = fileId;
+    } finally {
+      // The temp file is gone before the client hears back.
+      await form.discard();
+    }
+    sendData(res, { file_id: uploaded });
+  });
+
+  router.get('/api/v1/merchant/:merchantID', async (req, res) => {
+    const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
+    let merchant;
+    try {
+      merchant = await repo.find(currentApp(res).appId, merchantId);
+    } catch (err) {
+      throw databaseError(res, err, 'read the merchant');
+    }
+    if (!merchant) throw merchantNotFound();
+    sendData(res, merchantView(merchant));
+  });
+
+  return router;
+}

@@ -1,0 +1,6 @@
+// The notifications module's public surface: what other modules, the worker and the API use to
+// publish and deliver merchant notifications. Workflow code imports ./messages instead.
+export { notificationRoutes, type NotificationRoutesDeps } from './routes';
+export { createNotificationActivities } from './activities';
+export { NotificationPublisher, type NotificationPublisherDeps } from './service';
+export type { NotificationEvent, NotificationRequest } from './rules';

@@ -1,0 +1,176 @@
+import { Op, QueryTypes, type WhereOptions } from 'sequelize';
+import { notificationBody, type NotificationRequest, type NotificationStatus } from './rules';
+import { generateNotificationId } from '../../platform/ids';
+import type { Database } from '../../platform/db';
+import { notificationModels, type Notification, type NotificationAttempt } from './model';
+
+export interface AttemptRecord {
+  series: number;
+  attempt: number;
+  attemptedAt: Date;
+  httpStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface NotificationFilter {
+  tradeNo?: string;
+  refundNo?: string;
+  status?: NotificationStatus;
+}
+
+export class NotificationRepository {
+  constructor(private readonly db: Database) {}
+
+  private get models() {
+    return notificationModels(this.db.sequelize);
+  }
+
+  /** Stores the notification once per (app, event key); returns its id either way. */
+  async insertOrGet(req: NotificationRequest): Promise<{ notificationId: string; created: boolean }> {
+    const rows = await this.db.sequelize.query<{ notification_id: string }>(
+      `INSERT INTO notifications (notification_id, app_id, event_key, event_type, trade_no, refund_no,
+                                  application_id, url, body, status, created_at, updated_at)
+       VALUES (:id, :appId, :eventKey, :type, :tradeNo, :refundNo, :applicationId, :url, :body, 'pending', now(), now())
+       ON CONFLICT (app_id, event_key) DO NOTHING
+       RETURNING notification_id`,
+      {
+        replacements: {
+          id: generateNotificationId(),
+          appId: req.appId,
+          eventKey: req.eventKey,
+          type: req.type,
+          tradeNo: req.tradeNo ?? null,
+          refundNo: req.refundNo ?? null,
+          applicationId: req.applicationId ?? null,
+          url: req.url,
+          body: notificationBody(req),
+        },
+        type: QueryTypes.SELECT,
+      },
+    );
+    if (rows[0]) return { notificationId: rows[0].notification_id, created: true };
+    const existing = await this.models.Notification.findOne({
+      where: { appId: req.appId, eventKey: req.eventKey },
+      attributes: ['notificationId'],
+    });
+    if (!existing) throw new Error(`notification for ${req.eventKey} vanished during insert`);
+    return { notificationId: existing.notificationId, created: false };
+  }
+
+  async find(appId: string, notificationId: string): Promise<Notification | null> {
+    return this.models.Notification.findOne({
+      where: { appId, notificationId },
+      include: [{ association: 'attempts' }],
+    });
+  }
+
+  async list(appId: string, filter: NotificationFilter, page: { limit: number; offset: number }) {
+    const where: WhereOptions = { appId };
+    if (filter.tradeNo !== undefined) Object.assign(where, { tradeNo: filter.tradeNo });
+    if (filter.refundNo !== undefined) Object.assign(where, { refundNo: filter.refundNo });
+    if (filter.status !== undefined) Object.assign(where, { status: filter.status });
+    // Page over notifications first, then fetch their attempts: a join would page over attempts.
+    const rows = await this.models.Notification.findAll({
+      where,
+      order: [
+        ['createdAt', 'DESC'],
+        ['notificationId', 'DESC'],
+      ],
+      limit: page.limit,
+      offset: page.offset,
+    });
+    if (rows.length === 0) return [];
+    const attempts = await this.models.NotificationAttempt.findAll({
+      where: { notificationId: { [Op.in]: rows.map((r) => r.notificationId) } },
+    });
+    for (const row of rows) row.attempts = attempts.filter((a) => a.notificationId === row.notificationId);
+    return rows;
+  }
+
+  /** For delivery: what to send, where, for which app. */
+  async loadForDelivery(notificationId: string) {
+    return this.models.Notification.findByPk(notificationId, {
+      attributes: ['notificationId', 'appId', 'url', 'body', 'status'],
+    });
+  }
+
+  /**
+   * Opens a new attempt series and returns its number. The token (workflow run + series
+   * counter) makes a retried call return the series it already opened.
+   */
+  async beginSeries(notificationId: string, token: string): Promise<number> {
+    const [row] = await this.db.sequelize.query<{ series: number }>(
+      `UPDATE notifications
+          SET series = CASE WHEN series_token IS DISTINCT FROM :token THEN series + 1 ELSE series END,
+              attempt_count = CASE WHEN series_token IS DISTINCT FROM :token THEN 0 ELSE attempt_count END,
+              status = CASE WHEN series_token IS DISTINCT FROM :token THEN 'pending' ELSE status END,
+              next_attempt_at = CASE WHEN series_token IS DISTINCT FROM :token THEN now() ELSE next_attempt_at END,
+              series_token = :token,
+              updated_at = now()
+        WHERE notification_id = :notificationId
+        RETURNING series`,
+      { replacements: { notificationId, token }, type: QueryTypes.SELECT },
+    );
+    if (!row) throw new Error(`notification ${notificationId} does not exist`);
+    return row.series;
+  }
+
+  async findAttempt(
+    notificationId: string,
+    series: number,
+    attempt: number,
+  ): Promise<NotificationAttempt | null> {
+    return this.models.NotificationAttempt.findOne({ where: { notificationId, series, attempt } });
+  }
+
+  /**
+   * Records one attempt and moves the notification on, in one transaction; a second call for
+   * the same attempt changes nothing.
+   */
+  async recordAttempt(
+    notificationId: string,
+    attempt: AttemptRecord & { responseExcerpt: string | null },
+    outcome: { status: NotificationStatus; nextAttemptAt: Date | null },
+  ): Promise<void> {
+    await this.db.sequelize.transaction(async (transaction) => {
+      const inserted = await this.db.sequelize.query(
+        `INSERT INTO notification_attempts (notification_id, series, attempt, attempted_at, http_status, latency_ms, error, response_excerpt)
+         VALUES (:notificationId, :series, :attempt, :attemptedAt, :httpStatus, :latencyMs, :error, :responseExcerpt)
+         ON CONFLICT (notification_id, series, attempt) DO NOTHING
+         RETURNING id`,
+        {
+          replacements: { notificationId, ...attempt },
+          type: QueryTypes.SELECT,
+          transaction,
+        },
+      );
+      if (inserted.length === 0) return;
+      await this.db.sequelize.query(
+        `UPDATE notifications
+            SET attempt_count = GREATEST(attempt_count, :attempt),
+                status = :status,
+                next_attempt_at = :nextAttemptAt,
+                last_error = :lastError,
+                delivered_at = CASE WHEN :status = 'delivered' THEN :attemptedAt ELSE delivered_at END,
+                updated_at = now()
+          WHERE notification_id = :notificationId AND series = :series`,
+        {
+          replacements: {
+            notificationId,
+            series: attempt.series,
+            attempt: attempt.attempt,
+            status: outcome.status,
+            nextAttemptAt: outcome.nextAttemptAt,
+            lastError:
+              outcome.status === 'delivered'
+                ? null
+                : (attempt.error ?? (attempt.httpStatus === null ? null : `HTTP ${attempt.httpStatus}`)),
+            attemptedAt: attempt.attemptedAt,
+          },
+          transaction,
+        },
+      );
+    });
+  }
+}

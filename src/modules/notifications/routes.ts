@@ -1,0 +1,84 @@
+import type { Router } from 'express';
+import Joi from 'joi';
+import { AppError } from '../../platform/errors';
+import { NOTIFICATION_STATUSES, type NotificationStatus } from './rules';
+import { parsePage } from '../../platform/pagination';
+import { scaleDuration } from '../../platform/durations';
+import { NotificationRepository } from './repository';
+import { notificationView } from './view';
+import { resendNotification } from './service';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../../platform/config';
+import type { Database } from '../../platform/db';
+import { sendData } from '../../platform/http/envelope';
+import { currentApp } from '../../platform/http/context';
+import { parseJsonBody } from '../../platform/http/body';
+import { lenientQueryValue, pathValue, validate } from '../../platform/http/validation';
+import { apiRouter } from '../../platform/http/router';
+
+const listQuery = Joi.object({
+  trade_no: Joi.string().min(1).max(64),
+  refund_no: Joi.string().min(1).max(64),
+  status: Joi.string()
+    .valid(...NOTIFICATION_STATUSES)
+    .allow(''),
+  // Read leniently, as the merchant list reads them (SPEC §5.3).
+  limit: lenientQueryValue,
+  offset: lenientQueryValue,
+});
+
+const resendBody = Joi.object({}).allow(null);
+
+function notFound(): AppError {
+  return new AppError('notification_not_found', 'notification not found');
+}
+
+/** What the notification routes need (a resend starts the notification's workflow again). */
+export interface NotificationRoutesDeps {
+  db: Database;
+  client: Client;
+  taskQueue: string;
+  notifications: Config['notifications'];
+  timeScale: number;
+}
+
+/** SPEC §6 (beyond the seed): notifications with their attempts, and resend. */
+export function notificationRoutes(services: NotificationRoutesDeps): Router {
+  const router = apiRouter();
+  const repo = new NotificationRepository(services.db);
+
+  router.get('/api/v1/notifications', async (req, res) => {
+    const query = validate(listQuery, req.query) as Record<string, string | undefined>;
+    const page = parsePage(query);
+    const rows = await repo.list(
+      currentApp(res).appId,
+      {
+        tradeNo: query.trade_no,
+        refundNo: query.refund_no,
+        status: query.status ? (query.status as NotificationStatus) : undefined,
+      },
+      page,
+    );
+    sendData(res, { list: rows.map(notificationView), ...page });
+  });
+
+  router.post('/api/v1/notifications/:notificationId/resend', parseJsonBody(), async (req, res) => {
+    validate(resendBody, req.body ?? null);
+    const { appId } = currentApp(res);
+    const notification = await repo.find(appId, pathValue(req.params, 'notificationId', 'notification_id'));
+    if (!notification) throw notFound();
+    await resendNotification({
+      client: services.client,
+      taskQueue: services.taskQueue,
+      input: {
+        notificationId: notification.notificationId,
+        appId,
+        gapsMs: services.notifications.retryScheduleMs.map((ms) => scaleDuration(ms, services.timeScale)),
+      },
+      tradeNo: notification.tradeNo,
+    });
+    sendData(res, { notification_id: notification.notificationId, status: 'pending' });
+  });
+
+  return router;
+}

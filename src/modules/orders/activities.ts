@@ -1,0 +1,162 @@
+import { ChannelError, toActivityFailure } from '../../channels/errors';
+import { portOf, type Channel, type TradeContext, type PaymentState } from '../../channels/ports';
+import type { OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
+import type { NotificationEvent } from '../notifications/rules';
+import { OrderRepository, type NewOrder } from './repository';
+import { orderView } from './view';
+import { MerchantRepository } from '../merchants';
+import type { ActivityDeps } from '../../worker/activities';
+
+/**
+ * The order's channel context, from the read model: the workflows' activity inputs are recorded
+ * in histories and name only the order. Orders record no account: the default one.
+ */
+export async function tradeContext(
+  orders: OrderRepository,
+  merchants: MerchantRepository,
+  tradeNo: string,
+): Promise<TradeContext> {
+  const order = await orders.findOrderByTradeNo(tradeNo);
+  if (!order) return { channelTradeNo: null };
+  const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
+  return {
+    currency: order.currency,
+    channelTradeNo: order.channelTradeNo,
+    ...(merchant?.subMerchantNo ? { subMerchantNo: merchant.subMerchantNo } : {}),
+  };
+}
+
+/** The activities of the order workflow: its channel calls, read-model writes and events. */
+export function createPaymentActivities(deps: ActivityDeps) {
+  const repo = new OrderRepository(deps.db);
+  const merchants = new MerchantRepository(deps.db);
+
+  function channel(code: string): Channel {
+    const found = deps.channels.get(code);
+    if (!found) throw new ChannelError('not_supported', `channel ${code} is not supported`);
+    return found;
+  }
+
+  const contextOf = (tradeNo: string) => tradeContext(repo, merchants, tradeNo);
+
+  return {
+    async createChannelPayment(input: {
+      channelCode: string;
+      tradeNo: string;
+      amount: number;
+      currency: string;
+      payMethod: string;
+      subject: string;
+      expireAt: string;
+      callbackUrl: string;
+      extra: Record<string, unknown> | null;
+      subMerchantNo: string | null;
+      profitSharing: boolean;
+    }) {
+      try {
+        const ctx = {
+          currency: input.currency,
+          ...(input.subMerchantNo === null ? {} : { subMerchantNo: input.subMerchantNo }),
+        };
+        return await channel(input.channelCode).payments.create(ctx, {
+          tradeNo: input.tradeNo,
+          amount: input.amount,
+          payMethod: input.payMethod as PayMethod,
+          subject: input.subject,
+          expireAt: new Date(input.expireAt),
+          callbackUrl: input.callbackUrl,
+          extra: input.extra ?? undefined,
+          profitSharing: input.profitSharing,
+        });
+      } catch (err) {
+        throw toActivityFailure(err, 'create');
+      }
+    },
+
+    async queryChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {
+      try {
+        const payments = channel(input.channelCode).payments;
+        return await payments.query(await contextOf(input.tradeNo), input.tradeNo);
+      } catch (err) {
+        throw toActivityFailure(err, 'query');
+      }
+    },
+
+    async closeChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {
+      try {
+        const payments = channel(input.channelCode).payments;
+        return await payments.close(await contextOf(input.tradeNo), input.tradeNo);
+      } catch (err) {
+        throw toActivityFailure(err, 'close');
+      }
+    },
+
+    async shareProfit(input: {
+      channelCode: string;
+      tradeNo: string;
+      receivers: { type: string; account: string; name?: string; amount: number }[];
+    }): Promise<'finished' | 'failed'> {
+      try {
+        const sharing = portOf(channel(input.channelCode), 'profitSharing');
+        const ctx = await contextOf(input.tradeNo);
+        if (sharing.registerReceivers) {
+          await sharing.registerReceivers(
+            ctx,
+            input.receivers.map(({ type, account, name }) => ({ type, account, ...(name ? { name } : {}) })),
+          );
+        }
+        const state = await sharing.share(ctx, {
+          tradeNo: input.tradeNo,
+          shareNo: `S${input.tradeNo.slice(1)}`,
+          receivers: input.receivers,
+        });
+        return state.status === 'failed' ? 'failed' : 'finished';
+      } catch (err) {
+        throw toActivityFailure(err, 'profit_share');
+      }
+    },
+
+    async recordOrderCreated(order: NewOrder): Promise<void> {
+      await repo.insertOrder(order);
+    },
+
+    async recordOrderPaid(input: {
+      tradeNo: string;
+      channelTradeNo: string | null;
+      payTime: string;
+    }): Promise<void> {
+      await repo.markPaid(input.tradeNo, input.channelTradeNo, input.payTime);
+    },
+
+    async recordOrderClosed(input: { tradeNo: string; closedAt: string }): Promise<void> {
+      await repo.markClosed(input.tradeNo, input.closedAt);
+    },
+
+    async recordOrderRefundTotals(input: {
+      tradeNo: string;
+      refundedAmount: number;
+      status: OrderStatus;
+    }): Promise<void> {
+      await repo.setRefundTotals(input.tradeNo, input.refundedAmount, input.status);
+    },
+
+    async recordProfitSharing(input: { tradeNo: string; status: ProfitSharingStatus }): Promise<void> {
+      await repo.setProfitSharingStatus(input.tradeNo, input.status);
+    },
+
+    /** Publishes an order event with the order as the query endpoint shows it. */
+    async notifyOrderEvent(input: { tradeNo: string; type: NotificationEvent }): Promise<string | null> {
+      const order = await repo.findOrderByTradeNo(input.tradeNo);
+      if (!order) return null;
+      return deps.publisher.publish({
+        appId: order.appId,
+        type: input.type,
+        eventKey: `${input.type}:${order.tradeNo}`,
+        url: order.notifyUrl,
+        data: orderView(order),
+        occurredAt: new Date().toISOString(),
+        tradeNo: order.tradeNo,
+      });
+    },
+  };
+}

@@ -1,0 +1,9 @@
+// The orders module's public surface: what other modules and the API may use. Workflow code
+// imports the workflow-safe ./messages and ./rules instead.
+export { paymentRoutes } from './routes';
+export { OrderService, type OrderServiceDeps } from './service';
+export { createPaymentActivities, tradeContext } from './activities';
+export { OrderRepository } from './repository';
+export { refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
+export type { RefundRequest, RefundResult } from './messages';
+export type { Order } from './model';

@@ -1,0 +1,106 @@
+/**
+ * The order workflow's messages (SPEC §3, §7): its id, input, updates and signals, shared by the
+ * workflow and the code that talks to it. Workflow-safe: no Node built-ins, no I/O.
+ */
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** Patch markers of the order workflow (`patched()`); see the platform's note on patches. */
+export const patches = {
+  /** The order workflow creates, polls and records a payment with local activities. */
+  orderLocalActivities: 'order-local-activities',
+  /** The order's handlers and steps run one at a time through a FIFO lock (platform/workflow/lock.ts). */
+  orderHandlerLock: 'order-handler-lock',
+  /**
+   * At expiry an order the channel could not be asked to close stays pending and is closed
+   * later; it was closed locally, which could close an order the buyer had paid.
+   */
+  orderExpiryWaitsForChannel: 'order-expiry-waits-for-channel',
+} as const;
+
+export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
+  `order:${appId}:${merchantOrderNo}`;
+
+/** Durations an order waits, already scaled by DURAPAY_TIME_SCALE. */
+export interface OrderTimings {
+  /** Gaps between channel queries while pending; the last one repeats. */
+  pollGapsMs: number[];
+  /** From creation to expiry: expire_minutes, scaled. */
+  expireAfterMs: number;
+  /** From payment to profit sharing. */
+  profitShareDelayMs: number;
+  /** Refund polling: gaps and how long to keep trying. */
+  refundPollGapsMs: number[];
+  refundPollForMs: number;
+  /** After closing, how long a late payment is still taken (and flagged for review). */
+  latePaymentWindowMs: number;
+}
+
+export interface OrderInput {
+  appId: string;
+  merchantOrderNo: string;
+  /** The trade_no this run will use if it creates the order. */
+  tradeNo: string;
+  channelCode: string;
+  currency: string;
+  /** Where the channel posts callbacks. */
+  callbackUrl: string;
+  createdAt: string;
+  timings: OrderTimings;
+}
+
+/** One create request (POST /api/v1/pay/unified-order), already validated. */
+export interface CreateOrderRequest {
+  payMethod: string;
+  amount: number;
+  subject: string;
+  notifyUrl: string;
+  expireMinutes: number;
+  profitSharingAmount: number;
+  merchantId: string | null;
+  subMerchantNo: string | null;
+  /** Profit-sharing receivers with weights; empty without profit sharing. */
+  receivers: { type: string; account: string; name?: string; weight: number }[];
+  extra: Record<string, unknown> | null;
+}
+
+export interface CreateOrderResult {
+  trade_no: string;
+  pay_credential: Record<string, unknown>;
+  is_idempotent: boolean;
+}
+
+export interface RefundRequest {
+  refundNo: string;
+  amount: number;
+  reason: string | null;
+  notifyUrl: string | null;
+  merchantRefundNo: string | null;
+}
+
+export interface RefundResult {
+  refund_no: string;
+  trade_no: string;
+  refund_amount: number;
+  status: 'processing' | 'success' | 'failed';
+  channel_refund_no: string | null;
+}
+
+/** A payment result from a channel callback, delivered to the order's workflow. */
+export interface PaymentSignal {
+  status: 'paid' | 'closed';
+  channelTradeNo: string | null;
+  paidAt: string | null;
+  amount: number;
+}
+
+export interface RefundSettledSignal {
+  refundNo: string;
+  status: 'success' | 'failed';
+  amount: number;
+}
+
+export const createOrderUpdate = defineUpdate<CreateOrderResult, [CreateOrderRequest]>('createOrder');
+export const closeOrderUpdate = defineUpdate<null, []>('closeOrder');
+export const refundOrderUpdate = defineUpdate<RefundResult, [RefundRequest]>('refundOrder');
+export const paymentSignal = defineSignal<[PaymentSignal]>('paymentResult');
+export const refundSettledSignal = defineSignal<[RefundSettledSignal]>('refundSettled');

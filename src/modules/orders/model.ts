@@ -1,0 +1,65 @@
+import { DataTypes, Model, type Sequelize } from 'sequelize';
+import { modelsFor } from '../../platform/db';
+import type { OrderStatus, ProfitSharingStatus } from './rules';
+
+export class Order extends Model {
+  declare tradeNo: string;
+  declare appId: string;
+  declare merchantOrderNo: string;
+  declare merchantId: string | null;
+  declare channelCode: string;
+  declare payMethod: string;
+  declare amount: string; // BIGINT comes back as a string
+  declare currency: string;
+  declare subject: string;
+  declare notifyUrl: string;
+  declare status: OrderStatus;
+  declare channelTradeNo: string | null;
+  declare payCredential: Record<string, unknown>;
+  declare payTime: Date | null;
+  declare expireTime: Date;
+  declare closedAt: Date | null;
+  declare refundedAmount: string;
+  declare profitSharingAmount: string;
+  declare profitSharingStatus: ProfitSharingStatus;
+  declare needsRefundReview: boolean;
+  declare extra: Record<string, unknown> | null;
+  declare createdAt: Date;
+  declare updatedAt: Date;
+}
+
+function initOrders(sequelize: Sequelize): { Order: typeof Order } {
+  class BoundOrder extends Order {}
+  BoundOrder.init(
+    {
+      tradeNo: { type: DataTypes.STRING(32), primaryKey: true },
+      appId: { type: DataTypes.STRING(32), allowNull: false },
+      merchantOrderNo: { type: DataTypes.STRING(64), allowNull: false },
+      merchantId: { type: DataTypes.STRING(64) },
+      channelCode: { type: DataTypes.STRING(32), allowNull: false },
+      payMethod: { type: DataTypes.STRING(32), allowNull: false },
+      amount: { type: DataTypes.BIGINT, allowNull: false },
+      currency: { type: DataTypes.STRING(3), allowNull: false },
+      subject: { type: DataTypes.STRING(128), allowNull: false },
+      notifyUrl: { type: DataTypes.STRING(512), allowNull: false },
+      status: { type: DataTypes.STRING(24), allowNull: false },
+      channelTradeNo: { type: DataTypes.STRING(64) },
+      payCredential: { type: DataTypes.JSONB, allowNull: false },
+      payTime: { type: DataTypes.DATE },
+      expireTime: { type: DataTypes.DATE, allowNull: false },
+      closedAt: { type: DataTypes.DATE },
+      refundedAmount: { type: DataTypes.BIGINT, allowNull: false },
+      profitSharingAmount: { type: DataTypes.BIGINT, allowNull: false },
+      profitSharingStatus: { type: DataTypes.STRING(16), allowNull: false },
+      needsRefundReview: { type: DataTypes.BOOLEAN, allowNull: false },
+      extra: { type: DataTypes.JSONB },
+      createdAt: { type: DataTypes.DATE, allowNull: false },
+      updatedAt: { type: DataTypes.DATE, allowNull: false },
+    },
+    { sequelize, tableName: 'orders', timestamps: true, modelName: 'Order' },
+  );
+  return { Order: BoundOrder };
+}
+
+/** This module's models bound to this connection. */
+export const orderModels = (sequelize: Sequelize) => modelsFor(sequelize, initOrders);

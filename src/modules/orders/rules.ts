@@ -1,0 +1,111 @@
+/**
+ * Order rules of SPEC §3, pure so that the order workflow and the orders service share them:
+ * each rule exists once.
+ */
+import type { ErrorCode } from '../../platform/errors';
+
+export const ORDER_STATUSES = ['pending', 'paid', 'partially_refunded', 'refunded', 'closed'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export type ProfitSharingStatus = 'none' | 'pending' | 'processing' | 'finished' | 'failed';
+
+/** How a buyer pays (SPEC §3.1); each channel lists the ones it offers in its capabilities. */
+export const PAY_METHODS = ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web'] as const;
+export type PayMethod = (typeof PAY_METHODS)[number];
+
+export const MAX_AMOUNT = 1_000_000_000_000;
+export const DEFAULT_EXPIRE_MINUTES = 30;
+
+export function isPaidStatus(status: OrderStatus): boolean {
+  return status === 'paid' || status === 'partially_refunded' || status === 'refunded';
+}
+
+/** The status after `refunded` of `amount` has succeeded. */
+export function statusAfterRefunds(amount: number, refunded: number): OrderStatus {
+  if (refunded <= 0) return 'paid';
+  return refunded >= amount ? 'refunded' : 'partially_refunded';
+}
+
+/** The parameters that identify a create request; a repeat must match them (SPEC §3.1). */
+export interface CreateIdentity {
+  amount: number;
+  payMethod: string;
+  channelCode: string;
+  merchantId: string | null;
+  profitSharingAmount: number;
+}
+
+/** Why a request cannot be done, as the SPEC error it answers. */
+export interface Refusal {
+  code: ErrorCode;
+  message: string;
+}
+
+export function sameCreate(a: CreateIdentity, b: CreateIdentity): boolean {
+  return (
+    a.amount === b.amount &&
+    a.payMethod === b.payMethod &&
+    a.channelCode === b.channelCode &&
+    a.merchantId === b.merchantId &&
+    a.profitSharingAmount === b.profitSharingAmount
+  );
+}
+
+/**
+ * A create repeated for an order that exists (SPEC §3.1): refused when its parameters differ or
+ * the order has ended; null when the answer is the order as created.
+ */
+export function repeatCreateRefusal(
+  known: { identity: CreateIdentity; status: OrderStatus },
+  asked: CreateIdentity,
+): Refusal | null {
+  if (!sameCreate(known.identity, asked)) {
+    return { code: 'invalid_param', message: 'merchant_order_no already used with different parameters' };
+  }
+  if (isPaidStatus(known.status)) return { code: 'order_already_paid', message: 'order already paid' };
+  if (known.status === 'closed') return { code: 'order_closed', message: 'order closed' };
+  return null;
+}
+
+/** SPEC §3.4: a paid order cannot be closed; closing a closed one is done already. */
+export function closeDecision(status: OrderStatus): 'close' | 'closed' | Refusal {
+  if (isPaidStatus(status)) return { code: 'order_already_paid', message: 'order already paid' };
+  return status === 'closed' ? 'closed' : 'close';
+}
+
+/** SPEC §3.5: only a paid order with something left to refund takes a refund. */
+export function refundRefusal(status: OrderStatus): Refusal | null {
+  if (status === 'pending') return { code: 'order_not_paid', message: 'order not paid' };
+  if (status === 'closed') return { code: 'order_closed', message: 'order closed' };
+  if (status === 'refunded') return REFUND_EXCEEDS;
+  return null;
+}
+
+export const REFUND_EXCEEDS: Refusal = {
+  code: 'refund_amount_exceed',
+  message: 'refund amount exceeds the refundable amount',
+};
+
+/**
+ * Splits a profit-sharing amount among receivers by weight; the remainder of the integer
+ * division goes to the first receiver (SPEC §3.7).
+ */
+export function splitByWeight<T extends { weight: number }>(
+  amount: number,
+  receivers: T[],
+): (T & { amount: number })[] {
+  const total = receivers.reduce((s, r) => s + r.weight, 0);
+  const shares = receivers.map((r) => ({ ...r, amount: Math.floor((amount * r.weight) / total) }));
+  const rest = amount - shares.reduce((s, r) => s + r.amount, 0);
+  if (shares[0]) shares[0].amount += rest;
+  return shares;
+}
+
+/** The polling schedule of SPEC §3.2: 10 s, 30 s, 1 min, 2 min, 5 min, then every 5 min. */
+export const PAYMENT_POLL_SCHEDULE_MS = [10_000, 30_000, 60_000, 120_000, 300_000];
+
+/** How long a closed order still accepts a payment the channel reports late (SPEC §3.2). */
+export const LATE_PAYMENT_WINDOW_MS = 24 * 3_600_000;
+
+export function pollGap(schedule: number[], index: number): number {
+  return schedule[Math.min(index, schedule.length - 1)]!;
+}

@@ -1,0 +1,282 @@
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Database } from '../../platform/db';
+import { scaleDuration } from '../../platform/durations';
+import { AppError } from '../../platform/errors';
+import { generateServiceNo } from '../../platform/ids';
+import type { Logger } from '../../platform/logger';
+import { deliverUpdate } from '../../platform/temporal-updates';
+import { searchAttributes } from '../../platform/workflow/definitions';
+import { DEFAULT_MAX_SHARING_RATIO, MerchantRepository } from '../merchants';
+import { REFUND_POLL_WINDOW_MS } from '../refunds/rules';
+import {
+  closeOrderUpdate,
+  createOrderUpdate,
+  orderWorkflowId,
+  paymentSignal,
+  refundOrderUpdate,
+  type CreateOrderRequest,
+  type CreateOrderResult,
+  type OrderInput,
+  type PaymentSignal,
+  type RefundRequest,
+  type RefundResult,
+} from './messages';
+import type { Order } from './model';
+import { toAppError } from './outcomes';
+import { OrderRepository } from './repository';
+import {
+  closeDecision,
+  DEFAULT_EXPIRE_MINUTES,
+  LATE_PAYMENT_WINDOW_MS,
+  PAYMENT_POLL_SCHEDULE_MS,
+  repeatCreateRefusal,
+  type Refusal,
+} from './rules';
+
+export interface OrderServiceDeps {
+  db: Database;
+  client: Client;
+  taskQueue: string;
+  timeScale: number;
+  channels: ChannelRegistry;
+  /** How channels reach this service (their callbacks). */
+  publicBaseUrl: string;
+  defaultChannel: string;
+  profitShareDelayMs: number;
+  /** The deadline of work done inside one request (workflow updates that call a channel). */
+  requestTimeoutMs: number;
+}
+
+/** POST /api/v1/pay/unified-order's fields, validated. */
+export interface CreateOrderBody {
+  merchant_order_no: string;
+  pay_method: string;
+  amount: number;
+  subject: string;
+  notify_url: string;
+  channel_code?: string;
+  expire_minutes?: number;
+  profit_sharing_amount?: number;
+  merchant_id?: string;
+  extra?: Record<string, unknown>;
+}
+
+const refused = (r: Refusal) => new AppError(r.code, r.message);
+
+/**
+ * The orders capability (SPEC §3.1–3.4): the only code that starts, updates or signals order
+ * workflows. It answers from the read model what the read model can decide, with the same rules
+ * the workflow applies, and sends the rest to the order's workflow.
+ */
+export class OrderService {
+  readonly repository: OrderRepository;
+  private readonly merchants: MerchantRepository;
+
+  constructor(private readonly deps: OrderServiceDeps) {
+    this.repository = new OrderRepository(deps.db);
+    this.merchants = new MerchantRepository(deps.db);
+  }
+
+  private scale(ms: number): number {
+    return scaleDuration(ms, this.deps.timeScale);
+  }
+
+  private delivery(log: Logger, workflowId?: string) {
+    return {
+      client: this.deps.client,
+      deadline: Date.now() + this.deps.requestTimeoutMs,
+      log,
+      workflowId,
+    };
+  }
+
+  /** The app's order, or 422 order_not_found. */
+  async find(appId: string, tradeNo: string): Promise<Order> {
+    const order = await this.repository.findOrder(appId, tradeNo);
+    if (!order) throw new AppError('order_not_found', 'order not found');
+    return order;
+  }
+
+  async create(appId: string, body: CreateOrderBody, log: Logger): Promise<CreateOrderResult> {
+    const { deps } = this;
+    const channelCode = body.channel_code ?? deps.defaultChannel;
+    // A repeat of an order already recorded is answered by what it is (SPEC §3.1), before the
+    // channel is consulted: changed parameters, or an order that has ended (its workflow is
+    // gone). A pending one goes on to its workflow, which applies the same rule again.
+    const existing = await this.repository.findOrderByMerchantOrderNo(appId, body.merchant_order_no);
+    if (existing) {
+      const refusal = repeatCreateRefusal(
+        {
+          identity: {
+            amount: Number(existing.amount),
+            payMethod: existing.payMethod,
+            channelCode: existing.channelCode,
+            merchantId: existing.merchantId,
+            profitSharingAmount: Number(existing.profitSharingAmount),
+          },
+          status: existing.status,
+        },
+        {
+          amount: body.amount,
+          payMethod: body.pay_method,
+          channelCode,
+          merchantId: body.merchant_id ?? null,
+          profitSharingAmount: body.profit_sharing_amount ?? 0,
+        },
+      );
+      if (refusal) throw refused(refusal);
+    }
+
+    const channel = deps.channels.get(channelCode);
+    if (!channel) throw new AppError('channel_not_support', `channel ${channelCode} is not supported`);
+    if (!channel.capabilities.payMethods.includes(body.pay_method as never)) {
+      throw new AppError(
+        'invalid_pay_method',
+        `pay_method ${body.pay_method} is not supported by channel ${channelCode}`,
+      );
+    }
+    if (body.amount > channel.capabilities.maxAmount) {
+      throw new AppError(
+        'invalid_amount',
+        `amount exceeds the channel's limit of ${channel.capabilities.maxAmount}`,
+      );
+    }
+    const sharing = body.profit_sharing_amount ?? 0;
+    if (sharing > body.amount) {
+      throw new AppError('sharing_amount_exceed', 'profit_sharing_amount exceeds amount');
+    }
+    // Profit sharing reads the merchant's configuration (SPEC §3.1, in this order).
+    const merchant =
+      body.merchant_id === undefined ? undefined : await this.merchants.find(appId, body.merchant_id);
+    if (body.merchant_id !== undefined && !merchant)
+      throw new AppError('order_not_found', 'merchant not found');
+    const receivers = merchant?.profitSharing?.receivers ?? [];
+    if (sharing > 0) {
+      if (receivers.length === 0) {
+        throw new AppError(
+          'sharing_not_config',
+          'profit sharing is not configured: the order needs a merchant with receivers',
+        );
+      }
+      const maxRatio = merchant?.profitSharing?.max_ratio ?? DEFAULT_MAX_SHARING_RATIO;
+      const limit = Math.floor(body.amount * maxRatio);
+      if (sharing > limit) {
+        throw new AppError(
+          'sharing_fee_exceed',
+          `profit_sharing_amount exceeds ${limit} (max_ratio ${maxRatio} of amount)`,
+        );
+      }
+      if (!channel.profitSharing) {
+        throw new AppError('channel_not_support', `channel ${channelCode} does not support profit sharing`);
+      }
+    }
+
+    const request: CreateOrderRequest = {
+      payMethod: body.pay_method,
+      amount: body.amount,
+      subject: body.subject,
+      notifyUrl: body.notify_url,
+      expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
+      profitSharingAmount: sharing,
+      merchantId: body.merchant_id ?? null,
+      subMerchantNo: merchant?.subMerchantNo ?? null,
+      receivers: sharing > 0 ? receivers : [],
+      extra: body.extra ?? null,
+    };
+
+    const now = new Date();
+    const input: OrderInput = {
+      appId,
+      merchantOrderNo: body.merchant_order_no,
+      tradeNo: generateServiceNo('P', now),
+      channelCode,
+      currency: channel.capabilities.currency,
+      callbackUrl: `${deps.publicBaseUrl}/api/v1/notify/payment/${channelCode}`,
+      createdAt: now.toISOString(),
+      timings: {
+        pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
+        expireAfterMs: this.scale(request.expireMinutes * 60_000),
+        profitShareDelayMs: this.scale(deps.profitShareDelayMs),
+        refundPollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
+        refundPollForMs: this.scale(REFUND_POLL_WINDOW_MS),
+        latePaymentWindowMs: this.scale(LATE_PAYMENT_WINDOW_MS),
+      },
+    };
+    const startWorkflowOperation = () =>
+      new WithStartWorkflowOperation('orderWorkflow', {
+        workflowId: orderWorkflowId(appId, body.merchant_order_no),
+        taskQueue: deps.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: searchAttributes.AppId, value: appId },
+          { key: searchAttributes.MerchantOrderNo, value: body.merchant_order_no },
+          { key: searchAttributes.ChannelCode, value: channelCode },
+          { key: searchAttributes.BizStatus, value: 'creating' },
+        ]),
+      });
+    try {
+      return await deliverUpdate(
+        () =>
+          deps.client.workflow.executeUpdateWithStart(createOrderUpdate, {
+            args: [request],
+            // An operation is used once; a retry needs a fresh one.
+            startWorkflowOperation: startWorkflowOperation(),
+          }),
+        this.delivery(log),
+      );
+    } catch (err) {
+      throw toAppError(err, 'create');
+    }
+  }
+
+  async close(appId: string, tradeNo: string, log: Logger): Promise<void> {
+    const order = await this.find(appId, tradeNo);
+    const decision = closeDecision(order.status);
+    if (decision === 'closed') return;
+    if (decision !== 'close') throw refused(decision);
+    const workflowId = orderWorkflowId(order.appId, order.merchantOrderNo);
+    try {
+      await deliverUpdate(
+        () => this.deps.client.workflow.getHandle(workflowId).executeUpdate(closeOrderUpdate),
+        this.delivery(log, workflowId),
+      );
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw toAppError(err, 'close');
+      // The order's workflow has ended (its answer to this close may be what was lost): the
+      // read model says how it ended. Closing a closed order succeeds (SPEC §3.4).
+      const now = closeDecision((await this.find(appId, tradeNo)).status);
+      if (now === 'close') throw new AppError('order_closed', 'order closed');
+      if (now !== 'closed') throw refused(now);
+    }
+  }
+
+  /**
+   * Sends a refund to its order's workflow, which decides it under the order's lock. Throws
+   * WorkflowNotFoundError when the order's workflow has ended, for the caller to read the outcome.
+   */
+  async refund(order: Order, request: RefundRequest, log: Logger): Promise<RefundResult> {
+    const workflowId = orderWorkflowId(order.appId, order.merchantOrderNo);
+    try {
+      return await deliverUpdate(
+        () =>
+          this.deps.client.workflow
+            .getHandle(workflowId)
+            .executeUpdate(refundOrderUpdate, { args: [request] }),
+        this.delivery(log, workflowId),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw err;
+      throw toAppError(err, 'refund');
+    }
+  }
+
+  /** Hands a channel's payment result to its order (SPEC §4). */
+  async signalPayment(order: Order, result: PaymentSignal): Promise<void> {
+    await this.deps.client.workflow
+      .getHandle(orderWorkflowId(order.appId, order.merchantOrderNo))
+      .signal(paymentSignal, result);
+  }
+}

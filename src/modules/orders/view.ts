@@ -1,0 +1,24 @@
+import { isoOrNull } from '../../platform/dates';
+import type { Order } from './model';
+
+/** The order as GET /api/v1/pay/query shows it (SPEC §3.3). */
+export function orderView(o: Order) {
+  return {
+    trade_no: o.tradeNo,
+    merchant_order_no: o.merchantOrderNo,
+    pay_method: o.payMethod,
+    amount: Number(o.amount),
+    status: o.status,
+    channel_trade_no: o.channelTradeNo,
+    pay_time: isoOrNull(o.payTime),
+    created_at: isoOrNull(o.createdAt),
+    channel_code: o.channelCode,
+    subject: o.subject,
+    merchant_id: o.merchantId,
+    refunded_amount: Number(o.refundedAmount),
+    profit_sharing_amount: Number(o.profitSharingAmount),
+    profit_sharing_status: o.profitSharingStatus,
+    expire_time: isoOrNull(o.expireTime),
+    closed_at: isoOrNull(o.closedAt),
+  };
+}

@@ -1,0 +1,593 @@
+// Longer than 300 lines on purpose: the order's actor is one closure over its state (handlers,
+// main loop, the steps they share), so that no step can reach the state without the lock. Its
+// pure rules live in rules.ts, shared with the orders service.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../../worker/activities';
+import type { PaymentState } from '../../channels/ports';
+import type { ErrorCode } from '../../platform/errors';
+import {
+  closeDecision,
+  isPaidStatus,
+  pollGap,
+  refundRefusal,
+  REFUND_EXCEEDS,
+  repeatCreateRefusal,
+  splitByWeight,
+  statusAfterRefunds,
+  type CreateIdentity,
+  type OrderStatus,
+} from './rules';
+import {
+  activityProfiles,
+  localActivityProfiles,
+  searchAttributes,
+} from '../../platform/workflow/definitions';
+import {
+  closeOrderUpdate,
+  patches,
+  createOrderUpdate,
+  paymentSignal,
+  refundOrderUpdate,
+  refundSettledSignal,
+  type CreateOrderRequest,
+  type OrderInput,
+  type PaymentSignal,
+  type RefundRequest,
+  type RefundResult,
+  type RefundSettledSignal,
+} from './messages';
+import { refundWorkflowId } from '../refunds/messages';
+import { handlerLock, legacyConditionGate } from '../../platform/workflow/lock';
+import type { refundWorkflow } from '../refunds/workflow';
+
+const channel = proxyActivities<Activities>(activityProfiles.channelCall);
+const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
+const db = proxyActivities<Activities>(activityProfiles.dbWrite);
+const localChannel = proxyLocalActivities<Activities>(localActivityProfiles.channelCall);
+const localChannelBackground = proxyLocalActivities<Activities>(localActivityProfiles.channelBackground);
+const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
+
+/**
+ * The hot path of an order (its creation, each poll, and recording a payment) as local
+ * activities. A local activity runs before its workflow task is recorded, so a task that fails
+ * and runs again repeats it: only calls whose repeat has the same effect whatever else arrived
+ * meanwhile may be local. The create is one per order and keyed by its trade_no; a query reads;
+ * a payment the channel reported is a fact. Refunds and closing stay regular activities: which
+ * of several concurrent refunds fits the order depends on the order the task sees them in, so
+ * the channel must hear of a refund only once that decision is recorded.
+ */
+const hot = {
+  remote: {
+    createChannelPayment: channel.createChannelPayment,
+    recordOrderCreated: db.recordOrderCreated,
+    queryChannelPayment: channelBackground.queryChannelPayment,
+    recordOrderPaid: db.recordOrderPaid,
+    notifyOrderEvent: db.notifyOrderEvent,
+  },
+  local: {
+    createChannelPayment: localChannel.createChannelPayment,
+    recordOrderCreated: localDb.recordOrderCreated,
+    queryChannelPayment: localChannelBackground.queryChannelPayment,
+    recordOrderPaid: localDb.recordOrderPaid,
+    notifyOrderEvent: localDb.notifyOrderEvent,
+  },
+};
+
+export interface OrderState {
+  phase: 'new' | 'open' | 'failed';
+  failure?: { code: ErrorCode; message: string };
+  tradeNo: string;
+  status: OrderStatus;
+  identity?: CreateIdentity;
+  request?: CreateOrderRequest;
+  payCredential?: Record<string, unknown>;
+  expireAtMs: number;
+  pollIndex: number;
+  paidNotified: boolean;
+  profitShareAtMs: number | null;
+  refundedAmount: number;
+  inFlightAmount: number;
+  refunds: Record<
+    string,
+    { amount: number; status: 'processing' | 'success' | 'failed'; result: RefundResult }
+  >;
+  refundsByMerchantNo: Record<string, string>;
+}
+
+function appFailure(code: ErrorCode, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, code);
+}
+
+/** The SPEC error code a failed activity carried, or channel_timeout for anything else. */
+function failureOf(err: unknown, fallback: ErrorCode): { code: ErrorCode; message: string } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type) {
+    return { code: cause.type as ErrorCode, message: cause.message };
+  }
+  return { code: fallback, message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+/**
+ * The order's actor (SPEC §3, §7): its single writer. Create, payment results, close and
+ * refunds pass through it one at a time; the database is written only from here, through
+ * activities.
+ */
+export async function orderWorkflow(input: OrderInput, carried?: OrderState): Promise<string> {
+  // Orders started before local activities replay with the activities they recorded.
+  const fast = patched(patches.orderLocalActivities) ? hot.local : hot.remote;
+  const state: OrderState = carried ?? {
+    phase: 'new',
+    tradeNo: input.tradeNo,
+    status: 'pending',
+    expireAtMs: 0,
+    pollIndex: 0,
+    paidNotified: false,
+    profitShareAtMs: null,
+    refundedAmount: 0,
+    inFlightAmount: 0,
+    refunds: {},
+    refundsByMerchantNo: {},
+  };
+  const payments: PaymentSignal[] = [];
+  const settlements: RefundSettledSignal[] = [];
+
+  // One handler or main-loop step at a time, in arrival order: concurrent creates, closes and
+  // refunds are serialized here. Runs recorded before the lock replay with the gate they used.
+  const lockedRuns = patched(patches.orderHandlerLock);
+  const lock = lockedRuns ? handlerLock() : legacyConditionGate();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => lock.runExclusive(fn);
+
+  function setStatus(status: OrderStatus): void {
+    state.status = status;
+    upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: status }]);
+  }
+
+  async function markPaid(paid: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
+    if (isPaidStatus(state.status)) return; // a duplicate result changes nothing
+    const wasClosed = state.status === 'closed';
+    await fast.recordOrderPaid({
+      tradeNo: state.tradeNo,
+      channelTradeNo: paid.channelTradeNo,
+      payTime: paid.paidAt ?? new Date().toISOString(),
+    });
+    setStatus('paid');
+    if (wasClosed)
+      log.warn('payment reported after close; flagged for refund review', { trade_no: state.tradeNo });
+    if (state.request && state.request.profitSharingAmount > 0) {
+      state.profitShareAtMs = Date.now() + input.timings.profitShareDelayMs;
+    }
+    if (!state.paidNotified) {
+      await fast.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.succeeded' });
+      state.paidNotified = true;
+    }
+  }
+
+  async function markClosed(): Promise<void> {
+    if (state.status !== 'pending') return;
+    await db.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() });
+    setStatus('closed');
+    await db.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' });
+  }
+
+  async function applyChannelState(st: PaymentState): Promise<void> {
+    if (st.status === 'paid')
+      await markPaid({ channelTradeNo: st.channelTradeNo, paidAt: new Date(st.paidAt).toISOString() });
+  }
+
+  setHandler(createOrderUpdate, (req) =>
+    exclusive(async () => {
+      if (state.phase === 'failed') throw appFailure(state.failure!.code, state.failure!.message);
+      const identity: CreateIdentity = {
+        amount: req.amount,
+        payMethod: req.payMethod,
+        channelCode: input.channelCode,
+        merchantId: req.merchantId,
+        profitSharingAmount: req.profitSharingAmount,
+      };
+      if (state.phase === 'open') {
+        const refusal = repeatCreateRefusal({ identity: state.identity!, status: state.status }, identity);
+        if (refusal) throw appFailure(refusal.code, refusal.message);
+        return { trade_no: state.tradeNo, pay_credential: state.payCredential!, is_idempotent: true };
+      }
+
+      const expireAt = new Date(Date.parse(input.createdAt) + req.expireMinutes * 60_000).toISOString();
+      let created;
+      try {
+        created = await fast.createChannelPayment({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+          amount: req.amount,
+          currency: input.currency,
+          payMethod: req.payMethod,
+          subject: req.subject,
+          expireAt,
+          callbackUrl: input.callbackUrl,
+          extra: req.extra,
+          subMerchantNo: req.subMerchantNo,
+          profitSharing: req.profitSharingAmount > 0,
+        });
+      } catch (err) {
+        state.phase = 'failed';
+        state.failure = failureOf(err, 'channel_timeout');
+        throw appFailure(state.failure.code, state.failure.message);
+      }
+      await fast.recordOrderCreated({
+        tradeNo: state.tradeNo,
+        appId: input.appId,
+        merchantOrderNo: input.merchantOrderNo,
+        merchantId: req.merchantId,
+        channelCode: input.channelCode,
+        payMethod: req.payMethod,
+        amount: req.amount,
+        currency: input.currency,
+        subject: req.subject,
+        notifyUrl: req.notifyUrl,
+        channelTradeNo: created.channelTradeNo,
+        payCredential: created.payCredential,
+        expireTime: expireAt,
+        profitSharingAmount: req.profitSharingAmount,
+        extra: req.extra,
+        createdAt: input.createdAt,
+      });
+      state.identity = identity;
+      state.request = req;
+      state.payCredential = created.payCredential;
+      state.expireAtMs = Date.now() + input.timings.expireAfterMs;
+      state.phase = 'open';
+      upsertSearchAttributes([
+        { key: searchAttributes.TradeNo, value: state.tradeNo },
+        { key: searchAttributes.BizStatus, value: 'pending' },
+        ...(req.merchantId ? [{ key: searchAttributes.MerchantId, value: req.merchantId }] : []),
+      ]);
+      return { trade_no: state.tradeNo, pay_credential: created.payCredential, is_idempotent: false };
+    }),
+  );
+
+  setHandler(closeOrderUpdate, () =>
+    exclusive(async () => {
+      if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+      const decision = closeDecision(state.status);
+      if (decision === 'closed') return null;
+      if (decision !== 'close') throw appFailure(decision.code, decision.message);
+      let st: PaymentState;
+      try {
+        st = await channel.closeChannelPayment({ channelCode: input.channelCode, tradeNo: state.tradeNo });
+      } catch (err) {
+        const f = failureOf(err, 'channel_timeout');
+        // channels/errors.ts labels a refused close channel_timeout; a close failure recorded
+        // before it did was labelled channel_create_fail and still answers channel_timeout.
+        throw appFailure(f.code === 'channel_create_fail' ? 'channel_timeout' : f.code, f.message);
+      }
+      if (st.status === 'paid') {
+        await applyChannelState(st);
+        throw appFailure('order_already_paid', 'order already paid');
+      }
+      await markClosed();
+      return null;
+    }),
+  );
+
+  /** Refunds whose channel call is under way, by refund_no and by `m:` + merchant_refund_no. */
+  const refundsInFlight = new Map<string, Promise<RefundResult>>();
+
+  /**
+   * Decides a refund at once, with no await: the answer already given to the same refund (or
+   * the same merchant_refund_no), a refusal, or a reservation of its amount. Decisions are made
+   * one at a time under the lock, so concurrent refunds can never reserve more than the order.
+   */
+  function decideRefund(req: RefundRequest): { existing: Promise<RefundResult> } | { reserved: true } {
+    if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+    // The same request sent again (the API retries a refused delivery): same answer.
+    const known = state.refunds[req.refundNo];
+    if (known) return { existing: Promise.resolve(known.result) };
+    const byMerchantNo = req.merchantRefundNo ? state.refundsByMerchantNo[req.merchantRefundNo] : undefined;
+    if (byMerchantNo) return { existing: Promise.resolve(state.refunds[byMerchantNo]!.result) };
+    const inFlight =
+      refundsInFlight.get(req.refundNo) ??
+      (req.merchantRefundNo ? refundsInFlight.get(`m:${req.merchantRefundNo}`) : undefined);
+    if (inFlight) return { existing: inFlight };
+    const refusal = refundRefusal(state.status);
+    if (refusal) throw appFailure(refusal.code, refusal.message);
+    const amount = state.request!.amount;
+    if (req.amount > amount - state.refundedAmount - state.inFlightAmount) {
+      throw appFailure(REFUND_EXCEEDS.code, REFUND_EXCEEDS.message);
+    }
+    state.inFlightAmount += req.amount;
+    return { reserved: true };
+  }
+
+  /** Makes a reserved refund at the channel and hands it to its own workflow. */
+  async function performRefund(req: RefundRequest): Promise<RefundResult> {
+    const amount = state.request!.amount;
+    await db.recordRefundCreated({
+      refundNo: req.refundNo,
+      appId: input.appId,
+      tradeNo: state.tradeNo,
+      merchantRefundNo: req.merchantRefundNo,
+      refundAmount: req.amount,
+      reason: req.reason,
+      notifyUrl: req.notifyUrl,
+      createdAt: new Date().toISOString(),
+    });
+    let st;
+    try {
+      st = await channel.requestChannelRefund({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+        refundNo: req.refundNo,
+        amount: req.amount,
+        totalAmount: amount,
+        reason: req.reason,
+        callbackUrl: input.callbackUrl,
+      });
+    } catch (err) {
+      // Refused or unreachable: the refund failed and its amount is free again.
+      state.inFlightAmount -= req.amount;
+      const f = failureOf(err, 'channel_timeout');
+      await db.recordRefundSettled({
+        refundNo: req.refundNo,
+        status: 'failed',
+        channelRefundNo: null,
+        refundTime: null,
+        failReason: f.message,
+      });
+      throw appFailure(f.code, f.message);
+    }
+    const channelRefundNo = st.status === 'not_found' ? null : st.channelRefundNo;
+    const result: RefundResult = {
+      refund_no: req.refundNo,
+      trade_no: state.tradeNo,
+      refund_amount: req.amount,
+      status: 'processing',
+      channel_refund_no: channelRefundNo,
+    };
+    state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
+    if (req.merchantRefundNo) state.refundsByMerchantNo[req.merchantRefundNo] = req.refundNo;
+    await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
+    // The refund's own workflow follows it to a final state (callback or polling) and reports back.
+    await startChild<typeof refundWorkflow>('refundWorkflow', {
+      workflowId: refundWorkflowId(req.refundNo),
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [
+        {
+          appId: input.appId,
+          tradeNo: state.tradeNo,
+          refundNo: req.refundNo,
+          channelCode: input.channelCode,
+          amount: req.amount,
+          orderWorkflowId: workflowInfo().workflowId,
+          pollGapsMs: input.timings.refundPollGapsMs,
+          pollForMs: input.timings.refundPollForMs,
+        },
+      ],
+    });
+    return result;
+  }
+
+  if (lockedRuns) {
+    // Only the decision holds the lock: refunds already reserved go to the channel side by
+    // side, and a repeat of one under way waits for its answer instead of refunding again.
+    setHandler(refundOrderUpdate, async (req: RefundRequest): Promise<RefundResult> => {
+      const decided = await exclusive(async () => {
+        const d = decideRefund(req);
+        if ('existing' in d) return { outcome: d.existing };
+        const outcome = performRefund(req);
+        refundsInFlight.set(req.refundNo, outcome);
+        if (req.merchantRefundNo) refundsInFlight.set(`m:${req.merchantRefundNo}`, outcome);
+        return { outcome };
+      });
+      return decided.outcome;
+    });
+  } else {
+    // As recorded before the lock: the whole refund inside the gate.
+    setHandler(refundOrderUpdate, (req: RefundRequest) =>
+      exclusive(async (): Promise<RefundResult> => {
+        const d = decideRefund(req);
+        return 'existing' in d ? d.existing : performRefund(req);
+      }),
+    );
+  }
+
+  setHandler(paymentSignal, (s) => {
+    payments.push(s);
+  });
+  setHandler(refundSettledSignal, (s) => {
+    settlements.push(s);
+  });
+
+  /** A refund's final result: releases or counts its amount. Returns the order's new totals. */
+  function settleRefund(s: RefundSettledSignal): { refundedAmount: number; status: OrderStatus } | undefined {
+    const refund = state.refunds[s.refundNo];
+    if (!refund || refund.status !== 'processing') return undefined;
+    refund.status = s.status;
+    refund.result = { ...refund.result, status: s.status };
+    state.inFlightAmount -= refund.amount;
+    if (s.status !== 'success') return undefined;
+    state.refundedAmount += refund.amount;
+    return {
+      refundedAmount: state.refundedAmount,
+      status: statusAfterRefunds(state.request!.amount, state.refundedAmount),
+    };
+  }
+
+  /**
+   * Applies a settlement. The decision takes the lock for no longer than it takes to make it;
+   * the read-model write follows outside it (the main loop writes totals one at a time, in
+   * order), so refunds decided meanwhile never wait for the database.
+   */
+  async function applySettlement(s: RefundSettledSignal): Promise<void> {
+    if (lockedRuns) {
+      const totals = await exclusive(async () => {
+        const t = settleRefund(s);
+        if (t) setStatus(t.status);
+        return t;
+      });
+      if (totals) await db.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals });
+      return;
+    }
+    // As recorded before the lock: the write inside the gate, the status after it.
+    await exclusive(async () => {
+      const totals = settleRefund(s);
+      if (!totals) return;
+      await db.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals });
+      setStatus(totals.status);
+    });
+  }
+
+  async function shareProfitNow(): Promise<void> {
+    state.profitShareAtMs = null;
+    const req = state.request!;
+    await db.recordProfitSharing({ tradeNo: state.tradeNo, status: 'processing' });
+    let outcome: 'finished' | 'failed';
+    try {
+      outcome = await channelBackground.shareProfit({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+        receivers: splitByWeight(req.profitSharingAmount, req.receivers).map((r) => ({
+          type: r.type,
+          account: r.account,
+          name: r.name,
+          amount: r.amount,
+        })),
+      });
+    } catch {
+      outcome = 'failed';
+    }
+    await db.recordProfitSharing({ tradeNo: state.tradeNo, status: outcome });
+  }
+
+  // ---- Creation: the first update creates the order; a failed create ends this run. ----
+  if (state.phase === 'new') {
+    await condition(() => state.phase !== 'new', '5 minutes');
+    // (The update handler changes the phase while this waits; TypeScript cannot see that.)
+    if ((state.phase as OrderState['phase']) !== 'open') {
+      await condition(allHandlersFinished);
+      return 'create_failed';
+    }
+  }
+
+  // ---- Pending: callbacks, polling on a backoff, and expiry. ----
+  // Closes at expiry the channel did not answer; each waits as the poll of that index would.
+  let unansweredCloses = 0;
+  while (state.status === 'pending') {
+    const untilExpiry = Math.max(0, state.expireAtMs - Date.now());
+    const wait =
+      unansweredCloses > 0
+        ? pollGap(input.timings.pollGapsMs, unansweredCloses - 1)
+        : Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
+    await condition(() => payments.length > 0 || state.status !== 'pending', wait);
+    if (state.status !== 'pending') break;
+    if (payments.length > 0) {
+      const p = payments.shift()!;
+      if (p.status === 'paid') await exclusive(() => markPaid(p));
+      continue;
+    }
+    if (Date.now() >= state.expireAtMs) {
+      // Expiry: close at the channel, unless the channel says the buyer paid.
+      const decided = await exclusive(async () => {
+        if (state.status !== 'pending') return true;
+        let st: PaymentState | undefined;
+        try {
+          st = await channelBackground.closeChannelPayment({
+            channelCode: input.channelCode,
+            tradeNo: state.tradeNo,
+          });
+        } catch (err) {
+          // The channel is the one that knows whether the buyer paid: an order it did not close
+          // stays pending (callbacks still welcome) and the close is tried again, after a wait.
+          if (patched(patches.orderExpiryWaitsForChannel)) {
+            log.warn('closing at the channel failed; will try again', {
+              trade_no: state.tradeNo,
+              attempt: unansweredCloses + 1,
+              error: String(err),
+            });
+            return false;
+          }
+          log.warn('closing at the channel failed; closing locally', {
+            trade_no: state.tradeNo,
+            error: String(err),
+          });
+        }
+        if (st?.status === 'paid') await applyChannelState(st);
+        else await markClosed();
+        return true;
+      });
+      if (!decided) {
+        unansweredCloses += 1;
+        continue;
+      }
+      break;
+    }
+    state.pollIndex += 1;
+    try {
+      const st = await fast.queryChannelPayment({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+      });
+      if (st.status === 'paid') await exclusive(() => applyChannelState(st));
+    } catch (err) {
+      log.warn('payment query failed; will poll again', { trade_no: state.tradeNo, error: String(err) });
+    }
+  }
+
+  // ---- Closed: accept a late payment for a while, then end. ----
+  if (state.status === 'closed') {
+    const lateUntil = Date.now() + input.timings.latePaymentWindowMs;
+    while (state.status === 'closed' && Date.now() < lateUntil) {
+      await condition(() => payments.length > 0, Math.max(1, lateUntil - Date.now()));
+      const p = payments.shift();
+      if (p?.status === 'paid') await exclusive(() => markPaid(p));
+    }
+    if (state.status === 'closed') {
+      await condition(allHandlersFinished);
+      return 'closed';
+    }
+  }
+
+  // ---- Paid: profit sharing, refunds, until fully refunded. ----
+  for (;;) {
+    const profitWait =
+      state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
+    const woke = await condition(
+      () =>
+        settlements.length > 0 ||
+        payments.length > 0 ||
+        (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
+      profitWait ?? '365 days',
+    );
+    if (!woke && state.profitShareAtMs !== null) {
+      await exclusive(shareProfitNow);
+      continue;
+    }
+    while (payments.length > 0) payments.shift(); // duplicates of the payment: nothing to do
+    while (settlements.length > 0) {
+      const s = settlements.shift()!;
+      await applySettlement(s);
+    }
+    if (state.status === 'refunded' && state.inFlightAmount === 0 && state.profitShareAtMs === null) {
+      await condition(allHandlersFinished);
+      return 'refunded';
+    }
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(() => !lock.isLocked() && allHandlersFinished());
+      if (payments.length === 0 && settlements.length === 0) {
+        await continueAsNew<typeof orderWorkflow>(input, state);
+      }
+    }
+  }
+}

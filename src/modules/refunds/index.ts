@@ -1,0 +1,9 @@
+// The refunds module's public surface: what other modules and the API may use. Workflow code
+// imports the workflow-safe ./messages instead.
+export { refundRoutes } from './routes';
+export { RefundService } from './service';
+export { RefundRepository } from './repository';
+export { createRefundActivities } from './activities';
+export { refundView } from './view';
+export { REFUND_POLL_WINDOW_MS, type RefundStatus } from './rules';
+export type { Refund } from './model';

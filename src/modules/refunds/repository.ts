@@ -1,0 +1,76 @@
+import type { Database } from '../../platform/db';
+import { refundModels, type Refund } from './model';
+import type { RefundStatus } from './rules';
+
+export interface NewRefund {
+  refundNo: string;
+  appId: string;
+  tradeNo: string;
+  merchantRefundNo: string | null;
+  refundAmount: number;
+  reason: string | null;
+  notifyUrl: string | null;
+  createdAt: string;
+}
+
+/**
+ * The refunds read model. Only activities write it (each write idempotent on its key and
+ * guarded by the state it moves from); the API reads it.
+ */
+export class RefundRepository {
+  constructor(private readonly db: Database) {}
+
+  private get models() {
+    return refundModels(this.db.sequelize);
+  }
+
+  async findRefund(appId: string, refundNo: string): Promise<Refund | null> {
+    return this.models.Refund.findOne({ where: { appId, refundNo } });
+  }
+
+  async findRefundByNo(refundNo: string): Promise<Refund | null> {
+    return this.models.Refund.findByPk(refundNo);
+  }
+
+  async findRefundByMerchantRefundNo(appId: string, merchantRefundNo: string): Promise<Refund | null> {
+    return this.models.Refund.findOne({ where: { appId, merchantRefundNo } });
+  }
+
+  async insertRefund(r: NewRefund): Promise<void> {
+    await this.db.sequelize.query(
+      `INSERT INTO refunds (refund_no, app_id, trade_no, merchant_refund_no, refund_amount, reason, notify_url,
+                            status, created_at, updated_at)
+       VALUES (:refundNo, :appId, :tradeNo, :merchantRefundNo, :refundAmount, :reason, :notifyUrl,
+               'processing', :createdAt, now())
+       ON CONFLICT (refund_no) DO NOTHING`,
+      { replacements: { ...r } },
+    );
+  }
+
+  async setRefundChannelNo(refundNo: string, channelRefundNo: string | null): Promise<void> {
+    await this.db.sequelize.query(
+      `UPDATE refunds SET channel_refund_no = COALESCE(:channelRefundNo, channel_refund_no), updated_at = now()
+        WHERE refund_no = :refundNo`,
+      { replacements: { refundNo, channelRefundNo } },
+    );
+  }
+
+  /** processing → success | failed; a settled refund never changes again. */
+  async settleRefund(
+    refundNo: string,
+    outcome: {
+      status: Exclude<RefundStatus, 'processing'>;
+      channelRefundNo: string | null;
+      refundTime: string | null;
+      failReason: string | null;
+    },
+  ): Promise<void> {
+    await this.db.sequelize.query(
+      `UPDATE refunds
+          SET status = :status, channel_refund_no = COALESCE(:channelRefundNo, channel_refund_no),
+              refund_time = :refundTime, fail_reason = :failReason, updated_at = now()
+        WHERE refund_no = :refundNo AND status = 'processing'`,
+      { replacements: { refundNo, ...outcome } },
+    );
+  }
+}

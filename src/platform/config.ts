@@ -1,0 +1,255 @@
+import os from 'node:os';
+import path from 'node:path';
+import Joi from 'joi';
+import { parseDurationList } from './durations';
+
+export type Environment = 'development' | 'test' | 'production';
+
+/** WORKER_MAX_CACHED_WORKFLOWS when unset: about 1 GiB of worker memory at most (see the README). */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
+
+export interface Config {
+  env: Environment;
+  /** Where durapay keeps its development state: embedded Postgres data, Temporal's SQLite file, keys. */
+  dataDir: string;
+  /** Where built tools (the Temporal CLI) are cached, outside any checkout. */
+  cacheDir: string;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+  api: {
+    host: string;
+    port: number;
+    /** Deadline for work done inside one API request (channel calls, workflow updates). */
+    requestTimeoutMs: number;
+  };
+  database: {
+    /** Set when a real server is configured; absent means "use the embedded Postgres". */
+    url?: string;
+    embeddedPort: number;
+  };
+  temporal: {
+    /** Set when an existing Temporal server is to be used; absent means "start a dev server". */
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    cliPath?: string;
+    devServerPort: number;
+    uiPort: number;
+    /** A prebuilt workflow bundle (see `durapay bundle`); absent means bundle at worker start. */
+    workflowBundlePath?: string;
+    /**
+     * Whether the worker also serves the diagnostic (`durapay doctor`) and benchmark workflows
+     * (DURAPAY_DIAGNOSTIC_WORKFLOWS): on by default outside production, off in production.
+     */
+    diagnosticWorkflows: boolean;
+    /**
+     * Workflows the worker keeps in memory between their tasks (its sticky cache). It bounds the
+     * worker's memory: each cached order costs about a quarter of a MiB (measured with `npm run
+     * bench`); a workflow evicted from it replays its history at its next task.
+     */
+    maxCachedWorkflows: number;
+  };
+  /**
+   * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
+   * development and tests a key is generated once into the data directory and reused.
+   */
+  masterKey?: Buffer;
+  notifications: {
+    /** Gaps between delivery attempts, unscaled; attempts = gaps + 1 (SPEC §6: 8). */
+    retryScheduleMs: number[];
+    /** One attempt's deadline: a 2xx must arrive within it. */
+    timeoutMs: number;
+  };
+  payments: {
+    /** How this service is reached from outside: channel callbacks and sandbox pay URLs. */
+    publicBaseUrl: string;
+    defaultChannel: string;
+    profitShareDelayMs: number;
+  };
+  sandbox: {
+    enabled: boolean;
+    /** Shared by the simulator and its adapter; derived from the master key when unset. */
+    secret?: string;
+    baseUrl: string;
+    refundDelayMs: number;
+    maxAmount: number;
+  };
+  rateLimit: {
+    /** Sustained requests per second per app. */
+    perSecond: number;
+    burst: number;
+  };
+  /**
+   * Multiplies every duration a workflow waits (timers, retry schedules). 1 in production;
+   * tests use a small value so a 30-minute expiry passes in well under a second.
+   */
+  timeScale: number;
+}
+
+function defaultCacheDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
+  return path.join(base, 'durapay');
+}
+
+const port = Joi.number().integer().min(1).max(65535);
+
+/** A comma-separated list of durations (`5s,5m,2h`). */
+const durations = () =>
+  Joi.string().custom((value: string, helpers) => {
+    try {
+      parseDurationList(value);
+      return value;
+    } catch {
+      return helpers.error('durations.format');
+    }
+  });
+
+const schema = Joi.object({
+  DURAPAY_ENV: Joi.string().valid('development', 'test', 'production'),
+  NODE_ENV: Joi.string().allow(''),
+  DURAPAY_DATA_DIR: Joi.string(),
+  DURAPAY_CACHE_DIR: Joi.string(),
+  LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info'),
+  HOST: Joi.string().hostname(),
+  PORT: port.default(8080),
+  API_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+  DURAPAY_PG_PORT: port.default(54329),
+  TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:]+:\d{1,5}$/, 'host:port'),
+  TEMPORAL_NAMESPACE: Joi.string()
+    .pattern(/^[A-Za-z0-9._-]{1,255}$/)
+    .default('default'),
+  TEMPORAL_TASK_QUEUE: Joi.string()
+    .pattern(/^[A-Za-z0-9._:-]{1,255}$/)
+    .default('durapay'),
+  TEMPORAL_CLI_PATH: Joi.string(),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
+  // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
+  // and a cache smaller than the tasks in flight evicts workflows mid-task.
+  WORKER_MAX_CACHED_WORKFLOWS: Joi.number()
+    .integer()
+    .min(100)
+    .max(1_000_000)
+    .default(DEFAULT_MAX_CACHED_WORKFLOWS),
+  DURAPAY_TIME_SCALE: Joi.number().greater(0).max(1).default(1),
+  DURAPAY_MASTER_KEY: Joi.string()
+    .base64()
+    .custom((value: string, helpers) =>
+      Buffer.from(value, 'base64').length === 32 ? value : helpers.error('masterKey.length'),
+    ),
+  NOTIFY_RETRY_SCHEDULE: durations().default('5s,5m,30m,2h,5h,10h,10h'),
+  NOTIFY_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
+  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  DEFAULT_CHANNEL: Joi.string()
+    .pattern(/^[a-z0-9_]{1,32}$/)
+    .default('sandbox'),
+  PROFIT_SHARE_DELAY: durations().default('60s'),
+  SANDBOX_ENABLED: Joi.boolean(),
+  DURAPAY_DIAGNOSTIC_WORKFLOWS: Joi.boolean(),
+  SANDBOX_SECRET: Joi.string().min(16),
+  SANDBOX_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
+  SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
+  RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
+  RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
+})
+  .unknown(true)
+  .messages({
+    'string.pattern.name': '{{#label}} must be of the form {{#name}}',
+    'durations.format': '{{#label}} must be a comma-separated list of durations like 5s,5m,2h',
+    'masterKey.length': '{{#label}} must be the base64 encoding of exactly 32 bytes',
+  });
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads every setting from the environment once. An empty variable counts as unset, so
+ * `PORT= npm start` behaves like no PORT at all rather than failing on "".
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const present: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  const { value, error } = schema.validate(present, { abortEarly: true, convert: true });
+  if (error) {
+    throw new ConfigError(`invalid configuration: ${error.message}`);
+  }
+  const v = value as Record<string, string | number | undefined>;
+  const str = (key: string): string | undefined => (v[key] === undefined ? undefined : String(v[key]));
+  const num = (key: string): number => Number(v[key]);
+
+  const envName: Environment =
+    (str('DURAPAY_ENV') as Environment | undefined) ??
+    (str('NODE_ENV') === 'production' ? 'production' : str('NODE_ENV') === 'test' ? 'test' : 'development');
+
+  return Object.freeze({
+    env: envName,
+    dataDir: path.resolve(cwd, str('DURAPAY_DATA_DIR') ?? '.durapay'),
+    cacheDir: path.resolve(cwd, str('DURAPAY_CACHE_DIR') ?? defaultCacheDir(env)),
+    logLevel: str('LOG_LEVEL') as Config['logLevel'],
+    api: {
+      // Loopback unless in production: the development sandbox's checkout pays any order whose
+      // trade_no is known, and is for this machine only (HOST=0.0.0.0 exposes it on purpose).
+      host: str('HOST') ?? (envName === 'production' ? '0.0.0.0' : '127.0.0.1'),
+      port: num('PORT'),
+      requestTimeoutMs: num('API_REQUEST_TIMEOUT_MS'),
+    },
+    database: {
+      url: str('DATABASE_URL'),
+      embeddedPort: num('DURAPAY_PG_PORT'),
+    },
+    temporal: {
+      address: str('TEMPORAL_ADDRESS'),
+      namespace: str('TEMPORAL_NAMESPACE')!,
+      taskQueue: str('TEMPORAL_TASK_QUEUE')!,
+      cliPath: str('TEMPORAL_CLI_PATH'),
+      devServerPort: num('TEMPORAL_PORT'),
+      uiPort: num('TEMPORAL_UI_PORT'),
+      workflowBundlePath: str('DURAPAY_WORKFLOW_BUNDLE'),
+      diagnosticWorkflows:
+        v.DURAPAY_DIAGNOSTIC_WORKFLOWS === undefined
+          ? envName !== 'production'
+          : Boolean(v.DURAPAY_DIAGNOSTIC_WORKFLOWS),
+      maxCachedWorkflows: num('WORKER_MAX_CACHED_WORKFLOWS'),
+    },
+    masterKey:
+      str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
+    notifications: {
+      retryScheduleMs: parseDurationList(str('NOTIFY_RETRY_SCHEDULE')!),
+      timeoutMs: num('NOTIFY_TIMEOUT_MS'),
+    },
+    payments: {
+      publicBaseUrl: (str('PUBLIC_BASE_URL') ?? `http://127.0.0.1:${num('PORT')}`).replace(/\/+$/, ''),
+      defaultChannel: str('DEFAULT_CHANNEL')!,
+      profitShareDelayMs: parseDurationList(str('PROFIT_SHARE_DELAY')!)[0]!,
+    },
+    sandbox: {
+      enabled: v.SANDBOX_ENABLED === undefined ? envName !== 'production' : Boolean(v.SANDBOX_ENABLED),
+      secret: str('SANDBOX_SECRET'),
+      baseUrl: (
+        str('SANDBOX_BASE_URL') ??
+        `${(str('PUBLIC_BASE_URL') ?? `http://127.0.0.1:${num('PORT')}`).replace(/\/+$/, '')}/sandbox`
+      ).replace(/\/+$/, ''),
+      refundDelayMs: num('SANDBOX_REFUND_DELAY_MS'),
+      maxAmount: num('SANDBOX_MAX_AMOUNT'),
+    },
+    rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
+    timeScale: num('DURAPAY_TIME_SCALE'),
+  });
+}
+
+/** Like loadConfig, but for settings a process cannot run without: set after provisioning. */
+export function requireDatabaseUrl(config: Config): string {
+  if (!config.database.url) throw new ConfigError('invalid configuration: "DATABASE_URL" is required');
+  return config.database.url;
+}
+
+export function requireTemporalAddress(config: Config): string {
+  if (!config.temporal.address)
+    throw new ConfigError('invalid configuration: "TEMPORAL_ADDRESS" is required');
+  return config.temporal.address;
+}

@@ -1,0 +1,14 @@
+import type { Response } from 'express';
+import { type AppError } from '../errors';
+
+export function sendData(res: Response, data: unknown): void {
+  res
+    .status(200)
+    .json({ code: 'success', message: 'success', data: data ?? null, request_id: res.locals.requestId });
+}
+
+export function sendError(res: Response, err: AppError): void {
+  res
+    .status(err.httpStatus)
+    .json({ code: err.code, message: err.message, data: null, request_id: res.locals.requestId });
+}

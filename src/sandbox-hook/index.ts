@@ -1,0 +1,75 @@
+/**
+ * The development hook: the one file of the gateway that reaches the simulated sandbox upstream
+ * in sandbox/ (a tool beside the gateway, with its own tables, migrations and start command).
+ * Everything else in src/ knows the sandbox only as a channel at SANDBOX_BASE_URL, through its
+ * adapter in src/channels/sandbox/. Development (`npm start`) mounts the upstream in the API at
+ * /sandbox; production mounts it only when SANDBOX_ENABLED says so.
+ */
+import type { RequestHandler } from 'express';
+import type { Sequelize } from 'sequelize';
+import { createSandboxRouter, migrateSandbox, serveSandbox, type SandboxServer } from '../../sandbox';
+import { sandboxSecret } from '../channels/sandbox';
+import type { Config } from '../platform/config';
+import type { Database } from '../platform/db';
+import { scaleDuration } from '../platform/durations';
+import type { Logger } from '../platform/logger';
+
+function upstreamSettings(config: Config, masterKey: Buffer) {
+  return {
+    // The same secret the adapter signs with: configured, or derived from the master key.
+    secret: sandboxSecret(config, masterKey),
+    refundDelayMs: scaleDuration(config.sandbox.refundDelayMs, config.timeScale),
+  };
+}
+
+/**
+ * Brings the upstream's tables up to date when the sandbox is enabled (they are the sandbox's,
+ * recorded in its own migration table); answers the migrations run.
+ */
+export async function migrateSandboxUpstream(
+  config: Config,
+  sequelize: Sequelize,
+  logger?: Logger,
+): Promise<string[]> {
+  return config.sandbox.enabled ? migrateSandbox(sequelize, logger) : [];
+}
+
+/**
+ * The upstream to mount at /sandbox in the API, or undefined when the sandbox is off. Its first
+ * request waits for the upstream's migrations (run again after a failure), so that the API still
+ * starts before Postgres answers and a database migrated only for the gateway still works.
+ */
+export function sandboxUpstream(
+  config: Config,
+  masterKey: Buffer,
+  db: Database,
+  logger: Logger,
+): RequestHandler | undefined {
+  if (!config.sandbox.enabled) return undefined;
+  const sandboxLogger = logger.child({ component: 'sandbox' });
+  let migrated: Promise<unknown> | undefined;
+  const router = createSandboxRouter({
+    db,
+    ...upstreamSettings(config, masterKey),
+    publicBaseUrl: config.payments.publicBaseUrl,
+    logger: sandboxLogger,
+  });
+  return (req, res, next) => {
+    migrated ??= migrateSandbox(db.sequelize, sandboxLogger).catch((err: unknown) => {
+      migrated = undefined;
+      throw err;
+    });
+    migrated.then(() => router(req, res, next), next);
+  };
+}
+
+/** `durapay sandbox`: the upstream alone on its own port, with the gateway's settings. */
+export function serveSandboxUpstream(
+  config: Config,
+  masterKey: Buffer,
+  db: Database,
+  listen: { port: number; host: string; publicBaseUrl?: string },
+  logger: Logger,
+): Promise<SandboxServer> {
+  return serveSandbox({ db, ...upstreamSettings(config, masterKey), ...listen, logger });
+}

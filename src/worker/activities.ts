@@ -1,0 +1,51 @@
+import type { Client } from '@temporalio/client';
+import type { ChannelRegistry } from '../channels/registry';
+import type { Config } from '../platform/config';
+import type { Database } from '../platform/db';
+import type { AppRepository } from '../modules/apps';
+import type { Logger } from '../platform/logger';
+import { createApplicationActivities } from '../modules/applications';
+import { createDiagnosticActivities } from '../diagnostics/activities';
+import { createNotificationActivities, NotificationPublisher } from '../modules/notifications';
+import { createPaymentActivities } from '../modules/orders';
+import { createRefundActivities } from '../modules/refunds';
+
+/** What the worker hands to createActivities. */
+export type WorkerActivityDeps = Omit<ActivityDeps, 'publisher'>;
+
+export interface ActivityDeps {
+  db: Database;
+  logger: Logger;
+  /** For activities that start workflows (publishing a notification). */
+  client: Client;
+  taskQueue: string;
+  apps: AppRepository;
+  notifications: Config['notifications'];
+  timeScale: number;
+  channels: ChannelRegistry;
+  /** Refuse notify_urls that resolve to loopback, private or link-local addresses (production). */
+  guardAddresses: boolean;
+  /** Built by createActivities: how every module's activities publish merchant notifications. */
+  publisher: NotificationPublisher;
+}
+
+/** Every activity the worker serves, built around the dependencies handed in. */
+export function createActivities(base: WorkerActivityDeps) {
+  const publisher = new NotificationPublisher({
+    db: base.db,
+    client: base.client,
+    taskQueue: base.taskQueue,
+    retryScheduleMs: base.notifications.retryScheduleMs,
+    timeScale: base.timeScale,
+  });
+  const deps: ActivityDeps = { ...base, publisher };
+  return {
+    ...createDiagnosticActivities(deps),
+    ...createNotificationActivities(deps),
+    ...createPaymentActivities(deps),
+    ...createRefundActivities(deps),
+    ...createApplicationActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
