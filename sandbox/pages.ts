@@ -18,14 +18,16 @@ const STYLE = `
   dt { color: #777; }
   button { font-size: 1rem; padding: 0.6rem 1.4rem; margin-right: 0.6rem; border-radius: 6px; border: 1px solid #999; cursor: pointer; }
   button.pay { background: #1a7f37; color: #fff; border-color: #1a7f37; }
+  .qr { display: block; width: 10rem; height: 10rem; margin: 0 0 1rem; image-rendering: pixelated; }
   #outcome { margin-top: 1.5rem; font-weight: 600; min-height: 1.5em; }
 `;
 
 /**
- * The checkout a pay_url opens. Its buttons POST {"result": …} to the page's own URL, which is
- * what a test or a script does directly. The script is static; only escaped text varies.
+ * The checkout a pay_url opens, with the QR code a phone would scan to open it. Its buttons POST
+ * {"result": …} to the page's own URL, which is what a test or a script does directly. The
+ * script is static; only escaped text varies.
  */
-export function checkoutPage(order: OrderRow, nonce: string): string {
+export function checkoutPage(order: OrderRow, nonce: string, qrImage: string): string {
   const open = order.status === 'pending';
   const stateLine = open ? '' : `This order is ${order.status}.`;
   return `<!doctype html>
@@ -40,6 +42,7 @@ export function checkoutPage(order: OrderRow, nonce: string): string {
 <h1>durapay sandbox checkout</h1>
 <p>${escapeHtml(order.subject)}</p>
 <p class="amount">¥${formatYuan(order.amount)} <small>${escapeHtml(order.currency)}</small></p>
+<img class="qr" src="${escapeHtml(qrImage)}" alt="QR code of this checkout: scan it to pay on a phone">
 <dl>
   <dt>Order</dt><dd>${escapeHtml(order.trade_no)}</dd>
   <dt>Pay method</dt><dd>${escapeHtml(order.pay_method)}</dd>

@@ -26,6 +26,7 @@ import type { Logger } from '../src/platform/logger';
 import { validateStrictly } from '../src/platform/http/strict';
 import { SANDBOX_PAY_METHODS as PAY_METHODS } from '../src/channels/sandbox';
 import { checkoutPage, contractPage, notFoundPage } from './pages';
+import { qrImage } from '../src/platform/qr';
 import { isoOrNull } from '../src/platform/dates';
 import {
   SANDBOX_SIGNATURE_HEADER,
@@ -387,14 +388,15 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       return;
     }
     const nonce = randomBytes(16).toString('base64');
+    const qr = await qrImage(payUrl(order.trade_no));
     res
       .set(
         'Content-Security-Policy',
-        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'`,
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'`,
       )
       .set('Cache-Control', 'no-store')
       .type('html')
-      .send(checkoutPage(order, nonce));
+      .send(checkoutPage(order, nonce, qr));
   });
 
   router.post('/pay/:trade_no', async (req, res) => {

@@ -35,7 +35,7 @@ export interface CreateOrderInput {
 
 export interface CreateOrderResult {
   trade_no: string;
-  /** Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`). */
+  /** Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; with `qr_image` for `qr_code`). */
   pay_credential: Record<string, unknown>;
   is_idempotent: boolean;
 }

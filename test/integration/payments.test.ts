@@ -10,6 +10,7 @@ import { envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
+import { decodeQrDataUrl } from '../support/qr';
 
 jest.setTimeout(120_000);
 
@@ -118,6 +119,19 @@ describe('POST /api/v1/pay/unified-order', () => {
     });
     expect(q.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(Date.parse(q.expire_time as string) - Date.parse(q.created_at as string)).toBe(30 * 60_000);
+  });
+
+  test('when a qr_code order is created, then its credential carries a PNG QR image that decodes to its qr_code, and the checkout page shows the same code', async () => {
+    const created = await create();
+    const credential = created.pay_credential as { pay_url: string; qr_code: string; qr_image?: string };
+    expect(credential.qr_image).toMatch(/^data:image\/png;base64,/);
+    expect(decodeQrDataUrl(credential.qr_image!)).toBe(credential.qr_code);
+    const page = await (await fetch(credential.pay_url)).text();
+    const shown = /<img class="qr" src="(data:image\/png;base64,[^"]+)"/.exec(page)?.[1];
+    expect(shown && decodeQrDataUrl(shown)).toBe(credential.pay_url);
+    // Only a QR code payment carries the image.
+    const h5 = await create({ pay_method: 'h5' });
+    expect(h5.pay_credential).not.toHaveProperty('qr_image');
   });
 
   test('when the same order is created again, then the same trade_no with is_idempotent true; different parameters are refused', async () => {

@@ -6,6 +6,7 @@ import { Agent, request } from 'undici';
 import type { PayMethod } from '../../modules/orders/rules';
 import type { Config } from '../../platform/config';
 import { ChannelError } from '../errors';
+import { qrImage } from '../../platform/qr';
 import type {
   ApplicationState,
   CallbackCheck,
@@ -134,7 +135,11 @@ export class SandboxChannel implements Channel {
   readonly payments: PaymentsPort = {
     create: async (ctx, input) => {
       const answer = await this.call('POST', '/v1/orders', toWireCreateOrder(ctx, input));
-      return parseOrderCreated(this.ok('create order', answer));
+      const created = parseOrderCreated(this.ok('create order', answer));
+      if (input.payMethod !== 'qr_code') return created;
+      // The buyer scans the QR code: the credential carries it rendered, as real channels' do.
+      const qr = String(created.payCredential.qr_code);
+      return { ...created, payCredential: { ...created.payCredential, qr_image: await qrImage(qr) } };
     },
     query: async (_ctx, tradeNo) => {
       const answer = await this.call('GET', `/v1/orders/${encodeURIComponent(tradeNo)}`);
