@@ -44,7 +44,8 @@ test('when the bench runs every phase with tiny settings, then each phase report
     '--full-concurrency',
     '1',
     '--growth',
-    '0,20',
+    // Well above what growth-0's one second of creates leaves open, so that the seeding is run.
+    '0,200',
     '--seed-concurrency',
     '4',
     '--out-dir',
@@ -65,7 +66,7 @@ test('when the bench runs every phase with tiny settings, then each phase report
     'create-c2',
     'full-c1',
     'growth-0',
-    'growth-20',
+    'growth-200',
   ]);
   for (const p of result.phases) {
     expect(p.errors).toBe(0);
@@ -79,12 +80,13 @@ test('when the bench runs every phase with tiny settings, then each phase report
     expect(p.cpu_s).toBe(Math.round((p.processes.api!.cpu_s + p.processes.worker!.cpu_s) * 100) / 100);
     expect(p.processes.worker!.peak_rss_mb).toBeGreaterThan(50);
   }
-  // The growth stack is a fresh one: nothing open before its first phase, then the seeded 20.
+  // The growth stack is a fresh one: nothing open before its first phase, then the seeded 200.
   expect(result.phases[3]!.open_orders).toBe(0);
-  expect(result.phases[4]!.open_orders).toBeGreaterThanOrEqual(20);
+  expect(result.phases[4]!.open_orders).toBeGreaterThanOrEqual(200);
   expect(result.phases[4]!.seeding).toMatchObject({ retries: 0 });
+  expect(result.phases[4]!.seeding!.orders).toBeGreaterThan(0);
   expect(result.ratios.create_vs_floor).toBeGreaterThan(0);
-  expect(result.ratios.growth_top_level).toBe(20);
+  expect(result.ratios.growth_top_level).toBe(200);
   expect(result.ratios.growth_p50_10k_vs_0).toBeNull();
 
   expect(stdout).toContain('| phase | conc. | requests | req/s |');
