@@ -1,0 +1,22 @@
+/**
+ * An offline WeChat Pay API v3 sandbox (service-provider payment APIs): a router that signs and
+ * checks the wire as WeChat does, its made-up credentials, and the settings that point durapay
+ * at it. Independent of durapay's WeChat Pay adapter and of wechatpay-axios-plugin on purpose.
+ */
+export {
+  createWechatpaySandbox,
+  CALLBACK_RETRY_DELAYS_MS,
+  type WechatpaySandbox,
+  type WechatpaySandboxLogger,
+  type WechatpaySandboxOptions,
+} from './router';
+export {
+  generateWechatpaySandboxKeys,
+  loadOrCreateWechatpaySandboxKeys,
+  loadWechatpaySandboxKeys,
+  saveWechatpaySandboxKeys,
+  wechatpaySettings,
+  WECHATPAY_SANDBOX_KEY_FILES,
+  type WechatpaySandboxKeys,
+} from './keys';
+export type { BuyerResult, RefundStatus, TradeKind, TradeState } from './store';

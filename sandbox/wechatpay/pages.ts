@@ -1,0 +1,88 @@
+/**
+ * The WeChat Pay sandbox's checkout, the page an h5_url or a code_url opens (and, for JSAPI and
+ * APP orders, /checkout/prepay/<prepay_id>, since those have no URL of their own). Plain HTML
+ * forms and no script, so its Content-Security-Policy can forbid every script; only escaped
+ * text varies.
+ */
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** 1234 fen → "12.34", without floating point. */
+function formatYuan(fen: number): string {
+  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
+}
+
+/** No script at all; forms post back to this origin only; a QR image is a data: URL. */
+export const CHECKOUT_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+const STYLE = `
+  body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #222; }
+  h1 { font-size: 1.2rem; color: #555; }
+  .amount { font-size: 2.4rem; margin: 0.5rem 0 1.5rem; }
+  dl { display: grid; grid-template-columns: auto 1fr; gap: 0.3rem 1rem; font-size: 0.9rem; }
+  dt { color: #777; }
+  form { display: inline; }
+  button { font-size: 1rem; padding: 0.6rem 1.2rem; margin: 1rem 0.5rem 0 0; border-radius: 6px; border: 1px solid #999; cursor: pointer; }
+  button.pay { background: #07c160; color: #fff; border-color: #07c160; }
+  .qr { display: block; width: 10rem; height: 10rem; margin: 0 0 1rem; image-rendering: pixelated; }
+`;
+
+export interface CheckoutView {
+  description: string;
+  outTradeNo: string;
+  subMchid: string;
+  tradeType: string;
+  tradeState: string;
+  tradeStateDesc: string;
+  total: number;
+  payable: boolean;
+  /** A PNG data URL of the code_url, for NATIVE orders a phone would scan. */
+  qrImage?: string;
+}
+
+function button(result: string, label: string, cls: string, enabled: boolean): string {
+  return `<form method="post"><input type="hidden" name="result" value="${result}"><button class="${cls}" type="submit"${enabled ? '' : ' disabled'}>${label}</button></form>`;
+}
+
+export function checkoutPage(view: CheckoutView): string {
+  const qr = view.qrImage
+    ? `<img class="qr" src="${escapeHtml(view.qrImage)}" alt="QR code of this checkout's code_url">`
+    : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>WeChat Pay sandbox — ${escapeHtml(view.description)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>durapay WeChat Pay sandbox checkout</h1>
+<p>${escapeHtml(view.description)}</p>
+<p class="amount">¥${formatYuan(view.total)} <small>CNY</small></p>
+${qr}
+<dl>
+  <dt>out_trade_no</dt><dd>${escapeHtml(view.outTradeNo)}</dd>
+  <dt>sub_mchid</dt><dd>${escapeHtml(view.subMchid)}</dd>
+  <dt>trade_type</dt><dd>${escapeHtml(view.tradeType)}</dd>
+  <dt>trade_state</dt><dd>${escapeHtml(view.tradeState)} (${escapeHtml(view.tradeStateDesc)})</dd>
+</dl>
+<p>
+${button('pay', 'Pay', 'pay', view.payable)}
+${button('userpaying', 'User paying', 'userpaying', view.payable)}
+${button('payerror', 'Payment error', 'payerror', view.payable)}
+</p>
+</body>
+</html>
+`;
+}
+
+export function notFoundPage(): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not found</title><style>${STYLE}</style></head>
+<body><h1>durapay WeChat Pay sandbox</h1><p>This checkout does not exist (the sandbox keeps orders in memory; was it restarted?).</p></body></html>
+`;
+}

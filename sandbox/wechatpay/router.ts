@@ -1,0 +1,536 @@
+/**
+ * An offline WeChat Pay API v3 sandbox for the service-provider ("partner") payment APIs, as an
+ * Express router: create (JSAPI, APP, H5, Native), query, close, refund and refund query, each
+ * request's WECHATPAY2-SHA256-RSA2048 signature checked and every answer signed with the
+ * platform key, plus a buyer's checkout page and signed, encrypted callbacks retried on WeChat's
+ * rhythm. Any v3 client with its response verification on can talk to it; it is written on
+ * node:crypto alone (./wire.ts) so that such a test is one of interoperability.
+ *
+ * Longer than 300 lines: the whole HTTP surface of the simulated API in one router, the way the
+ * sandbox upstream's simulator.ts is; its state and transitions live in store.ts, its crypto in
+ * wire.ts, its page in pages.ts.
+ */
+import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
+import Joi from 'joi';
+import { readRawBody } from '../../src/platform/http/raw-body';
+import { validateStrictly } from '../../src/platform/http/strict';
+import { qrImage } from '../../src/platform/qr';
+import type { WechatpaySandboxKeys } from './keys';
+import { CHECKOUT_CSP, checkoutPage, notFoundPage } from './pages';
+import {
+  WechatpaySandboxStore,
+  refundNoticeView,
+  refundView,
+  transactionView,
+  type BuyerResult,
+  type CreateOrderRequest,
+  type CreateRefundRequest,
+  type OrderRecord,
+  type RefundRecord,
+  type TradeKind,
+} from './store';
+import {
+  WechatpayError,
+  encryptResource,
+  parseRfc3339,
+  requestId,
+  rfc3339Cst,
+  verifyRequest,
+  wechatpayHeaders,
+  type PlatformSigner,
+} from './wire';
+
+export interface WechatpaySandboxLogger {
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface WechatpaySandboxOptions {
+  keys: WechatpaySandboxKeys;
+  /** Where the router is mounted as browsers reach it, e.g. http://127.0.0.1:8080/wechatpay. */
+  publicBaseUrl: string;
+  /** Multiplies every delay (refunds, late and retried callbacks); 1 unless a test speeds it up. */
+  timeScale?: number;
+  /** How long a refund stays PROCESSING, before timeScale; 1000 by default. */
+  refundDelayMs?: number;
+  logger?: WechatpaySandboxLogger;
+  /** How callbacks are posted; the global fetch unless set. */
+  callbackFetch?: typeof fetch;
+}
+
+export interface WechatpaySandbox {
+  router: Router;
+  keys: WechatpaySandboxKeys;
+  /** Cancels pending refunds and callbacks, and aborts callbacks in flight. */
+  close(): void;
+}
+
+/** WeChat's resending rhythm for an unacknowledged callback, after the first attempt. */
+export const CALLBACK_RETRY_DELAYS_MS: readonly number[] = [
+  15, 15, 30, 180, 600, 1200, 1800, 1800, 1800, 3600, 10800, 10800, 10800, 21600, 21600,
+].map((s) => s * 1000);
+/** WeChat gives a notify_url about 5 s to answer. */
+const CALLBACK_TIMEOUT_MS = 5_000;
+const LATE_CALLBACK_MS = 5_000;
+const DUPLICATE_GAP_MS = 1_000;
+const MAX_BODY_BYTES = 1024 * 1024;
+const KINDS: readonly TradeKind[] = ['jsapi', 'app', 'h5', 'native'];
+const BUYER_RESULTS: readonly BuyerResult[] = ['pay', 'userpaying', 'payerror'];
+
+const silentLogger: WechatpaySandboxLogger = { info() {}, warn() {}, error() {} };
+
+// ---- request schemas: documented fields only, so a client's misspelt field is caught here ----
+
+const mchid = Joi.string().pattern(/^\d{1,32}$/);
+const appid = Joi.string().min(1).max(32);
+const openid = Joi.string().min(1).max(128);
+const outTradeNo = Joi.string().pattern(/^[A-Za-z0-9_\-|*]{6,32}$/);
+const fen = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+const httpUrl = Joi.string()
+  .uri({ scheme: ['http', 'https'] })
+  .max(256);
+const rfc3339 = Joi.string().custom((value: string, helpers) =>
+  parseRfc3339(value) === undefined ? helpers.error('string.isoDate') : value,
+);
+
+const createOrderSchema = Joi.object<CreateOrderRequest>({
+  sp_appid: appid.required(),
+  sp_mchid: mchid.required(),
+  sub_appid: appid,
+  sub_mchid: mchid.required(),
+  description: Joi.string().min(1).max(127).required(),
+  out_trade_no: outTradeNo.required(),
+  time_expire: rfc3339,
+  attach: Joi.string().max(128),
+  notify_url: httpUrl.required(),
+  goods_tag: Joi.string().max(32),
+  support_fapiao: Joi.boolean(),
+  settle_info: Joi.object({ profit_sharing: Joi.boolean().required() }),
+  amount: Joi.object({ total: fen.required(), currency: Joi.string().valid('CNY') }).required(),
+  payer: Joi.object({ sp_openid: openid, sub_openid: openid }),
+  detail: Joi.object().unknown(true),
+  scene_info: Joi.object({
+    payer_client_ip: Joi.string().ip({ cidr: 'forbidden' }).required(),
+    device_id: Joi.string().max(32),
+    store_info: Joi.object().unknown(true),
+    h5_info: Joi.object({
+      type: Joi.string().valid('iOS', 'Android', 'Wap').required(),
+      app_name: Joi.string().max(64),
+      app_url: Joi.string().max(128),
+      bundle_id: Joi.string().max(128),
+      package_name: Joi.string().max(128),
+    }),
+  }),
+}).required();
+
+const closeSchema = Joi.object<{ sp_mchid: string; sub_mchid: string }>({
+  sp_mchid: mchid.required(),
+  sub_mchid: mchid.required(),
+}).required();
+
+const createRefundSchema = Joi.object<CreateRefundRequest>({
+  sub_mchid: mchid.required(),
+  transaction_id: Joi.string().pattern(/^\d{1,32}$/),
+  out_trade_no: outTradeNo,
+  out_refund_no: Joi.string()
+    .pattern(/^[A-Za-z0-9_\-|*@]{1,64}$/)
+    .required(),
+  reason: Joi.string().max(80),
+  notify_url: httpUrl,
+  funds_account: Joi.string().valid('AVAILABLE', 'UNSETTLED'),
+  amount: Joi.object({
+    refund: fen.required(),
+    total: fen.required(),
+    currency: Joi.string().valid('CNY').required(),
+  }).required(),
+  goods_detail: Joi.array(),
+})
+  .or('transaction_id', 'out_trade_no')
+  .required();
+
+const buyerSchema = Joi.object<{ result: BuyerResult }>({
+  result: Joi.string()
+    .valid(...BUYER_RESULTS)
+    .required(),
+}).required();
+
+function paramError(message: string): WechatpayError {
+  return new WechatpayError(400, 'PARAM_ERROR', message);
+}
+
+function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
+  return validateStrictly(schema, value, paramError);
+}
+
+function jsonBody(req: Request): unknown {
+  const raw = req.rawBody ?? Buffer.alloc(0);
+  if (raw.length === 0) throw paramError('the request body is empty; a JSON object is expected');
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw paramError('the request body is not valid JSON');
+  }
+}
+
+/** A required query parameter, once. */
+function queryParam(req: Request, name: string): string {
+  const value = (req.query as Record<string, unknown>)[name];
+  if (typeof value !== 'string' || value === '')
+    throw paramError(`query parameter ${name} is required, once`);
+  return value;
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+export function createWechatpaySandbox(options: WechatpaySandboxOptions): WechatpaySandbox {
+  const { keys } = options;
+  const logger = options.logger ?? silentLogger;
+  const scale = options.timeScale ?? 1;
+  const refundDelayMs = (options.refundDelayMs ?? 1000) * scale;
+  const send = options.callbackFetch ?? fetch;
+  const base = options.publicBaseUrl.replace(/\/+$/, '');
+  const signer: PlatformSigner = {
+    publicKeyId: keys.platformPublicKeyId,
+    privateKey: createPrivateKey(keys.platformPrivateKeyPem),
+  };
+  const merchant = {
+    mchid: keys.spMchid,
+    serial: keys.merchantSerial,
+    publicKey: createPublicKey(keys.merchantPublicKeyPem),
+  };
+  const store = new WechatpaySandboxStore();
+  const timers = new Set<NodeJS.Timeout>();
+  const closing = new AbortController();
+
+  const checkoutUrl = (order: OrderRecord) => `${base}/checkout/${order.token}`;
+
+  /** Every answer is signed over the exact bytes sent, errors and 204 included. */
+  function answer(res: Response, status: number, body?: unknown): void {
+    const raw = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body), 'utf8');
+    res.status(status).set(wechatpayHeaders(signer, raw)).set('Request-ID', requestId());
+    if (body === undefined) {
+      res.end();
+      return;
+    }
+    res.set('Content-Type', 'application/json').send(raw);
+  }
+
+  // ---- timers and callbacks ----
+
+  /** Runs `task` after `ms` unless close() came first; a task's failure is logged, never thrown. */
+  function later(ms: number, task: () => Promise<void>): void {
+    if (closing.signal.aborted) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      task().catch((err: unknown) =>
+        logger.error('wechatpay sandbox task failed', { error: describeError(err) }),
+      );
+    }, ms);
+    // A pending callback must not keep a stopping process alive.
+    timer.unref();
+    timers.add(timer);
+  }
+
+  function notification(eventType: string, summary: string, kind: string, plaintext: unknown): Buffer {
+    const resource = encryptResource(keys.apiV3Key, JSON.stringify(plaintext), kind, kind);
+    const body = {
+      id: randomUUID(),
+      create_time: rfc3339Cst(Date.now()),
+      resource_type: 'encrypt-resource',
+      event_type: eventType,
+      summary,
+      resource,
+    };
+    return Buffer.from(JSON.stringify(body), 'utf8');
+  }
+
+  /** One attempt; unless it is acknowledged (200 or 204), the next on WeChat's rhythm. */
+  async function deliver(
+    url: string,
+    raw: Buffer,
+    meta: Record<string, unknown>,
+    attempt = 0,
+  ): Promise<void> {
+    if (closing.signal.aborted) return;
+    let outcome: string;
+    try {
+      const res = await send(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...wechatpayHeaders(signer, raw) },
+        body: raw,
+        redirect: 'manual',
+        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.status === 200 || res.status === 204) {
+        logger.info('wechatpay sandbox callback acknowledged', { ...meta, attempt });
+        return;
+      }
+      outcome = `HTTP ${res.status}`;
+    } catch (err) {
+      if (closing.signal.aborted) return;
+      outcome = describeError(err);
+    }
+    const wait = CALLBACK_RETRY_DELAYS_MS[attempt];
+    if (wait === undefined) {
+      logger.warn('wechatpay sandbox callback given up', { ...meta, attempt, outcome });
+      return;
+    }
+    logger.warn('wechatpay sandbox callback not acknowledged', { ...meta, attempt, outcome });
+    later(wait * scale, () => deliver(url, raw, meta, attempt + 1));
+  }
+
+  function notifyPaid(order: OrderRecord): void {
+    const { description, notify_url: url, out_trade_no: outTradeNo } = order.request;
+    const meta = { event_type: 'TRANSACTION.SUCCESS', out_trade_no: outTradeNo, url };
+    if (description.includes('[sandbox:callback-lost]')) {
+      logger.info('wechatpay sandbox payment callback dropped (fault injection)', meta);
+      return;
+    }
+    const raw = notification('TRANSACTION.SUCCESS', '支付成功', 'transaction', transactionView(order));
+    const first = description.includes('[sandbox:callback-late]') ? LATE_CALLBACK_MS * scale : 0;
+    later(first, () => deliver(url, raw, meta));
+    if (description.includes('[sandbox:callback-duplicate]')) {
+      later(first + DUPLICATE_GAP_MS * scale, () => deliver(url, raw, meta));
+    }
+  }
+
+  const REFUND_SUMMARIES = { SUCCESS: '退款成功', ABNORMAL: '退款异常', CLOSED: '退款关闭' } as const;
+
+  /** Settles a due refund once; only the call that settled it posts its callback. */
+  function settle(refund: RefundRecord): void {
+    if (!store.settleRefund(refund, Date.now())) return;
+    const status = refund.status as keyof typeof REFUND_SUMMARIES;
+    const meta = { event_type: `REFUND.${status}`, out_refund_no: refund.request.out_refund_no };
+    logger.info('wechatpay sandbox refund settled', meta);
+    const url = refund.request.notify_url;
+    if (url === undefined) return;
+    const raw = notification(
+      `REFUND.${status}`,
+      REFUND_SUMMARIES[status],
+      'refund',
+      refundNoticeView(refund),
+    );
+    later(0, () => deliver(url, raw, { ...meta, url }));
+  }
+
+  // ---- routes ----
+
+  const router = express.Router({ caseSensitive: true });
+  // Its own bodies, as sent: the signature covers the exact bytes (a host that kept them is fine).
+  router.use(readRawBody({ limit: MAX_BODY_BYTES }));
+
+  async function showCheckout(order: OrderRecord | undefined, res: Response): Promise<void> {
+    res.set('Content-Security-Policy', CHECKOUT_CSP).set('Cache-Control', 'no-store');
+    if (!order) {
+      res.status(404).type('html').send(notFoundPage());
+      return;
+    }
+    const view = transactionView(order);
+    res.type('html').send(
+      checkoutPage({
+        description: order.request.description,
+        outTradeNo: order.request.out_trade_no,
+        subMchid: order.request.sub_mchid,
+        tradeType: String(view.trade_type),
+        tradeState: order.state,
+        tradeStateDesc: String(view.trade_state_desc),
+        total: order.request.amount.total,
+        payable: ['NOTPAY', 'USERPAYING', 'PAYERROR'].includes(order.state),
+        qrImage: order.kind === 'native' ? await qrImage(checkoutUrl(order)) : undefined,
+      }),
+    );
+  }
+
+  /** The buyer's choice; a form from the page is sent back to the page, a script gets JSON. */
+  function actAsBuyer(order: OrderRecord | undefined, req: Request, res: Response): void {
+    if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
+    const form = typeof req.is('application/x-www-form-urlencoded') === 'string';
+    const body = form
+      ? Object.fromEntries(new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString('utf8')))
+      : jsonBody(req);
+    const { result } = validate(buyerSchema, body);
+    const { paid } = store.buyerActs(order, result, Date.now());
+    logger.info('wechatpay sandbox buyer acted', { out_trade_no: order.request.out_trade_no, result });
+    if (paid) notifyPaid(order);
+    if (form && req.accepts(['json', 'html']) === 'html') {
+      res.redirect(303, req.originalUrl);
+      return;
+    }
+    answer(res, 200, { trade_state: order.state });
+  }
+
+  router.get('/checkout/prepay/:prepay_id', (req, res) =>
+    showCheckout(store.findOrderByPrepayId(req.params.prepay_id, Date.now()), res),
+  );
+  router.post('/checkout/prepay/:prepay_id', (req, res) =>
+    actAsBuyer(store.findOrderByPrepayId(req.params.prepay_id, Date.now()), req, res),
+  );
+  router.get('/checkout/:token', (req, res) =>
+    showCheckout(store.findOrderByToken(req.params.token, Date.now()), res),
+  );
+  router.post('/checkout/:token', (req, res) =>
+    actAsBuyer(store.findOrderByToken(req.params.token, Date.now()), req, res),
+  );
+
+  // Everything under /v3 is the merchant's API: signed by the merchant's key, or refused.
+  router.use('/v3', (req, res, next) => {
+    const check = verifyRequest(
+      {
+        method: req.method,
+        // The full path the client signed, wherever this router is mounted.
+        pathWithQuery: req.originalUrl,
+        body: req.rawBody ?? Buffer.alloc(0),
+        authorization: req.get('Authorization'),
+      },
+      merchant,
+    );
+    if (check.ok) {
+      res.locals.mchid = check.mchid;
+      next();
+      return;
+    }
+    const consumed = req.rawBody === undefined && req.body !== undefined;
+    const reason = consumed
+      ? `${check.reason} (the body was parsed before the sandbox saw its bytes: mount it before any body parser)`
+      : check.reason;
+    logger.warn('wechatpay sandbox request refused', { path: req.originalUrl, reason });
+    answer(res, 401, { code: 'SIGN_ERROR', message: `签名错误: ${reason}` });
+  });
+
+  function requireSpMchid(res: Response, spMchid: string): void {
+    if (spMchid !== res.locals.mchid) {
+      throw new WechatpayError(
+        400,
+        'INVALID_REQUEST',
+        `sp_mchid ${spMchid} is not the mchid that signed the request`,
+      );
+    }
+  }
+
+  router.post('/v3/pay/partner/transactions/:kind', (req, res) => {
+    const kind = req.params.kind as TradeKind;
+    if (!KINDS.includes(kind))
+      throw new WechatpayError(404, 'NOT_FOUND', `no such API: ${req.method} ${req.path}`);
+    const body = validate(createOrderSchema, jsonBody(req));
+    requireSpMchid(res, body.sp_mchid);
+    if (body.sp_appid !== keys.spAppid) {
+      throw new WechatpayError(
+        400,
+        'APPID_MCHID_NOT_MATCH',
+        `sp_appid ${body.sp_appid} is not bound to sp_mchid ${body.sp_mchid}`,
+      );
+    }
+    if (body.payer?.sub_openid !== undefined && body.sub_appid === undefined) {
+      throw paramError('sub_appid is required when payer.sub_openid is given');
+    }
+    if (kind === 'jsapi' && body.payer?.sp_openid === undefined && body.payer?.sub_openid === undefined) {
+      throw paramError('payer.sp_openid or payer.sub_openid is required for JSAPI');
+    }
+    if (kind === 'h5' && body.scene_info?.h5_info === undefined) {
+      throw paramError('scene_info.h5_info is required for H5 (with scene_info.payer_client_ip)');
+    }
+    if (body.description.includes('[sandbox:system-error]')) {
+      throw new WechatpayError(500, 'SYSTEM_ERROR', '系统错误 (fault injection: [sandbox:system-error])');
+    }
+    const now = Date.now();
+    const expiresAt = body.time_expire === undefined ? undefined : parseRfc3339(body.time_expire);
+    const { order, created } = store.createOrder(kind, body, expiresAt, now);
+    if (created) logger.info('wechatpay sandbox order created', { out_trade_no: body.out_trade_no, kind });
+    if (kind === 'h5') answer(res, 200, { h5_url: checkoutUrl(order) });
+    else if (kind === 'native') answer(res, 200, { code_url: checkoutUrl(order) });
+    else answer(res, 200, { prepay_id: order.prepayId });
+  });
+
+  function queriedOrder(
+    req: Request,
+    res: Response,
+    find: (spMchid: string, subMchid: string) => OrderRecord | undefined,
+  ) {
+    const spMchid = queryParam(req, 'sp_mchid');
+    const subMchid = queryParam(req, 'sub_mchid');
+    requireSpMchid(res, spMchid);
+    const order = find(spMchid, subMchid);
+    if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
+    return order;
+  }
+
+  router.get('/v3/pay/partner/transactions/out-trade-no/:out_trade_no', (req, res) => {
+    const order = queriedOrder(req, res, (sp, sub) =>
+      store.findOrder(sp, req.params.out_trade_no, sub, Date.now()),
+    );
+    answer(res, 200, transactionView(order));
+  });
+
+  router.get('/v3/pay/partner/transactions/id/:transaction_id', (req, res) => {
+    const order = queriedOrder(req, res, (sp, sub) =>
+      store.findOrderByTransactionId(sp, req.params.transaction_id, sub, Date.now()),
+    );
+    answer(res, 200, transactionView(order));
+  });
+
+  router.post('/v3/pay/partner/transactions/out-trade-no/:out_trade_no/close', (req, res) => {
+    const body = validate(closeSchema, jsonBody(req));
+    requireSpMchid(res, body.sp_mchid);
+    const now = Date.now();
+    const order = store.findOrder(body.sp_mchid, req.params.out_trade_no, body.sub_mchid, now);
+    if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
+    store.closeOrder(order, now);
+    logger.info('wechatpay sandbox order closed', { out_trade_no: req.params.out_trade_no });
+    answer(res, 204);
+  });
+
+  router.post('/v3/refund/domestic/refunds', (req, res) => {
+    const body = validate(createRefundSchema, jsonBody(req));
+    const { refund, created } = store.createRefund(String(res.locals.mchid), body, Date.now());
+    if (created) {
+      logger.info('wechatpay sandbox refund accepted', { out_refund_no: body.out_refund_no });
+      later(refundDelayMs, async () => settle(refund));
+    }
+    answer(res, 200, refundView(refund));
+  });
+
+  router.get('/v3/refund/domestic/refunds/:out_refund_no', (req, res) => {
+    const subMchid = queryParam(req, 'sub_mchid');
+    const refund = store.findRefund(subMchid, req.params.out_refund_no);
+    if (!refund) throw new WechatpayError(404, 'RESOURCE_NOT_EXISTS', '退款单不存在');
+    // Due but its timer not yet run: a query never sees a refund older than its delay PROCESSING.
+    if (Date.now() >= refund.createdAt + refundDelayMs) settle(refund);
+    answer(res, 200, refundView(refund));
+  });
+
+  router.use((req: Request, res: Response) => {
+    answer(res, 404, { code: 'NOT_FOUND', message: `no such API: ${req.method} ${req.path}` });
+  });
+
+  const errors: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+    if (err instanceof WechatpayError) {
+      answer(res, err.httpStatus, err.body());
+      return;
+    }
+    // body-parser's own errors (too large, aborted) carry a 4xx status and a safe message.
+    const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      answer(res, status, { code: 'PARAM_ERROR', message: describeError(err) });
+      return;
+    }
+    logger.error('wechatpay sandbox request failed', { path: req.originalUrl, error: describeError(err) });
+    answer(res, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+  };
+  router.use(errors);
+
+  return {
+    router,
+    keys,
+    close() {
+      closing.abort();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+}

@@ -1,0 +1,677 @@
+/**
+ * The offline WeChat Pay v3 sandbox driven by wechatpay-axios-plugin alone, over real HTTP, with
+ * the library's response verification on: every answer below passed the library's check of
+ * Wechatpay-Signature against the platform public key, or the call would have thrown. Callbacks
+ * land on a local receiver and are checked with the library's own Rsa and AesGcm.
+ *
+ * Longer than 300 lines: the sandbox's whole API, each endpoint, error and injected fault with a
+ * test of its own, sharing the client and callback helpers at the top.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { Aes, Formatter, Rsa, Wechatpay } from 'wechatpay-axios-plugin';
+import {
+  createWechatpaySandbox,
+  generateWechatpaySandboxKeys,
+  loadOrCreateWechatpaySandboxKeys,
+  wechatpaySettings,
+  type WechatpaySandbox,
+  type WechatpaySandboxKeys,
+} from '../../sandbox/wechatpay';
+import { Receiver, type ReceivedRequest } from '../support/receiver';
+import { until } from '../support/wait';
+
+jest.setTimeout(30_000);
+
+/** Every delay of the sandbox at 1 %: a retry after 1.5 s instead of 15 s, a refund in 0.3 s. */
+const TIME_SCALE = 0.01;
+const REFUND_DELAY_MS = 30_000;
+/** Longer than a callback takes to arrive here, so "none arrived" means none was sent. */
+const QUIET_MS = 400;
+const SUB_MCHID = '1900000109';
+/** How long a test waits for a callback or a settled refund before it fails. */
+const WAIT_MS = 5_000;
+const RFC3339_CST = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+08:00$/;
+
+type Kind = 'native' | 'jsapi' | 'app' | 'h5';
+interface LibraryResponse {
+  status: number;
+  data: unknown;
+  headers: unknown;
+}
+/**
+ * The library's chain, where each property is the next path segment (`_name_` a placeholder
+ * filled from the config): its d.ts types that by an index signature, which strict indexing
+ * reads as possibly undefined, so the segments used here are named.
+ */
+type Segment = 'v3' | 'pay' | 'partner' | 'transactions' | Kind | 'outTradeNo' | '_out_trade_no_' | 'close';
+type Chain = { readonly [K in Segment | 'refund' | 'domestic' | 'refunds' | '_out_refund_no_']: Chain } & {
+  get(config: Record<string, unknown>): Promise<LibraryResponse>;
+  post(data: unknown, config?: Record<string, unknown>): Promise<LibraryResponse>;
+};
+interface ErrorBody {
+  code: string;
+  message: string;
+}
+interface Transaction {
+  sp_mchid: string;
+  sub_mchid: string;
+  out_trade_no: string;
+  transaction_id?: string;
+  trade_type: string;
+  trade_state: string;
+  success_time?: string;
+  attach?: string;
+  amount: { total: number; payer_total?: number; currency: string; payer_currency: string };
+}
+interface Refund {
+  refund_id: string;
+  out_refund_no: string;
+  transaction_id: string;
+  out_trade_no: string;
+  status: string;
+  success_time?: string;
+  amount: { total: number; refund: number; payer_refund: number; discount_refund: number };
+}
+interface Notification {
+  id: string;
+  create_time: string;
+  resource_type: string;
+  event_type: string;
+  summary: string;
+  resource: {
+    original_type: string;
+    algorithm: string;
+    ciphertext: string;
+    associated_data: string;
+    nonce: string;
+  };
+}
+
+let keys: WechatpaySandboxKeys;
+let sandbox: WechatpaySandbox;
+let server: http.Server;
+let base = '';
+let wxpay: Chain;
+const sink = new Receiver();
+let sequence = 0;
+
+/** The library's shape of a client; `certs` is what response verification uses. */
+function client(privateKey: string, certs: Record<string, string>, serial = keys.merchantSerial): Chain {
+  const wechatpay = new Wechatpay({
+    mchid: keys.spMchid,
+    serial,
+    privateKey,
+    certs,
+    baseURL: `${base}/`,
+  });
+  return wechatpay as unknown as Chain;
+}
+
+/** Answers of any status come back (and are verified by the library) instead of thrown. */
+const ANY_STATUS = { validateStatus: () => true };
+
+async function call<T>(request: Promise<LibraryResponse>) {
+  const res = await request;
+  return { status: res.status, data: res.data as T, headers: res.headers as Record<string, string> };
+}
+
+function tradeNo(): string {
+  return `DP${Date.now()}${sequence++}`;
+}
+
+function order(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    sp_appid: keys.spAppid,
+    sp_mchid: keys.spMchid,
+    sub_mchid: SUB_MCHID,
+    description: 'durapay sandbox test',
+    out_trade_no: tradeNo(),
+    notify_url: sink.url,
+    amount: { total: 100, currency: 'CNY' },
+    ...overrides,
+  };
+}
+
+const create = (kind: Kind, body: Record<string, unknown>) =>
+  call<Record<string, string> & ErrorBody>(wxpay.v3.pay.partner.transactions[kind].post(body, ANY_STATUS));
+
+const query = (outTradeNo: string) =>
+  call<Transaction & ErrorBody>(
+    wxpay.v3.pay.partner.transactions.outTradeNo._out_trade_no_.get({
+      params: { sp_mchid: keys.spMchid, sub_mchid: SUB_MCHID },
+      out_trade_no: outTradeNo,
+      ...ANY_STATUS,
+    }),
+  );
+
+const close = (outTradeNo: string) =>
+  call<ErrorBody | ''>(
+    wxpay.v3.pay.partner.transactions.outTradeNo._out_trade_no_.close.post(
+      { sp_mchid: keys.spMchid, sub_mchid: SUB_MCHID },
+      { out_trade_no: outTradeNo, ...ANY_STATUS },
+    ),
+  );
+
+const refund = (body: Record<string, unknown>) =>
+  call<Refund & ErrorBody>(
+    wxpay.v3.refund.domestic.refunds.post({ sub_mchid: SUB_MCHID, ...body }, ANY_STATUS),
+  );
+
+const queryRefund = (outRefundNo: string) =>
+  call<Refund & ErrorBody>(
+    wxpay.v3.refund.domestic.refunds._out_refund_no_.get({
+      params: { sub_mchid: SUB_MCHID },
+      out_refund_no: outRefundNo,
+      ...ANY_STATUS,
+    }),
+  );
+
+/** The buyer at the checkout, as a script: POST {"result"} to the checkout URL. */
+async function buyer(
+  checkoutUrl: string,
+  result: string,
+): Promise<{ status: number; body: Record<string, string> }> {
+  const res = await fetch(checkoutUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ result }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
+
+/** A Native order paid at its checkout; its out_trade_no. */
+async function paidOrder(overrides: Record<string, unknown> = {}): Promise<string> {
+  const body = order(overrides);
+  const created = await create('native', body);
+  expect(created.status).toBe(200);
+  expect((await buyer(created.data.code_url!, 'pay')).body).toEqual({ trade_state: 'SUCCESS' });
+  return body.out_trade_no as string;
+}
+
+/** Checks a callback as a merchant must, with the library: signature first, then decryption. */
+function openCallback(received: ReceivedRequest): { notification: Notification; plaintext: unknown } {
+  const h = received.headers;
+  expect(h['content-type']).toBe('application/json');
+  expect(h['wechatpay-serial']).toBe(keys.platformPublicKeyId);
+  expect(h['wechatpay-signature-type']).toBe('WECHATPAY2-SHA256-RSA2048');
+  expect(
+    Rsa.verify(
+      Formatter.response(h['wechatpay-timestamp']!, h['wechatpay-nonce']!, received.body),
+      h['wechatpay-signature']!,
+      keys.platformPublicKeyPem,
+    ),
+  ).toBe(true);
+  const notification = JSON.parse(received.body) as Notification;
+  const { ciphertext, nonce, associated_data: aad } = notification.resource;
+  const plaintext = JSON.parse(Aes.AesGcm.decrypt(ciphertext, keys.apiV3Key, nonce, aad)) as unknown;
+  return { notification, plaintext };
+}
+
+beforeAll(async () => {
+  keys = generateWechatpaySandboxKeys();
+  await sink.start();
+  const app = express();
+  app.disable('x-powered-by');
+  server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/wechatpay`;
+  sandbox = createWechatpaySandbox({
+    keys,
+    publicBaseUrl: base,
+    timeScale: TIME_SCALE,
+    refundDelayMs: REFUND_DELAY_MS,
+  });
+  // Mounted below a prefix, as in a bigger app: the signed path is the full one.
+  app.use('/wechatpay', sandbox.router);
+  wxpay = client(keys.merchantPrivateKeyPem, { [keys.platformPublicKeyId]: keys.platformPublicKeyPem });
+});
+
+afterAll(async () => {
+  sandbox.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await sink.stop();
+});
+
+describe('creating orders', () => {
+  test('when a Native order is created, then code_url is its checkout and the signed answer verifies', async () => {
+    const res = await create('native', order());
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.data)).toEqual(['code_url']);
+    expect(res.data.code_url).toMatch(new RegExp(`^${base}/checkout/[A-Za-z0-9_-]{24}$`));
+    expect(res.headers['wechatpay-serial']).toBe(keys.platformPublicKeyId);
+    expect(res.headers['wechatpay-nonce']).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(res.headers['wechatpay-signature-type']).toBe('WECHATPAY2-SHA256-RSA2048');
+    expect(res.headers['request-id']).toMatch(/^[0-9A-F]{28}-0$/);
+    expect(res.headers['content-type']).toMatch(/^application\/json(;|$)/);
+  });
+
+  test('when a JSAPI order is created for a payer, then the answer is a prepay_id', async () => {
+    const res = await create('jsapi', order({ payer: { sp_openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' } }));
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.data)).toEqual(['prepay_id']);
+    expect(res.data.prepay_id).toMatch(/^wx[0-9a-z]{26}$/);
+  });
+
+  test('when an APP order is created, then the answer is a prepay_id', async () => {
+    const res = await create('app', order());
+    expect(res.status).toBe(200);
+    expect(res.data.prepay_id).toMatch(/^wx[0-9a-z]{26}$/);
+  });
+
+  test('when an H5 order is created with its scene, then h5_url is its checkout', async () => {
+    const scene = { payer_client_ip: '203.0.113.7', h5_info: { type: 'Wap' } };
+    const res = await create('h5', order({ scene_info: scene }));
+    expect(res.status).toBe(200);
+    expect(res.data.h5_url).toMatch(new RegExp(`^${base}/checkout/[A-Za-z0-9_-]{24}$`));
+  });
+
+  test('when a JSAPI order has no payer, then it is refused with PARAM_ERROR naming payer', async () => {
+    const res = await create('jsapi', order());
+    expect(res.status).toBe(400);
+    expect(res.data.code).toBe('PARAM_ERROR');
+    expect(res.data.message).toContain('payer.sp_openid');
+  });
+
+  test('when an H5 order has no scene_info, then it is refused with PARAM_ERROR naming it', async () => {
+    const res = await create('h5', order());
+    expect(res.status).toBe(400);
+    expect(res.data).toMatchObject({ code: 'PARAM_ERROR', message: expect.stringContaining('scene_info') });
+  });
+
+  test('when amount.total is missing, then the answer is a signed PARAM_ERROR naming the field', async () => {
+    const res = await create('native', order({ amount: { currency: 'CNY' } }));
+    expect(res.status).toBe(400);
+    expect(res.data.code).toBe('PARAM_ERROR');
+    expect(res.data.message).toContain('amount.total');
+    expect(res.headers['wechatpay-signature']).toEqual(expect.any(String));
+  });
+
+  test('when the same out_trade_no is created again with the same parameters, then the same answer comes back', async () => {
+    const body = order();
+    const first = await create('native', body);
+    const second = await create('native', body);
+    expect(second.status).toBe(200);
+    expect(second.data.code_url).toBe(first.data.code_url);
+  });
+
+  test('when the same out_trade_no is created again with another amount, then it is refused with INVALID_REQUEST', async () => {
+    const body = order();
+    expect((await create('native', body)).status).toBe(200);
+    const res = await create('native', { ...body, amount: { total: 101, currency: 'CNY' } });
+    expect(res.status).toBe(400);
+    expect(res.data.code).toBe('INVALID_REQUEST');
+  });
+
+  test('when the description injects [sandbox:system-error], then the create answers 500 SYSTEM_ERROR', async () => {
+    const res = await create('native', order({ description: 'boom [sandbox:system-error]' }));
+    expect(res.status).toBe(500);
+    expect(res.data.code).toBe('SYSTEM_ERROR');
+  });
+});
+
+describe('signatures', () => {
+  test('when a request is signed with another private key, then it is refused with a signed 401 SIGN_ERROR', async () => {
+    const stranger = generateWechatpaySandboxKeys();
+    const forger = client(stranger.merchantPrivateKeyPem, {
+      [keys.platformPublicKeyId]: keys.platformPublicKeyPem,
+    });
+    const res = await call<ErrorBody>(forger.v3.pay.partner.transactions.native.post(order(), ANY_STATUS));
+    expect(res.status).toBe(401);
+    expect(res.data.code).toBe('SIGN_ERROR');
+  });
+
+  test('when a request names another certificate serial, then it is refused with 401 SIGN_ERROR', async () => {
+    const certs = { [keys.platformPublicKeyId]: keys.platformPublicKeyPem };
+    const other = client(keys.merchantPrivateKeyPem, certs, 'ABCDEF0123456789ABCDEF0123456789ABCDEF01');
+    const res = await call<ErrorBody>(other.v3.pay.partner.transactions.native.post(order(), ANY_STATUS));
+    expect(res.status).toBe(401);
+    expect(res.data.code).toBe('SIGN_ERROR');
+    expect(res.data.message).toContain('serial_no');
+  });
+
+  test('when the answer is checked against another platform key, then the library refuses it', async () => {
+    const stranger = generateWechatpaySandboxKeys();
+    const doubter = client(keys.merchantPrivateKeyPem, {
+      [keys.platformPublicKeyId]: stranger.platformPublicKeyPem,
+    });
+    await expect(doubter.v3.pay.partner.transactions.native.post(order())).rejects.toMatchObject({
+      code: 'EV3_RES_HEADER_SIGNATURE_DIGEST',
+    });
+  });
+});
+
+describe('querying, paying and closing', () => {
+  test('when an unpaid order is queried, then it reads NOTPAY with its amount and no transaction_id', async () => {
+    const body = order({ attach: 'cart-7' });
+    await create('native', body);
+    const res = await query(body.out_trade_no as string);
+    expect(res.status).toBe(200);
+    expect(res.data).toMatchObject({
+      sp_mchid: keys.spMchid,
+      sub_mchid: SUB_MCHID,
+      out_trade_no: body.out_trade_no,
+      trade_type: 'NATIVE',
+      trade_state: 'NOTPAY',
+      attach: 'cart-7',
+      amount: { total: 100, currency: 'CNY', payer_currency: 'CNY' },
+    });
+    expect(res.data.transaction_id).toBeUndefined();
+  });
+
+  test('when an unknown order is queried, then the answer is 404 ORDER_NOT_EXIST', async () => {
+    const res = await query('NO_SUCH_ORDER_1');
+    expect(res.status).toBe(404);
+    expect(res.data.code).toBe('ORDER_NOT_EXIST');
+  });
+
+  test('when the buyer pays at the checkout, then the query shows SUCCESS with a transaction_id', async () => {
+    const outTradeNo = await paidOrder();
+    const res = await query(outTradeNo);
+    expect(res.data.trade_state).toBe('SUCCESS');
+    expect(res.data.transaction_id).toMatch(/^\d{28}$/);
+    expect(res.data.success_time).toMatch(RFC3339_CST);
+    expect(res.data.amount).toEqual({ total: 100, payer_total: 100, currency: 'CNY', payer_currency: 'CNY' });
+  });
+
+  test('when the checkout page is opened and its Pay form submitted, then the order is paid', async () => {
+    const created = await create('native', order({ description: '<b>Tea & "cake"</b>' }));
+    const page = await fetch(created.data.code_url!);
+    const html = await page.text();
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(html).toContain('&#60;b&#62;Tea &#38; &#34;cake&#34;&#60;/b&#62;');
+    expect(html).toContain('name="result" value="pay"');
+    const submitted = await fetch(created.data.code_url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: 'result=pay',
+      redirect: 'manual',
+    });
+    expect(submitted.status).toBe(303);
+    expect(await (await fetch(created.data.code_url!)).text()).toContain('SUCCESS (支付成功)');
+  });
+
+  test('when a JSAPI order is paid through its prepay_id, then it reads SUCCESS', async () => {
+    const body = order({ payer: { sp_openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' } });
+    const created = await create('jsapi', body);
+    const paid = await buyer(`${base}/checkout/prepay/${created.data.prepay_id}`, 'pay');
+    expect(paid).toEqual({ status: 200, body: { trade_state: 'SUCCESS' } });
+    expect((await query(body.out_trade_no as string)).data.trade_state).toBe('SUCCESS');
+  });
+
+  test('when the buyer is still paying and then fails, then the order reads USERPAYING then PAYERROR', async () => {
+    const body = order();
+    const created = await create('native', body);
+    expect((await buyer(created.data.code_url!, 'userpaying')).body.trade_state).toBe('USERPAYING');
+    expect((await query(body.out_trade_no as string)).data.trade_state).toBe('USERPAYING');
+    expect((await buyer(created.data.code_url!, 'payerror')).body.trade_state).toBe('PAYERROR');
+    expect((await query(body.out_trade_no as string)).data.trade_state).toBe('PAYERROR');
+  });
+
+  test('when an unpaid order is closed, then the answer is a signed 204 and the order reads CLOSED', async () => {
+    const body = order();
+    const created = await create('native', body);
+    const closed = await close(body.out_trade_no as string);
+    expect(closed.status).toBe(204);
+    expect(closed.data).toBe('');
+    expect((await query(body.out_trade_no as string)).data.trade_state).toBe('CLOSED');
+    expect((await close(body.out_trade_no as string)).status).toBe(204);
+    const late = await buyer(created.data.code_url!, 'pay');
+    expect(late).toMatchObject({ status: 400, body: { code: 'ORDER_CLOSED' } });
+  });
+
+  test('when a paid order is closed, then the answer is 400 ORDERPAID', async () => {
+    const outTradeNo = await paidOrder();
+    const res = await close(outTradeNo);
+    expect(res.status).toBe(400);
+    expect(res.data).toMatchObject({ code: 'ORDERPAID' });
+    expect((await query(outTradeNo)).data.trade_state).toBe('SUCCESS');
+  });
+
+  test('when an unpaid order passes its time_expire, then it reads CLOSED', async () => {
+    // Whole seconds in +08:00, 1.5 to 2.5 s ahead.
+    const expire = new Date(Date.now() + 8 * 3600_000 + 2500).toISOString().slice(0, 19) + '+08:00';
+    const body = order({ time_expire: expire });
+    const outTradeNo = body.out_trade_no as string;
+    expect((await create('native', body)).status).toBe(200);
+    expect((await query(outTradeNo)).data.trade_state).toBe('NOTPAY');
+    const closedAt = await until(
+      'the order to expire',
+      async () => ((await query(outTradeNo)).data.trade_state === 'CLOSED' ? Date.now() : undefined),
+      WAIT_MS,
+    );
+    expect(closedAt).toBeGreaterThanOrEqual(Date.parse(expire));
+  });
+});
+
+describe('refunds', () => {
+  test('when a paid order is refunded, then the refund goes PROCESSING → SUCCESS and the order reads REFUND', async () => {
+    const outTradeNo = await paidOrder();
+    const outRefundNo = `R${randomUUID().replaceAll('-', '')}`;
+    const res = await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: outRefundNo,
+      amount: { refund: 30, total: 100, currency: 'CNY' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.data).toMatchObject({
+      out_refund_no: outRefundNo,
+      out_trade_no: outTradeNo,
+      status: 'PROCESSING',
+      channel: 'ORIGINAL',
+      amount: { total: 100, refund: 30, payer_refund: 30, discount_refund: 0, currency: 'CNY' },
+    });
+    expect(res.data.refund_id).toMatch(/^\d{29}$/);
+    expect((await queryRefund(outRefundNo)).data.status).toBe('PROCESSING');
+    const settled = await until(
+      'the refund to succeed',
+      async () => {
+        const q = await queryRefund(outRefundNo);
+        return q.data.status === 'SUCCESS' ? q.data : undefined;
+      },
+      WAIT_MS,
+    );
+    expect(settled.refund_id).toBe(res.data.refund_id);
+    expect(settled.success_time).toMatch(RFC3339_CST);
+    expect((await query(outTradeNo)).data.trade_state).toBe('REFUND');
+    const again = await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: outRefundNo,
+      amount: { refund: 30, total: 100, currency: 'CNY' },
+    });
+    expect(again.data).toMatchObject({ refund_id: res.data.refund_id, status: 'SUCCESS' });
+  });
+
+  test('when a refund asks for more than remains refundable, then it is refused with 400 INVALID_REQUEST', async () => {
+    const outTradeNo = await paidOrder();
+    const amount = (n: number) => ({ refund: n, total: 100, currency: 'CNY' });
+    expect(
+      (await refund({ out_trade_no: outTradeNo, out_refund_no: tradeNo(), amount: amount(60) })).status,
+    ).toBe(200);
+    const over = await refund({ out_trade_no: outTradeNo, out_refund_no: tradeNo(), amount: amount(41) });
+    expect(over.status).toBe(400);
+    expect(over.data.code).toBe('INVALID_REQUEST');
+    expect(
+      (await refund({ out_trade_no: outTradeNo, out_refund_no: tradeNo(), amount: amount(40) })).status,
+    ).toBe(200);
+  });
+
+  test('when an unpaid order is refunded, then it is refused with 400 INVALID_REQUEST', async () => {
+    const body = order();
+    await create('native', body);
+    const res = await refund({
+      out_trade_no: body.out_trade_no,
+      out_refund_no: tradeNo(),
+      amount: { refund: 1, total: 100, currency: 'CNY' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.data.code).toBe('INVALID_REQUEST');
+  });
+
+  test('when an unknown refund is queried, then the answer is 404 RESOURCE_NOT_EXISTS', async () => {
+    const res = await queryRefund('NO_SUCH_REFUND');
+    expect(res.status).toBe(404);
+    expect(res.data.code).toBe('RESOURCE_NOT_EXISTS');
+  });
+});
+
+describe('callbacks', () => {
+  const receivers: Receiver[] = [];
+  async function receiver(...statuses: number[]): Promise<Receiver> {
+    const r = await new Receiver().answer(...(statuses.length > 0 ? statuses : [200])).start();
+    receivers.push(r);
+    return r;
+  }
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+  });
+
+  test('when an order is paid, then notify_url gets a signed TRANSACTION.SUCCESS whose resource is the transaction', async () => {
+    const hook = await receiver();
+    const outTradeNo = await paidOrder({ notify_url: hook.url });
+    const received = await until('the payment callback', async () => hook.received[0], WAIT_MS);
+    const { notification, plaintext } = openCallback(received);
+    expect(notification).toMatchObject({
+      resource_type: 'encrypt-resource',
+      event_type: 'TRANSACTION.SUCCESS',
+      summary: '支付成功',
+      resource: {
+        original_type: 'transaction',
+        algorithm: 'AEAD_AES_256_GCM',
+        associated_data: 'transaction',
+      },
+    });
+    expect(notification.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(notification.create_time).toMatch(RFC3339_CST);
+    expect(notification.resource.nonce).toMatch(/^[A-Za-z0-9]{12}$/);
+    expect(plaintext).toEqual((await query(outTradeNo)).data);
+    expect(plaintext).toMatchObject({ out_trade_no: outTradeNo, trade_state: 'SUCCESS' });
+  });
+
+  test('when notify_url answers 500, then the same callback is sent again until it is acknowledged', async () => {
+    const hook = await receiver(500, 200);
+    await paidOrder({ notify_url: hook.url });
+    await until('the resent callback', async () => hook.received[1], WAIT_MS);
+    const [first, second] = hook.received.map((r) => openCallback(r).notification);
+    expect(second!.id).toBe(first!.id);
+    // 15 s × 0.01 after the first attempt.
+    expect(hook.received[1]!.at - hook.received[0]!.at).toBeGreaterThanOrEqual(140);
+    await new Promise((r) => setTimeout(r, 15_000 * TIME_SCALE + QUIET_MS));
+    expect(hook.received).toHaveLength(2);
+  });
+
+  test('when a refund succeeds, then its notify_url gets a signed REFUND.SUCCESS with the refund', async () => {
+    const hook = await receiver();
+    const outTradeNo = await paidOrder();
+    const outRefundNo = tradeNo();
+    const res = await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: outRefundNo,
+      notify_url: hook.url,
+      amount: { refund: 100, total: 100, currency: 'CNY' },
+    });
+    const received = await until('the refund callback', async () => hook.received[0], WAIT_MS);
+    const { notification, plaintext } = openCallback(received);
+    expect(notification).toMatchObject({
+      event_type: 'REFUND.SUCCESS',
+      summary: '退款成功',
+      resource: { original_type: 'refund', associated_data: 'refund' },
+    });
+    expect(plaintext).toMatchObject({
+      sp_mchid: keys.spMchid,
+      sub_mchid: SUB_MCHID,
+      out_trade_no: outTradeNo,
+      transaction_id: res.data.transaction_id,
+      refund_id: res.data.refund_id,
+      out_refund_no: outRefundNo,
+      refund_status: 'SUCCESS',
+      user_received_account: '支付用户零钱',
+      amount: { total: 100, refund: 100, payer_total: 100, payer_refund: 100 },
+    });
+    expect((plaintext as { success_time: string }).success_time).toMatch(RFC3339_CST);
+  });
+
+  test('when a refund reason injects [sandbox:abnormal], then it ends ABNORMAL with a REFUND.ABNORMAL callback', async () => {
+    const hook = await receiver();
+    const outTradeNo = await paidOrder();
+    const outRefundNo = tradeNo();
+    await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: outRefundNo,
+      reason: 'test [sandbox:abnormal]',
+      notify_url: hook.url,
+      amount: { refund: 10, total: 100, currency: 'CNY' },
+    });
+    const received = await until('the refund callback', async () => hook.received[0], WAIT_MS);
+    expect(openCallback(received).notification.event_type).toBe('REFUND.ABNORMAL');
+    expect((await queryRefund(outRefundNo)).data.status).toBe('ABNORMAL');
+    expect((await query(outTradeNo)).data.trade_state).toBe('SUCCESS');
+  });
+
+  test('when the description injects [sandbox:callback-lost], then no payment callback is sent', async () => {
+    const hook = await receiver();
+    await paidOrder({ notify_url: hook.url, description: 'lost [sandbox:callback-lost]' });
+    await new Promise((r) => setTimeout(r, QUIET_MS));
+    expect(hook.received).toHaveLength(0);
+  });
+
+  test('when the description injects [sandbox:callback-duplicate], then the callback arrives twice with one id', async () => {
+    const hook = await receiver();
+    await paidOrder({ notify_url: hook.url, description: 'twice [sandbox:callback-duplicate]' });
+    await until('the second callback', async () => hook.received[1], WAIT_MS);
+    const ids = hook.received.map((r) => openCallback(r).notification.id);
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).toBe(ids[0]);
+  });
+
+  test('when the description injects [sandbox:callback-late], then the callback arrives 5 s × timeScale late', async () => {
+    const hook = await receiver();
+    const paidAt = Date.now();
+    await paidOrder({ notify_url: hook.url, description: 'late [sandbox:callback-late]' });
+    const received = await until('the late callback', async () => hook.received[0], WAIT_MS);
+    expect(received.at - paidAt).toBeGreaterThanOrEqual(5_000 * TIME_SCALE - 5);
+    expect(openCallback(received).notification.event_type).toBe('TRANSACTION.SUCCESS');
+  });
+});
+
+describe('keys', () => {
+  test('when keys are kept in a directory, then a restart loads the same keys from owner-only files', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wechatpay-sandbox-'));
+    try {
+      const made = loadOrCreateWechatpaySandboxKeys(path.join(dir, 'keys'));
+      expect(made.spMchid).toMatch(/^\d{10}$/);
+      expect(made.spAppid).toMatch(/^wx[0-9a-f]{16}$/);
+      expect(made.merchantSerial).toMatch(/^[0-9A-F]{40}$/);
+      expect(made.platformPublicKeyId).toMatch(/^PUB_KEY_ID_\d{32}$/);
+      expect(made.apiV3Key).toMatch(/^[A-Za-z0-9]{32}$/);
+      expect(loadOrCreateWechatpaySandboxKeys(path.join(dir, 'keys'))).toEqual(made);
+      const settings = wechatpaySettings(made, 'http://127.0.0.1:8080/wechatpay/', path.join(dir, 'keys'));
+      expect(settings.WECHATPAY_BASE_URL).toBe('http://127.0.0.1:8080/wechatpay');
+      for (const name of [
+        'WECHATPAY_MERCHANT_PRIVATE_KEY_FILE',
+        'WECHATPAY_APIV3_KEY_FILE',
+        'WECHATPAY_PUBLIC_KEY_FILE',
+      ]) {
+        const file = settings[name]!;
+        expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      }
+      expect(fs.readFileSync(settings.WECHATPAY_MERCHANT_PRIVATE_KEY_FILE!, 'utf8')).toBe(
+        made.merchantPrivateKeyPem,
+      );
+      expect(fs.readFileSync(settings.WECHATPAY_APIV3_KEY_FILE!, 'utf8')).toBe(made.apiV3Key);
+      const json = path.join(dir, 'keys', 'wechatpay-sandbox-keys.json');
+      expect(fs.statSync(json).mode & 0o777).toBe(0o600);
+      expect(wechatpaySettings(made, 'http://x/wechatpay').WECHATPAY_MERCHANT_PRIVATE_KEY).toBe(
+        made.merchantPrivateKeyPem,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
