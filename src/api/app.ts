@@ -20,6 +20,8 @@ export interface ApiDeps {
   services: ApiServices;
   /** The simulated sandbox upstream (sandbox/, through src/sandbox-hook/), mounted at /sandbox when enabled. */
   sandbox?: RequestHandler;
+  /** Other simulated upstreams by mount path (e.g. `/wechatpay`), in development and tests. */
+  upstreams?: Record<string, RequestHandler>;
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -46,6 +48,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   if (deps.sandbox) app.use('/sandbox', deps.sandbox);
+  for (const [mount, upstream] of Object.entries(deps.upstreams ?? {})) app.use(mount, upstream);
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {

@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { CallbackReply, CallbacksPort, ChannelEvent } from '../channels/ports';
 import { AppError } from '../platform/errors';
+import { MerchantRepository } from '../modules/merchants';
 import type { OrderService } from '../modules/orders';
 import type { RefundService } from '../modules/refunds';
 import type { Logger } from '../platform/logger';
@@ -55,6 +56,7 @@ export function callbackRoutes(
   const router = apiRouter();
   const { orders, refunds } = capabilities;
   const repo = orders.repository;
+  const merchants = new MerchantRepository(services.db);
   const readBody = express.raw({ type: () => true, limit: MAX_JSON_BODY_BYTES, inflate: false });
   const refuseEncoded = (req: Request, _res: Response, next: NextFunction) =>
     next(contentEncodingProblem(req));
@@ -105,6 +107,20 @@ export function callbackRoutes(
 
     const order = await repo.findOrderByTradeNo(ref.tradeNo);
     if (!order) return fail('unknown_order', `no order ${ref.tradeNo}`, true, { eventId: ref.eventId });
+    if (event.subMerchantNo !== undefined) {
+      const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
+      if (merchant?.subMerchantNo !== event.subMerchantNo) {
+        return fail(
+          'merchant_mismatch',
+          `sub-merchant ${event.subMerchantNo} is not the order's merchant`,
+          true,
+          {
+            eventId: ref.eventId,
+            tradeNo: order.tradeNo,
+          },
+        );
+      }
+    }
     if (event.amount !== Number(event.kind === 'payment' ? order.amount : event.amount)) {
       return fail('amount_mismatch', `amount ${event.amount} does not match the order`, true, {
         eventId: ref.eventId,

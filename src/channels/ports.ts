@@ -191,6 +191,8 @@ export type ChannelEvent =
       amount: number;
       currency: string;
       paidAt: Date | null;
+      /** The sub-merchant the channel says the payment is for, when it says (WeChat Pay sub_mchid). */
+      subMerchantNo?: string;
     }
   | {
       kind: 'refund';
@@ -202,6 +204,7 @@ export type ChannelEvent =
       amount: number;
       reason?: string;
       refundedAt: Date | null;
+      subMerchantNo?: string;
     };
 
 /** Which of our objects an event is about, and the channel's id of the event (for the log). */

@@ -1,6 +1,7 @@
 import type { Config } from '../platform/config';
 import type { Channel } from './ports';
 import { sandboxChannelsFromConfig } from './sandbox';
+import { wechatpayChannelsFromConfig } from './wechatpay';
 
 /**
  * A channel's adapters, one per configured account (e.g. several WeChat Pay merchant ids). The
@@ -17,7 +18,7 @@ export interface ChannelFactory {
 export type ChannelFromConfig = (config: Config, masterKey: Buffer) => ChannelFactory | undefined;
 
 /** Every channel durapay knows. Adding one: a folder under src/channels/ and one line here. */
-const CHANNELS: readonly ChannelFromConfig[] = [sandboxChannelsFromConfig];
+const CHANNELS: readonly ChannelFromConfig[] = [sandboxChannelsFromConfig, wechatpayChannelsFromConfig];
 
 export interface ChannelRegistry {
   /**

@@ -1,3 +1,5 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
@@ -73,6 +75,11 @@ export interface Config {
     refundDelayMs: number;
     maxAmount: number;
   };
+  /**
+   * The WeChat Pay service-provider account (WECHATPAY_*), when one is configured: every key is
+   * read once at start, from the variable or from the file its _FILE variable names, and checked.
+   */
+  wechatpay?: WechatpayConfig;
   rateLimit: {
     /** Sustained requests per second per app. */
     perSecond: number;
@@ -83,6 +90,22 @@ export interface Config {
    * tests use a small value so a 30-minute expiry passes in well under a second.
    */
   timeScale: number;
+}
+
+export interface WechatpayConfig {
+  /** Where the v3 API is: WeChat's own, or durapay's offline one in development and tests. */
+  baseUrl: string;
+  /** The service provider's merchant id (sp_mchid) and app id (sp_appid). */
+  spMchid: string;
+  spAppid: string;
+  /** The serial number of the merchant API certificate whose private key signs requests. */
+  merchantSerial: string;
+  merchantPrivateKey: string;
+  /** The APIv3 key that opens callbacks' resources (32 characters). */
+  apiV3Key: string;
+  /** WeChat Pay public key mode: the key's id (as Wechatpay-Serial names it) and the key. */
+  publicKeyId: string;
+  publicKey: string;
 }
 
 function defaultCacheDir(env: NodeJS.ProcessEnv): string {
@@ -151,6 +174,19 @@ const schema = Joi.object({
   SANDBOX_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
   SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
+  WECHATPAY_BASE_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('https://api.mch.weixin.qq.com'),
+  WECHATPAY_SP_MCHID: Joi.string().pattern(/^\d{6,32}$/, 'digits'),
+  WECHATPAY_SP_APPID: Joi.string().pattern(/^[A-Za-z0-9_]{1,32}$/, 'an app id'),
+  WECHATPAY_MERCHANT_SERIAL: Joi.string().pattern(/^[0-9A-Fa-f]{8,64}$/, 'a hex serial number'),
+  WECHATPAY_MERCHANT_PRIVATE_KEY: Joi.string(),
+  WECHATPAY_MERCHANT_PRIVATE_KEY_FILE: Joi.string(),
+  WECHATPAY_APIV3_KEY: Joi.string().length(32),
+  WECHATPAY_APIV3_KEY_FILE: Joi.string(),
+  WECHATPAY_PUBLIC_KEY_ID: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/, 'a key id'),
+  WECHATPAY_PUBLIC_KEY: Joi.string(),
+  WECHATPAY_PUBLIC_KEY_FILE: Joi.string(),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
 })
@@ -237,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       refundDelayMs: num('SANDBOX_REFUND_DELAY_MS'),
       maxAmount: num('SANDBOX_MAX_AMOUNT'),
     },
+    wechatpay: wechatpayConfig(str, cwd),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     timeScale: num('DURAPAY_TIME_SCALE'),
   });
@@ -252,4 +289,84 @@ export function requireTemporalAddress(config: Config): string {
   if (!config.temporal.address)
     throw new ConfigError('invalid configuration: "TEMPORAL_ADDRESS" is required');
   return config.temporal.address;
+}
+
+/**
+ * A secret from its variable, or from the file its _FILE variable names (never both). The
+ * message names the setting, never its value.
+ */
+function secretSetting(
+  str: (key: string) => string | undefined,
+  key: string,
+  cwd: string,
+): string | undefined {
+  const inline = str(key);
+  const file = str(`${key}_FILE`);
+  if (inline !== undefined && file !== undefined) {
+    throw new ConfigError(`invalid configuration: set "${key}" or "${key}_FILE", not both`);
+  }
+  if (file === undefined) return inline;
+  try {
+    return fs.readFileSync(path.resolve(cwd, file), 'utf8');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new ConfigError(`invalid configuration: "${key}_FILE" cannot be read (${String(code ?? err)})`);
+  }
+}
+
+const WECHATPAY_REQUIRED = [
+  'WECHATPAY_SP_APPID',
+  'WECHATPAY_MERCHANT_SERIAL',
+  'WECHATPAY_MERCHANT_PRIVATE_KEY',
+  'WECHATPAY_APIV3_KEY',
+  'WECHATPAY_PUBLIC_KEY_ID',
+  'WECHATPAY_PUBLIC_KEY',
+] as const;
+
+/** The WeChat Pay account when WECHATPAY_SP_MCHID is set; every other setting is then required. */
+function wechatpayConfig(str: (key: string) => string | undefined, cwd: string): WechatpayConfig | undefined {
+  const spMchid = str('WECHATPAY_SP_MCHID');
+  if (spMchid === undefined) return undefined;
+  const values: Record<string, string | undefined> = {};
+  for (const key of WECHATPAY_REQUIRED) {
+    values[key] = key.endsWith('_KEY') ? secretSetting(str, key, cwd) : str(key);
+    if (values[key] === undefined || values[key] === '') {
+      const alternative = key.endsWith('_KEY') ? ` (or "${key}_FILE")` : '';
+      throw new ConfigError(
+        `invalid configuration: "${key}"${alternative} is required when "WECHATPAY_SP_MCHID" is set`,
+      );
+    }
+  }
+  const apiV3Key = values.WECHATPAY_APIV3_KEY!.trim();
+  if (apiV3Key.length !== 32) {
+    throw new ConfigError('invalid configuration: "WECHATPAY_APIV3_KEY" must be 32 characters');
+  }
+  const merchantPrivateKey = values.WECHATPAY_MERCHANT_PRIVATE_KEY!;
+  try {
+    const key = createPrivateKey(merchantPrivateKey);
+    if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+  } catch {
+    throw new ConfigError(
+      'invalid configuration: "WECHATPAY_MERCHANT_PRIVATE_KEY" is not an RSA private key in PEM form',
+    );
+  }
+  const publicKey = values.WECHATPAY_PUBLIC_KEY!;
+  try {
+    const key = createPublicKey(publicKey);
+    if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+  } catch {
+    throw new ConfigError(
+      'invalid configuration: "WECHATPAY_PUBLIC_KEY" is not an RSA public key in PEM form',
+    );
+  }
+  return {
+    baseUrl: str('WECHATPAY_BASE_URL')!.replace(/\/+$/, ''),
+    spMchid,
+    spAppid: values.WECHATPAY_SP_APPID!,
+    merchantSerial: values.WECHATPAY_MERCHANT_SERIAL!.toUpperCase(),
+    merchantPrivateKey,
+    apiV3Key,
+    publicKeyId: values.WECHATPAY_PUBLIC_KEY_ID!,
+    publicKey,
+  };
 }

@@ -22,6 +22,12 @@ import { connectDatabase, databaseUrlFor, type Database } from '../../src/platfo
 import { createChannelRegistry } from '../../src/channels/registry';
 import { sandboxChannelFactory } from '../../src/channels/sandbox';
 import { createSandboxRouter } from '../../sandbox';
+import { wechatpayChannelFactory } from '../../src/channels/wechatpay';
+import {
+  createWechatpaySandbox,
+  generateWechatpaySandboxKeys,
+  type WechatpaySandboxKeys,
+} from '../../sandbox/wechatpay';
 import { loadConfig } from '../../src/platform/config';
 import { freePort } from './ports';
 import { createLogger, type Logger } from '../../src/platform/logger';
@@ -99,6 +105,11 @@ export interface StackOptions {
   sandboxRefundDelayMs?: number;
   /** Emulates a channel whose per-order limit is below 10^12. */
   sandboxMaxAmount?: number;
+  /**
+   * Adds the `wechatpay` channel, against the offline WeChat Pay v3 sandbox mounted in this
+   * stack's API at /wechatpay (its delays multiplied by timeScale).
+   */
+  wechatpay?: { timeScale?: number; refundDelayMs?: number };
 }
 
 /** SPEC §6's schedule at 1/10 000 of real time: 0.5 ms … 3.6 s, about 10 s in all. */
@@ -112,6 +123,8 @@ export interface TestStack {
   services: ApiServices;
   /** The secret the sandbox simulator and its adapter share (to sign callbacks in tests). */
   sandboxSecret: string;
+  /** The offline WeChat Pay sandbox's keys and base URL, when the stack has the channel. */
+  wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string };
   /** The dependencies the worker's activities run with (to call an activity function directly). */
   activityDeps: ActivityDeps;
   /** A new app of this stack's database, with its plaintext credentials. */
@@ -145,6 +158,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const sandboxSecret = randomBytes(16).toString('hex');
+  const wechatpayKeys = options.wechatpay ? generateWechatpaySandboxKeys() : undefined;
+  const wechatpayUrl = `${baseUrl}/wechatpay`;
   const channels = createChannelRegistry([
     sandboxChannelFactory({
       default: {
@@ -154,6 +169,23 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
         maxAmount: options.sandboxMaxAmount,
       },
     }),
+    ...(wechatpayKeys
+      ? [
+          wechatpayChannelFactory({
+            default: {
+              baseUrl: wechatpayUrl,
+              spMchid: wechatpayKeys.spMchid,
+              spAppid: wechatpayKeys.spAppid,
+              merchantSerial: wechatpayKeys.merchantSerial,
+              merchantPrivateKey: wechatpayKeys.merchantPrivateKeyPem,
+              apiV3Key: wechatpayKeys.apiV3Key,
+              publicKeyId: wechatpayKeys.platformPublicKeyId,
+              publicKey: wechatpayKeys.platformPublicKeyPem,
+              timeoutMs: 5_000,
+            },
+          }),
+        ]
+      : []),
   ]);
   const timeScale = options.timeScale ?? TEST_TIME_SCALE;
   const activityDeps: ActivityDeps = {
@@ -190,9 +222,19 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     profitShareDelayMs: 60_000,
     requestTimeoutMs: 10_000,
   };
+  const wechatpaySandbox =
+    wechatpayKeys &&
+    createWechatpaySandbox({
+      keys: wechatpayKeys,
+      publicBaseUrl: wechatpayUrl,
+      timeScale: options.wechatpay?.timeScale ?? 0.01,
+      refundDelayMs: options.wechatpay?.refundDelayMs ?? 200,
+      logger: logger.child({ component: 'wechatpay-sandbox' }),
+    });
   const app = createApp({
     logger,
     readiness: readinessProbes(database.db, probe),
+    upstreams: wechatpaySandbox ? { '/wechatpay': wechatpaySandbox.router } : {},
     auth,
     services,
     sandbox: createSandboxRouter({
@@ -212,6 +254,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     auth,
     services,
     sandboxSecret,
+    ...(wechatpayKeys ? { wechatpay: { keys: wechatpayKeys, baseUrl: wechatpayUrl } } : {}),
     activityDeps,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,
@@ -224,6 +267,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      wechatpaySandbox?.close();
       worker.shutdown();
       await running;
       await nativeConnection.close();

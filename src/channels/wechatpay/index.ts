@@ -1,0 +1,334 @@
+/**
+ * The WeChat Pay API v3 channel (`channel_code: "wechatpay"`), as a service provider (服务商):
+ * every call carries sp_mchid and the merchant's sub_mchid. The wire is wechatpay-axios-plugin's
+ * (request signing, response verification); this adapter maps durapay's ports onto the partner
+ * APIs, with wire types and state mapping in transformers.ts and callback crypto in
+ * signature.ts. Profit sharing and onboarding are not offered yet: a caller meets the absent
+ * port and answers channel_not_support (onboarding: internal_system).
+ */
+import type { KeyObject } from 'node:crypto';
+import { isAxiosError, type AxiosInstance } from 'axios';
+import { Decorator, Formatter } from 'wechatpay-axios-plugin';
+import type { Config, WechatpayConfig } from '../../platform/config';
+import { qrImage } from '../../platform/qr';
+import { ChannelError } from '../errors';
+import type {
+  CallbackCheck,
+  CallbackReply,
+  CallbackRequest,
+  CallbacksPort,
+  Channel,
+  ChannelCapabilities,
+  ChannelContext,
+  ChannelEvent,
+  PaymentState,
+  PaymentsPort,
+  RefundsPort,
+} from '../ports';
+import type { ChannelFactory } from '../registry';
+import {
+  appPayParams,
+  decryptResource,
+  jsapiPayParams,
+  MAX_CLOCK_SKEW_S,
+  privateKeyFrom,
+  publicKeyFrom,
+  verifyWechatpaySignature,
+} from './signature';
+import {
+  CREATE_KIND,
+  eventOf,
+  parseCreated,
+  parseNotification,
+  parseTransaction,
+  paymentStateOf,
+  refundStateOf,
+  toWireCreate,
+  toWireRefund,
+  WECHATPAY_PAY_METHODS,
+} from './transformers';
+
+export interface WechatpayChannelOptions extends WechatpayConfig {
+  /** Deadline of one call, connection included. */
+  timeoutMs: number;
+}
+
+/** 10^12 fen is SPEC's ceiling; WeChat Pay's own per-order limit is the merchant's. */
+export const WECHATPAY_CAPABILITIES: ChannelCapabilities = {
+  payMethods: WECHATPAY_PAY_METHODS,
+  maxAmount: 10 ** 12,
+  currency: 'CNY',
+};
+
+interface WireError {
+  code?: string;
+  message?: string;
+}
+
+function header(headers: Record<string, string>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+export class WechatpayChannel implements Channel {
+  readonly code = 'wechatpay';
+  readonly capabilities = WECHATPAY_CAPABILITIES;
+  private readonly http: AxiosInstance;
+  private readonly merchantKey: KeyObject;
+  private readonly platformKeys: Map<string, KeyObject>;
+
+  constructor(private readonly options: WechatpayChannelOptions) {
+    this.merchantKey = privateKeyFrom(options.merchantPrivateKey);
+    this.platformKeys = new Map([[options.publicKeyId, publicKeyFrom(options.publicKey)]]);
+    // The declared type omits axios' own settings, which jsonBased passes on to axios.create.
+    const settings = {
+      mchid: options.spMchid,
+      serial: options.merchantSerial,
+      privateKey: this.merchantKey,
+      certs: Object.fromEntries(this.platformKeys),
+      baseURL: `${options.baseUrl}/`,
+      timeout: options.timeoutMs,
+    };
+    this.http = Decorator.jsonBased(settings);
+  }
+
+  readonly payments: PaymentsPort = {
+    create: async (ctx, input) => {
+      const kind = CREATE_KIND[input.payMethod];
+      if (!kind) throw new ChannelError('not_supported', `WeChat Pay does not support ${input.payMethod}`);
+      const body = toWireCreate(this.account, this.subMchid(ctx), input);
+      const created = parseCreated(
+        await this.call('create order', 'POST', `v3/pay/partner/transactions/${kind}`, body),
+      );
+      const appId = body.sub_appid ?? body.sp_appid;
+      const signing = { timeStamp: String(Formatter.timestamp()), nonceStr: Formatter.nonce() };
+      switch (kind) {
+        case 'native': {
+          const codeUrl = this.field(created.code_url, 'code_url');
+          return {
+            channelTradeNo: null,
+            payCredential: { code_url: codeUrl, qr_image: await qrImage(codeUrl) },
+          };
+        }
+        case 'h5':
+          return { channelTradeNo: null, payCredential: { h5_url: this.field(created.h5_url, 'h5_url') } };
+        case 'jsapi': {
+          const prepayId = this.field(created.prepay_id, 'prepay_id');
+          return {
+            channelTradeNo: null,
+            payCredential: { ...jsapiPayParams({ appId, prepayId, ...signing }, this.merchantKey) },
+          };
+        }
+        case 'app': {
+          const prepayId = this.field(created.prepay_id, 'prepay_id');
+          const params = appPayParams(
+            { appId, partnerId: this.options.spMchid, prepayId, ...signing },
+            this.merchantKey,
+          );
+          return { channelTradeNo: null, payCredential: { ...params } };
+        }
+      }
+    },
+    query: async (ctx, tradeNo) => {
+      const answer = await this.call(
+        'query order',
+        'GET',
+        `v3/pay/partner/transactions/out-trade-no/${encodeURIComponent(tradeNo)}`,
+        undefined,
+        { sp_mchid: this.options.spMchid, sub_mchid: this.subMchid(ctx) },
+        'ORDER_NOT_EXIST',
+      );
+      return answer === undefined ? { status: 'not_found' } : paymentStateOf(parseTransaction(answer));
+    },
+    close: async (ctx, tradeNo): Promise<PaymentState> => {
+      try {
+        await this.call(
+          'close order',
+          'POST',
+          `v3/pay/partner/transactions/out-trade-no/${encodeURIComponent(tradeNo)}/close`,
+          { sp_mchid: this.options.spMchid, sub_mchid: this.subMchid(ctx) },
+        );
+      } catch (err) {
+        // The buyer paid first: say so, with the payment, as the port asks.
+        if (err instanceof ChannelError && err.message.startsWith('ORDERPAID')) {
+          return this.payments.query(ctx, tradeNo);
+        }
+        throw err;
+      }
+      return { status: 'closed' };
+    },
+  };
+
+  readonly refunds: RefundsPort = {
+    refund: async (ctx, input) =>
+      refundStateOf(
+        await this.call(
+          'create refund',
+          'POST',
+          'v3/refund/domestic/refunds',
+          toWireRefund(this.subMchid(ctx), input),
+        ),
+      ),
+    query: async (ctx, { refundNo }) => {
+      const answer = await this.call(
+        'query refund',
+        'GET',
+        `v3/refund/domestic/refunds/${encodeURIComponent(refundNo)}`,
+        undefined,
+        { sub_mchid: this.subMchid(ctx) },
+        'RESOURCE_NOT_EXISTS',
+      );
+      return answer === undefined ? { status: 'not_found' } : refundStateOf(answer);
+    },
+  };
+
+  readonly callbacks: CallbacksPort = {
+    verify: (req: CallbackRequest): Promise<CallbackCheck> => Promise.resolve(this.verifyCallback(req)),
+    decode: async (req: CallbackRequest): Promise<ChannelEvent> => {
+      let body: unknown;
+      try {
+        body = JSON.parse(req.rawBody.toString('utf8'));
+      } catch {
+        throw new ChannelError('invalid_response', 'WeChat Pay notification is not JSON');
+      }
+      const notification = parseNotification(body);
+      let plaintext: unknown;
+      try {
+        plaintext = JSON.parse(decryptResource(notification.resource, this.options.apiV3Key));
+      } catch {
+        throw new ChannelError(
+          'invalid_response',
+          'WeChat Pay notification resource does not decrypt with the APIv3 key',
+        );
+      }
+      const { event, spMchid, subMchid } = eventOf(notification, plaintext);
+      if (spMchid !== this.options.spMchid) {
+        throw new ChannelError('invalid_response', `notification for sp_mchid ${spMchid}, not this account`);
+      }
+      // The order's merchant is compared with it by the callback route, which knows the order.
+      return subMchid === undefined ? event : { ...event, subMerchantNo: subMchid };
+    },
+    identify: (event) => ({
+      eventId: event.eventId,
+      tradeNo: event.tradeNo,
+      ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
+    }),
+    // SPEC §8a: 200 with SUCCESS; anything else makes WeChat Pay send the notification again.
+    reply: (outcome): CallbackReply =>
+      outcome.ok
+        ? {
+            status: 200,
+            contentType: 'application/json',
+            body: JSON.stringify({ code: 'SUCCESS', message: '成功' }),
+          }
+        : {
+            status: 500,
+            contentType: 'application/json',
+            body: JSON.stringify({ code: 'FAIL', message: '失败' }),
+          },
+  };
+
+  private get account() {
+    return { spMchid: this.options.spMchid, spAppid: this.options.spAppid };
+  }
+
+  /** The sub-merchant every partner API call names: the order's merchant, onboarded at WeChat Pay. */
+  private subMchid(ctx: ChannelContext): string {
+    if (!ctx.subMerchantNo) {
+      throw new ChannelError(
+        'refused',
+        'WeChat Pay needs the sub_mchid of an onboarded merchant: create the order with a merchant_id whose merchant is active at WeChat Pay',
+      );
+    }
+    return ctx.subMerchantNo;
+  }
+
+  private field(value: string | undefined, name: string): string {
+    if (!value) throw new ChannelError('invalid_response', `WeChat Pay answer without ${name}`);
+    return value;
+  }
+
+  private verifyCallback(req: CallbackRequest): CallbackCheck {
+    const serial = header(req.headers, 'wechatpay-serial');
+    const timestamp = header(req.headers, 'wechatpay-timestamp');
+    const nonce = header(req.headers, 'wechatpay-nonce');
+    const signature = header(req.headers, 'wechatpay-signature');
+    if (!serial || !timestamp || !nonce || !signature) {
+      return { ok: false, reason: 'missing Wechatpay-Serial, -Timestamp, -Nonce or -Signature' };
+    }
+    const key = this.platformKeys.get(serial);
+    if (!key) return { ok: false, reason: `unknown Wechatpay-Serial ${serial}` };
+    if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > MAX_CLOCK_SKEW_S) {
+      return { ok: false, reason: 'Wechatpay-Timestamp outside the tolerance' };
+    }
+    const body = req.rawBody.toString('utf8');
+    return verifyWechatpaySignature({ timestamp, nonce, body, signature }, key)
+      ? { ok: true }
+      : { ok: false, reason: 'Wechatpay-Signature does not match' };
+  }
+
+  /**
+   * One v3 call. Answers the parsed body; undefined for a 404 with `notFoundCode` (the object
+   * is unknown). 4xx is a refusal (`CODE: message`), 5xx, 429 or no connection "unreachable",
+   * no answer in time "timeout", an answer whose signature fails "invalid_response".
+   */
+  private async call(
+    what: string,
+    method: 'GET' | 'POST',
+    url: string,
+    data?: unknown,
+    params?: Record<string, string>,
+    notFoundCode?: string,
+  ): Promise<unknown> {
+    try {
+      const res = await this.http.request({ method, url, data, params });
+      return res.data;
+    } catch (err) {
+      if (!isAxiosError(err)) throw err;
+      if (err.code?.startsWith('EV3_')) {
+        throw new ChannelError(
+          'invalid_response',
+          `WeChat Pay ${what}: the answer failed verification (${err.code})`,
+        );
+      }
+      const res = err.response;
+      if (!res) {
+        if (err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT') {
+          throw new ChannelError(
+            'timeout',
+            `WeChat Pay gave no answer to ${what} within ${this.options.timeoutMs} ms`,
+          );
+        }
+        throw new ChannelError(
+          'unreachable',
+          `WeChat Pay unreachable for ${what}: ${err.code ?? err.message}`,
+        );
+      }
+      const body = (typeof res.data === 'object' && res.data !== null ? res.data : {}) as WireError;
+      const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`;
+      const message = typeof body.message === 'string' ? body.message : '';
+      if (res.status === 404 && notFoundCode !== undefined && code === notFoundCode) return undefined;
+      if (res.status >= 400 && res.status < 500 && res.status !== 429) {
+        throw new ChannelError('refused', `${code}: ${message}`.trim());
+      }
+      throw new ChannelError('unreachable', `WeChat Pay could not ${what}: ${code} ${message}`.trim());
+    }
+  }
+}
+
+/** The WeChat Pay adapters of named accounts (one service-provider account each). */
+export function wechatpayChannelFactory(accounts: Record<string, WechatpayChannelOptions>): ChannelFactory {
+  return {
+    code: 'wechatpay',
+    accounts: Object.keys(accounts),
+    create: (account) => new WechatpayChannel(accounts[account]!),
+  };
+}
+
+/** The configured account (`default`), or undefined when WECHATPAY_SP_MCHID is not set. */
+export function wechatpayChannelsFromConfig(config: Config): ChannelFactory | undefined {
+  if (!config.wechatpay) return undefined;
+  return wechatpayChannelFactory({
+    default: { ...config.wechatpay, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000) },
+  });
+}

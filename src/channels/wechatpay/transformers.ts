@@ -1,0 +1,338 @@
+/**
+ * WeChat Pay API v3's wire (service-provider, "partner" APIs): what the adapter sends, and the
+ * parsing of what WeChat Pay answers or posts back into the types of ../ports. Every state of
+ * the channel is mapped here, once. Anything malformed becomes ChannelError('invalid_response'),
+ * so nothing downstream sees an unparsed body.
+ */
+import Joi from 'joi';
+import type { PayMethod } from '../../modules/orders/rules';
+import { ChannelError } from '../errors';
+import type { ChannelEvent, CreatePaymentInput, PaymentState, RefundInput, RefundState } from '../ports';
+
+/** The v3 endpoint that creates each pay method's prepayment; `web` has none. */
+export const CREATE_KIND: Partial<Record<PayMethod, 'jsapi' | 'app' | 'h5' | 'native'>> = {
+  jsapi: 'jsapi',
+  mini_program: 'jsapi',
+  app: 'app',
+  h5: 'h5',
+  qr_code: 'native',
+};
+
+export const WECHATPAY_PAY_METHODS = Object.keys(CREATE_KIND) as PayMethod[];
+
+/** RFC 3339 in China Standard Time, as WeChat Pay writes and expects its times. */
+export function toWechatTime(at: Date): string {
+  const local = new Date(at.getTime() + 8 * 3_600_000).toISOString().slice(0, 19);
+  return `${local}+08:00`;
+}
+
+function text(extra: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = extra?.[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export interface Account {
+  spMchid: string;
+  spAppid: string;
+}
+
+/** The body of `POST /v3/pay/partner/transactions/{kind}`. */
+export function toWireCreate(account: Account, subMchid: string, input: CreatePaymentInput) {
+  const kind = CREATE_KIND[input.payMethod];
+  const extra = input.extra;
+  const subAppid = text(extra, 'sub_appid');
+  const spOpenid = text(extra, 'sp_openid');
+  const subOpenid = text(extra, 'sub_openid');
+  if (kind === 'jsapi' && !spOpenid && !subOpenid) {
+    throw new ChannelError(
+      'refused',
+      `extra.sp_openid or extra.sub_openid is required for ${input.payMethod}`,
+    );
+  }
+  if (subOpenid && !subAppid) {
+    throw new ChannelError('refused', 'extra.sub_appid is required with extra.sub_openid');
+  }
+  const clientIp = text(extra, 'client_ip');
+  if (kind === 'h5' && !clientIp) throw new ChannelError('refused', 'extra.client_ip is required for h5');
+  return {
+    sp_appid: account.spAppid,
+    sp_mchid: account.spMchid,
+    ...(subAppid ? { sub_appid: subAppid } : {}),
+    sub_mchid: subMchid,
+    // WeChat Pay takes at most 127 characters of description.
+    description: [...input.subject].slice(0, 127).join(''),
+    out_trade_no: input.tradeNo,
+    time_expire: toWechatTime(input.expireAt),
+    notify_url: input.callbackUrl,
+    ...(input.profitSharing ? { settle_info: { profit_sharing: true } } : {}),
+    amount: { total: input.amount, currency: 'CNY' },
+    ...(kind === 'jsapi' ? { payer: subOpenid ? { sub_openid: subOpenid } : { sp_openid: spOpenid } } : {}),
+    ...(clientIp
+      ? { scene_info: { payer_client_ip: clientIp, ...(kind === 'h5' ? { h5_info: { type: 'Wap' } } : {}) } }
+      : {}),
+  };
+}
+
+/** The body of `POST /v3/refund/domestic/refunds`. */
+export function toWireRefund(subMchid: string, input: RefundInput) {
+  return {
+    sub_mchid: subMchid,
+    out_trade_no: input.tradeNo,
+    out_refund_no: input.refundNo,
+    ...(input.reason ? { reason: [...input.reason].slice(0, 80).join('') } : {}),
+    notify_url: input.callbackUrl,
+    amount: { refund: input.amount, total: input.totalAmount, currency: 'CNY' },
+  };
+}
+
+function parse<T>(what: string, schema: Joi.Schema, value: unknown): T {
+  const { error, value: parsed } = schema.validate(value, { allowUnknown: true, convert: false });
+  if (error) throw new ChannelError('invalid_response', `WeChat Pay ${what}: ${error.message}`);
+  return parsed as T;
+}
+
+function instant(what: string, value: string | undefined): Date {
+  const at = value === undefined ? new Date(NaN) : new Date(value);
+  if (Number.isNaN(at.getTime()))
+    throw new ChannelError('invalid_response', `WeChat Pay ${what}: bad time ${value}`);
+  return at;
+}
+
+export const createdSchema = Joi.object({
+  prepay_id: Joi.string(),
+  h5_url: Joi.string(),
+  code_url: Joi.string(),
+}).or('prepay_id', 'h5_url', 'code_url');
+
+export function parseCreated(value: unknown): { prepay_id?: string; h5_url?: string; code_url?: string } {
+  return parse('create answer', createdSchema, value);
+}
+
+const TRADE_STATES = ['SUCCESS', 'REFUND', 'NOTPAY', 'CLOSED', 'REVOKED', 'USERPAYING', 'PAYERROR'] as const;
+type TradeState = (typeof TRADE_STATES)[number];
+
+interface WireTransaction {
+  sp_mchid: string;
+  sub_mchid?: string;
+  out_trade_no: string;
+  transaction_id?: string;
+  trade_state: TradeState;
+  trade_state_desc?: string;
+  success_time?: string;
+  amount: { total: number; payer_total?: number; currency?: string };
+}
+
+const transactionSchema = Joi.object({
+  sp_mchid: Joi.string().required(),
+  sub_mchid: Joi.string(),
+  out_trade_no: Joi.string().required(),
+  transaction_id: Joi.string(),
+  trade_state: Joi.string()
+    .valid(...TRADE_STATES)
+    .required(),
+  trade_state_desc: Joi.string().allow(''),
+  success_time: Joi.string(),
+  amount: Joi.object({
+    total: Joi.number().integer().min(0).required(),
+    payer_total: Joi.number().integer(),
+    currency: Joi.string(),
+  }).required(),
+});
+
+export function parseTransaction(value: unknown): WireTransaction {
+  const t = parse<WireTransaction>('transaction', transactionSchema, value);
+  if ((t.trade_state === 'SUCCESS' || t.trade_state === 'REFUND') && !t.transaction_id) {
+    throw new ChannelError(
+      'invalid_response',
+      'WeChat Pay transaction: a paid transaction without transaction_id',
+    );
+  }
+  return t;
+}
+
+/**
+ * A transaction's state in durapay's words. SUCCESS and REFUND (paid, then refunded in part or
+ * whole) are paid; NOTPAY, USERPAYING (the buyer is entering a password) and PAYERROR (the bank
+ * refused this attempt; the buyer may pay again) are still open: the order waits for its expiry
+ * and is closed then. CLOSED and REVOKED are closed.
+ */
+export function paymentStateOf(t: WireTransaction): PaymentState {
+  switch (t.trade_state) {
+    case 'SUCCESS':
+    case 'REFUND':
+      return {
+        status: 'paid',
+        channelTradeNo: t.transaction_id!,
+        paidAt: instant('success_time', t.success_time),
+        amount: t.amount.total,
+      };
+    case 'CLOSED':
+    case 'REVOKED':
+      return { status: 'closed' };
+    default:
+      return { status: 'pending' };
+  }
+}
+
+const REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'PROCESSING', 'ABNORMAL'] as const;
+
+interface WireRefund {
+  refund_id: string;
+  out_refund_no: string;
+  out_trade_no?: string;
+  status: (typeof REFUND_STATUSES)[number];
+  success_time?: string;
+  amount?: { refund: number };
+}
+
+const refundSchema = Joi.object({
+  refund_id: Joi.string().required(),
+  out_refund_no: Joi.string().required(),
+  out_trade_no: Joi.string(),
+  status: Joi.string()
+    .valid(...REFUND_STATUSES)
+    .required(),
+  success_time: Joi.string(),
+  amount: Joi.object({ refund: Joi.number().integer().min(0).required() }),
+});
+
+/** What an operator must do about an ABNORMAL refund: WeChat Pay holds it until told where to pay it. */
+export const ABNORMAL_REFUND_REASON =
+  'ABNORMAL: WeChat Pay could not pay the refund into the buyer’s account (closed card or account); ' +
+  'resolve it in the WeChat Pay merchant platform';
+
+/** A refund's state: PROCESSING goes on, SUCCESS is refunded, CLOSED and ABNORMAL are failed. */
+export function refundStateOf(value: unknown): RefundState {
+  const r = parse<WireRefund>('refund', refundSchema, value);
+  switch (r.status) {
+    case 'PROCESSING':
+      return { status: 'processing', channelRefundNo: r.refund_id };
+    case 'SUCCESS':
+      return {
+        status: 'success',
+        channelRefundNo: r.refund_id,
+        refundedAt: r.success_time ? instant('success_time', r.success_time) : new Date(),
+      };
+    case 'CLOSED':
+      return {
+        status: 'failed',
+        channelRefundNo: r.refund_id,
+        reason: 'CLOSED: WeChat Pay closed the refund',
+      };
+    case 'ABNORMAL':
+      return { status: 'failed', channelRefundNo: r.refund_id, reason: ABNORMAL_REFUND_REASON };
+  }
+}
+
+// ---- callbacks ----
+
+export interface WireNotification {
+  id: string;
+  event_type: string;
+  resource_type?: string;
+  resource: {
+    algorithm: string;
+    ciphertext: string;
+    nonce: string;
+    associated_data?: string;
+    original_type?: string;
+  };
+}
+
+const notificationSchema = Joi.object({
+  id: Joi.string().required(),
+  event_type: Joi.string().required(),
+  resource_type: Joi.string(),
+  resource: Joi.object({
+    algorithm: Joi.string().valid('AEAD_AES_256_GCM').required(),
+    ciphertext: Joi.string().required(),
+    nonce: Joi.string().required(),
+    associated_data: Joi.string().allow(''),
+    original_type: Joi.string(),
+  }).required(),
+});
+
+export function parseNotification(value: unknown): WireNotification {
+  return parse('notification', notificationSchema, value);
+}
+
+interface WireRefundNotice {
+  sp_mchid: string;
+  sub_mchid?: string;
+  out_trade_no: string;
+  out_refund_no: string;
+  refund_id: string;
+  refund_status: (typeof REFUND_STATUSES)[number];
+  success_time?: string;
+  amount: { refund: number };
+}
+
+const refundNoticeSchema = Joi.object({
+  sp_mchid: Joi.string().required(),
+  sub_mchid: Joi.string(),
+  out_trade_no: Joi.string().required(),
+  out_refund_no: Joi.string().required(),
+  refund_id: Joi.string().required(),
+  refund_status: Joi.string()
+    .valid(...REFUND_STATUSES)
+    .required(),
+  success_time: Joi.string(),
+  amount: Joi.object({ refund: Joi.number().integer().min(0).required() }).required(),
+});
+
+/** A decrypted resource as durapay's event, with the merchant ids it was sent for. */
+export function eventOf(
+  notification: WireNotification,
+  plaintext: unknown,
+): { event: ChannelEvent; spMchid: string; subMchid: string | undefined } {
+  if (notification.event_type === 'TRANSACTION.SUCCESS') {
+    const t = parseTransaction(plaintext);
+    if (t.trade_state !== 'SUCCESS') {
+      throw new ChannelError('invalid_response', `TRANSACTION.SUCCESS with trade_state ${t.trade_state}`);
+    }
+    return {
+      spMchid: t.sp_mchid,
+      subMchid: t.sub_mchid,
+      event: {
+        kind: 'payment',
+        eventId: notification.id,
+        tradeNo: t.out_trade_no,
+        status: 'paid',
+        channelTradeNo: t.transaction_id!,
+        amount: t.amount.total,
+        currency: t.amount.currency ?? 'CNY',
+        paidAt: instant('success_time', t.success_time),
+      },
+    };
+  }
+  if (/^REFUND\.(SUCCESS|ABNORMAL|CLOSED)$/.test(notification.event_type)) {
+    const r = parse<WireRefundNotice>('refund notification', refundNoticeSchema, plaintext);
+    const success = r.refund_status === 'SUCCESS';
+    return {
+      spMchid: r.sp_mchid,
+      subMchid: r.sub_mchid,
+      event: {
+        kind: 'refund',
+        eventId: notification.id,
+        tradeNo: r.out_trade_no,
+        refundNo: r.out_refund_no,
+        status: success ? 'success' : 'failed',
+        channelRefundNo: r.refund_id,
+        amount: r.amount.refund,
+        ...(success
+          ? {}
+          : {
+              reason:
+                r.refund_status === 'ABNORMAL'
+                  ? ABNORMAL_REFUND_REASON
+                  : 'CLOSED: WeChat Pay closed the refund',
+            }),
+        refundedAt: success && r.success_time ? instant('success_time', r.success_time) : null,
+      },
+    };
+  }
+  throw new ChannelError(
+    'invalid_response',
+    `WeChat Pay event ${notification.event_type} is not one durapay takes`,
+  );
+}

@@ -1,0 +1,357 @@
+/**
+ * `channel_code: "wechatpay"` through durapay's HTTP API, against the offline WeChat Pay v3
+ * sandbox (sandbox/wechatpay) mounted in the stack's API, with real Temporal and Postgres:
+ * creates of every pay method, the buyer paying at the sandbox's checkout, the signed and
+ * encrypted callback, polling when the callback is lost, forged callbacks, closes and refunds.
+ *
+ * Onboarding at WeChat Pay is not built yet, so each test's merchant is given its sub_mchid
+ * directly in the read model, as finished onboarding would.
+ */
+import { createCipheriv, createSign, createVerify, randomUUID } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { startTestStack, type TestStack } from '../support/harness';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { decodeQrDataUrl } from '../support/qr';
+import { Receiver } from '../support/receiver';
+import { until } from '../support/wait';
+
+jest.setTimeout(120_000);
+
+let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let pay: PaymentsClient;
+let merchantId: string;
+const SUB_MCHID = '1900000109';
+
+beforeAll(async () => {
+  stack = await startTestStack({ timeScale: 0.001, wechatpay: { timeScale: 0.01, refundDelayMs: 200 } });
+  app = await stack.createApp(['payments', 'merchants']);
+  receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
+  merchantId = `MWX-${randomUUID().slice(0, 8)}`;
+  const created = await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' });
+  expect(created.code).toBe('success');
+  await stack.database.db.sequelize.query(
+    "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+    { replacements: { sub: SUB_MCHID, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
+  );
+});
+afterAll(async () => {
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+interface Created {
+  trade_no: string;
+  is_idempotent: boolean;
+  pay_credential: Record<string, string>;
+}
+
+const wechatOrder = (overrides: Record<string, unknown> = {}) =>
+  pay.orderBody({ channel_code: 'wechatpay', merchant_id: merchantId, subject: 'Green tea', ...overrides });
+
+async function create(overrides: Record<string, unknown> = {}): Promise<Created> {
+  const a = await pay.post<Created>('/api/v1/pay/unified-order', wechatOrder(overrides));
+  if (a.code !== 'success') throw new Error(`create failed: ${a.status} ${a.code} ${a.message}`);
+  return a.data!;
+}
+
+/** The buyer at the sandbox's checkout: a page URL (code_url, h5_url) or a prepay id. */
+async function buyerPays(target: { url?: string; prepayId?: string }, result = 'pay'): Promise<void> {
+  const url = target.url ?? `${stack.wechatpay!.baseUrl}/checkout/prepay/${target.prepayId!}`;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ result }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A TRANSACTION.SUCCESS notification as WeChat Pay sends it, encrypted and signed with `signer`. */
+function transactionNotification(
+  tradeNo: string,
+  over: { amount?: number; subMchid?: string },
+  signer: string,
+) {
+  const keys = stack.wechatpay!.keys;
+  const amount = over.amount ?? 100;
+  const transaction = JSON.stringify({
+    sp_appid: keys.spAppid,
+    sp_mchid: keys.spMchid,
+    sub_mchid: over.subMchid ?? SUB_MCHID,
+    out_trade_no: tradeNo,
+    transaction_id: `42000000002026112${String(Date.now()).slice(-11)}`,
+    trade_type: 'NATIVE',
+    trade_state: 'SUCCESS',
+    trade_state_desc: '支付成功',
+    success_time: '2026-11-23T10:00:00+08:00',
+    amount: { total: amount, payer_total: amount, currency: 'CNY', payer_currency: 'CNY' },
+  });
+  const iv = 'abcdefghijkl';
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(keys.apiV3Key), Buffer.from(iv));
+  cipher.setAAD(Buffer.from('transaction'));
+  const ciphertext = Buffer.concat([cipher.update(transaction, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  const body = JSON.stringify({
+    id: randomUUID(),
+    create_time: '2026-11-23T10:00:00+08:00',
+    resource_type: 'encrypt-resource',
+    event_type: 'TRANSACTION.SUCCESS',
+    summary: '支付成功',
+    resource: {
+      original_type: 'transaction',
+      algorithm: 'AEAD_AES_256_GCM',
+      ciphertext: ciphertext.toString('base64'),
+      nonce: iv,
+      associated_data: 'transaction',
+    },
+  });
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const nonce = randomUUID().replaceAll('-', '');
+  const signature = createSign('RSA-SHA256')
+    .update(`${timestamp}\n${nonce}\n${body}\n`)
+    .sign(signer, 'base64');
+  return fetch(`${stack.baseUrl}/api/v1/notify/payment/wechatpay`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'wechatpay-serial': keys.platformPublicKeyId,
+      'wechatpay-timestamp': timestamp,
+      'wechatpay-nonce': nonce,
+      'wechatpay-signature': signature,
+    },
+    body,
+  });
+}
+
+const succeeded = (tradeNo: string) => pay.notificationsFor(tradeNo, 'payment.succeeded');
+
+async function callbacksLogged(tradeNo: string): Promise<{ outcome: string; verified: boolean }[]> {
+  return stack.database.db.sequelize.query(
+    "SELECT outcome, verified FROM channel_callbacks WHERE channel_code = 'wechatpay' AND trade_no = :tradeNo ORDER BY id",
+    { replacements: { tradeNo }, type: QueryTypes.SELECT },
+  );
+}
+
+describe('creates', () => {
+  test('when a qr_code order is created, then its credential is the native code_url with a QR image of it', async () => {
+    const created = await create();
+    expect(created.is_idempotent).toBe(false);
+    expect(created.pay_credential.code_url).toMatch(/\/wechatpay\/checkout\//);
+    expect(decodeQrDataUrl(created.pay_credential.qr_image!)).toBe(created.pay_credential.code_url);
+  });
+
+  test('when a jsapi order is created, then its credential is signed over appId, timeStamp, nonceStr and package with the merchant key', async () => {
+    const created = await create({
+      pay_method: 'jsapi',
+      extra: { sp_openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+    });
+    const c = created.pay_credential;
+    expect(c).toMatchObject({ appId: stack.wechatpay!.keys.spAppid, signType: 'RSA' });
+    expect(c.package).toMatch(/^prepay_id=wx\w+$/);
+    const message = `${c.appId}\n${c.timeStamp}\n${c.nonceStr}\n${c.package}\n`;
+    expect(
+      createVerify('RSA-SHA256')
+        .update(message)
+        .verify(stack.wechatpay!.keys.merchantPublicKeyPem, c.paySign!, 'base64'),
+    ).toBe(true);
+  });
+
+  test('when an h5 order is created without extra.client_ip, then it is refused, and with it the credential is the h5_url', async () => {
+    const refused = await pay.post('/api/v1/pay/unified-order', wechatOrder({ pay_method: 'h5' }));
+    expect(refused).toMatchObject({ code: 'channel_create_fail' });
+    expect(refused.message).toMatch(/client_ip/);
+    const created = await create({ pay_method: 'h5', extra: { client_ip: '203.0.113.7' } });
+    expect(created.pay_credential.h5_url).toMatch(/\/wechatpay\/checkout\//);
+  });
+
+  test('when an app order is created, then its credential is the signed app parameters', async () => {
+    const created = await create({
+      pay_method: 'app',
+      extra: { sub_appid: 'wxd678efh567hg6999', sub_openid: 'o-sub' },
+    });
+    const c = created.pay_credential;
+    expect(c).toMatchObject({
+      appid: 'wxd678efh567hg6999',
+      partnerid: stack.wechatpay!.keys.spMchid,
+      package: 'Sign=WXPay',
+    });
+    const message = `${c.appid}\n${c.timestamp}\n${c.noncestr}\n${c.prepayid}\n`;
+    expect(
+      createVerify('RSA-SHA256')
+        .update(message)
+        .verify(stack.wechatpay!.keys.merchantPublicKeyPem, c.sign!, 'base64'),
+    ).toBe(true);
+  });
+
+  test('when web is asked of WeChat Pay, then 400 invalid_pay_method', async () => {
+    const a = await pay.post('/api/v1/pay/unified-order', wechatOrder({ pay_method: 'web' }));
+    expect({ status: a.status, code: a.code }).toEqual({ status: 400, code: 'invalid_pay_method' });
+  });
+
+  test('when the order names no onboarded merchant, then the create is refused with a message that says so', async () => {
+    const a = await pay.post(
+      '/api/v1/pay/unified-order',
+      pay.orderBody({ channel_code: 'wechatpay', subject: 'Green tea' }),
+    );
+    expect(a.code).toBe('channel_create_fail');
+    expect(a.message).toMatch(/sub_mchid/);
+  });
+});
+
+describe('payments', () => {
+  test('when the buyer pays a qr_code order, then the callback makes it paid and payment.succeeded is sent once', async () => {
+    const created = await create();
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid');
+    await until('payment.succeeded', async () => (succeeded(created.trade_no).length > 0 ? true : undefined));
+    const order = await pay.query(created.trade_no);
+    expect(order).toMatchObject({ status: 'paid', amount: 100, channel_code: 'wechatpay' });
+    expect(await callbacksLogged(created.trade_no)).toEqual([{ outcome: 'delivered', verified: true }]);
+    expect(succeeded(created.trade_no)).toHaveLength(1);
+  });
+
+  test('when a jsapi order is paid and its callback comes twice, then it is paid once and announced once', async () => {
+    const created = await create({
+      pay_method: 'jsapi',
+      subject: 'Tea [sandbox:callback-duplicate]',
+      extra: { sp_openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+    });
+    await buyerPays({ prepayId: created.pay_credential.package!.slice('prepay_id='.length) });
+    await pay.statusIs(created.trade_no, 'paid');
+    await until('both callbacks', async () =>
+      (await callbacksLogged(created.trade_no)).length >= 2 ? true : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(succeeded(created.trade_no)).toHaveLength(1);
+  });
+
+  test('when the payment callback is lost, then polling finds the payment and the order is paid', async () => {
+    const created = await create({ subject: 'Tea [sandbox:callback-lost]' });
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid', 60_000);
+    expect(await callbacksLogged(created.trade_no)).toEqual([]);
+    await until('payment.succeeded', async () =>
+      succeeded(created.trade_no).length === 1 ? true : undefined,
+    );
+  });
+
+  test('when a callback is forged (well encrypted, signed by another key), then it answers FAIL and the order stays pending', async () => {
+    const created = await create();
+    // Everything right but the signer: only the signature check stands between it and a payment.
+    const res = await transactionNotification(
+      created.trade_no,
+      {},
+      stack.wechatpay!.keys.merchantPrivateKeyPem,
+    );
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ code: 'FAIL', message: '失败' });
+    expect((await pay.query(created.trade_no)).status).toBe('pending');
+  });
+
+  test.each([
+    ['another sub_mchid', { subMchid: '1900000999' }, 'merchant_mismatch'],
+    ['another amount', { amount: 99 }, 'amount_mismatch'],
+  ])(
+    'when a genuinely signed callback names %s than its order, then it answers FAIL and changes nothing',
+    async (_what, over, outcome) => {
+      const created = await create();
+      const res = await transactionNotification(
+        created.trade_no,
+        over,
+        stack.wechatpay!.keys.platformPrivateKeyPem,
+      );
+      expect(res.status).toBe(500);
+      expect(await callbacksLogged(created.trade_no)).toEqual([{ outcome, verified: true }]);
+      expect((await pay.query(created.trade_no)).status).toBe('pending');
+    },
+  );
+
+  test('when a genuinely signed callback names an out_trade_no durapay does not have, then it answers FAIL', async () => {
+    const res = await transactionNotification(
+      'P000000000000000000000000',
+      {},
+      stack.wechatpay!.keys.platformPrivateKeyPem,
+    );
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ code: 'FAIL', message: '失败' });
+  });
+
+  test('when the same genuinely signed callback matches its order, then it answers SUCCESS and the order is paid', async () => {
+    const created = await create();
+    const res = await transactionNotification(
+      created.trade_no,
+      {},
+      stack.wechatpay!.keys.platformPrivateKeyPem,
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ code: 'SUCCESS', message: '成功' });
+    await pay.statusIs(created.trade_no, 'paid');
+  });
+});
+
+describe('close and refunds', () => {
+  test('when a pending order is closed, then it is closed at WeChat Pay too', async () => {
+    const created = await create();
+    const closed = await pay.post('/api/v1/pay/close', { trade_no: created.trade_no });
+    expect(closed.code).toBe('success');
+    await pay.statusIs(created.trade_no, 'closed');
+    // The buyer can no longer pay it.
+    const res = await fetch(created.pay_credential.code_url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'pay' }),
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+  });
+
+  test('when a paid order is refunded twice in part, then each refund succeeds by callback and the order ends refunded', async () => {
+    const created = await create({ amount: 300 });
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid');
+    const refundNos: string[] = [];
+    for (const amount of [100, 200]) {
+      const r = await pay.post<{ refund_no: string; status: string }>('/api/v1/pay/refund', {
+        trade_no: created.trade_no,
+        refund_amount: amount,
+        reason: 'changed mind',
+      });
+      expect(r).toMatchObject({ code: 'success', data: { status: 'processing' } });
+      refundNos.push(r.data!.refund_no);
+    }
+    for (const no of refundNos) {
+      await until(`refund ${no} success`, async () =>
+        (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${no}`)).data?.status === 'success'
+          ? true
+          : undefined,
+      );
+    }
+    await pay.statusIs(created.trade_no, 'refunded');
+    expect((await pay.query(created.trade_no)).refunded_amount).toBe(300);
+  });
+
+  test('when WeChat Pay reports a refund ABNORMAL, then the refund fails with a reason an operator can act on', async () => {
+    const created = await create();
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid');
+    const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+      trade_no: created.trade_no,
+      refund_amount: 100,
+      reason: 'card closed [sandbox:abnormal]',
+    });
+    expect(r.code).toBe('success');
+    await until('refund failed', async () =>
+      (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${r.data!.refund_no}`)).data?.status ===
+      'failed'
+        ? true
+        : undefined,
+    );
+    const [row] = await stack.database.db.sequelize.query<{ fail_reason: string }>(
+      'SELECT fail_reason FROM refunds WHERE refund_no = :no',
+      { replacements: { no: r.data!.refund_no }, type: QueryTypes.SELECT },
+    );
+    expect(row!.fail_reason).toMatch(/^ABNORMAL: .*merchant platform/);
+    expect((await pay.query(created.trade_no)).status).toBe('paid');
+  });
+});
