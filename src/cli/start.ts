@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from '../platform/config';
 import { connectDatabase, describeDatabaseUrl } from '../platform/db';
 import { migrateUp } from '../platform/db/migrate';
-import { migrateSandboxUpstream } from '../sandbox-hook';
+import { migrateSandboxUpstream, wechatpayDevelopmentEnv } from '../sandbox-hook';
 import { spawnEmbeddedPostgres } from './dev/embedded-postgres';
 import { waitForReady } from '../platform/net';
 import { DURAPAY_BIN } from '../platform/paths';
@@ -151,11 +151,14 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       await db.close();
     }
 
+    // Development hook: the offline WeChat Pay sandbox, when no real account is configured.
+    const wechatpayEnv = wechatpayDevelopmentEnv(config);
     const env = {
       ...process.env,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       DURAPAY_ENV: config.env,
+      ...wechatpayEnv,
     };
     for (const role of ['worker', 'api'] as const) {
       const child = new Supervised({
@@ -189,6 +192,13 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     say(
       `  Postgres      ${pg ? `embedded, data in ${path.join(config.dataDir, 'postgres')}` : describeDatabaseUrl(databaseUrl)}`,
     );
+    if (wechatpayEnv.WECHATPAY_BASE_URL) {
+      say(
+        `  WeChat Pay    offline v3 sandbox at ${wechatpayEnv.WECHATPAY_BASE_URL} (sp_mchid ${wechatpayEnv.WECHATPAY_SP_MCHID})`,
+      );
+    } else if (config.wechatpay) {
+      say(`  WeChat Pay    ${config.wechatpay.baseUrl} (sp_mchid ${config.wechatpay.spMchid})`);
+    }
     const devAppPath = path.join(config.dataDir, DEV_APP_FILE);
     if (createdDevApp) {
       say('');

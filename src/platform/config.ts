@@ -74,6 +74,11 @@ export interface Config {
     baseUrl: string;
     refundDelayMs: number;
     maxAmount: number;
+    /**
+     * Whether the API mounts the offline WeChat Pay v3 sandbox at /wechatpay
+     * (WECHATPAY_SANDBOX_ENABLED; `npm start` sets it when no WeChat Pay account is configured).
+     */
+    wechatpay: boolean;
   };
   /**
    * The WeChat Pay service-provider account (WECHATPAY_*), when one is configured: every key is
@@ -173,6 +178,7 @@ const schema = Joi.object({
   SANDBOX_SECRET: Joi.string().min(16),
   SANDBOX_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
+  WECHATPAY_SANDBOX_ENABLED: Joi.boolean(),
   SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
   WECHATPAY_BASE_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
@@ -272,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ).replace(/\/+$/, ''),
       refundDelayMs: num('SANDBOX_REFUND_DELAY_MS'),
       maxAmount: num('SANDBOX_MAX_AMOUNT'),
+      wechatpay: Boolean(v.WECHATPAY_SANDBOX_ENABLED ?? false),
     },
     wechatpay: wechatpayConfig(str, cwd),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },

@@ -5,9 +5,16 @@
  * adapter in src/channels/sandbox/. Development (`npm start`) mounts the upstream in the API at
  * /sandbox; production mounts it only when SANDBOX_ENABLED says so.
  */
+import path from 'node:path';
 import type { RequestHandler } from 'express';
 import type { Sequelize } from 'sequelize';
 import { createSandboxRouter, migrateSandbox, serveSandbox, type SandboxServer } from '../../sandbox';
+import {
+  createWechatpaySandbox,
+  loadOrCreateWechatpaySandboxKeys,
+  loadWechatpaySandboxKeys,
+  wechatpaySettings,
+} from '../../sandbox/wechatpay';
 import { sandboxSecret } from '../channels/sandbox';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/db';
@@ -72,4 +79,42 @@ export function serveSandboxUpstream(
   logger: Logger,
 ): Promise<SandboxServer> {
   return serveSandbox({ db, ...upstreamSettings(config, masterKey), ...listen, logger });
+}
+
+/** Where development keeps the offline WeChat Pay sandbox's keys (0600, reused across starts). */
+function wechatpayKeyDir(config: Config): string {
+  return path.join(config.dataDir, 'wechatpay-sandbox');
+}
+
+/**
+ * `npm start` in development without a WeChat Pay account: the settings that point the API and
+ * the worker at the offline WeChat Pay sandbox the API mounts at /wechatpay (keys made once).
+ * Nothing in production, nor when WECHATPAY_SP_MCHID names a real account.
+ */
+export function wechatpayDevelopmentEnv(config: Config): Record<string, string> {
+  if (config.env === 'production' || !config.sandbox.enabled || config.wechatpay) return {};
+  const dir = wechatpayKeyDir(config);
+  const keys = loadOrCreateWechatpaySandboxKeys(dir);
+  return {
+    ...wechatpaySettings(keys, `${config.payments.publicBaseUrl}/wechatpay`, dir),
+    WECHATPAY_SANDBOX_ENABLED: 'true',
+  };
+}
+
+/** The offline WeChat Pay sandbox to mount at /wechatpay, when WECHATPAY_SANDBOX_ENABLED says so. */
+export function wechatpaySandboxUpstream(config: Config, logger: Logger): RequestHandler | undefined {
+  if (!config.sandbox.wechatpay) return undefined;
+  const keys = loadWechatpaySandboxKeys(wechatpayKeyDir(config));
+  if (!keys) {
+    throw new Error(
+      `WECHATPAY_SANDBOX_ENABLED is set but there are no sandbox keys in ${wechatpayKeyDir(config)} (npm start makes them)`,
+    );
+  }
+  return createWechatpaySandbox({
+    keys,
+    publicBaseUrl: `${config.payments.publicBaseUrl}/wechatpay`,
+    timeScale: config.timeScale,
+    refundDelayMs: config.sandbox.refundDelayMs,
+    logger: logger.child({ component: 'wechatpay-sandbox' }),
+  }).router;
 }

@@ -8,6 +8,7 @@ import { envelope } from '../support/http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
@@ -135,6 +136,50 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   expect(signed.status).toBe(422); // authenticated; no such order
   expect(first.stdout()).not.toContain(dev.secret);
 
+  // Without a WeChat Pay account, the offline WeChat Pay sandbox is mounted and its keys kept.
+  const wechatKeys = path.join(dataDir, 'wechatpay-sandbox', 'wechatpay-sandbox-keys.json');
+  expect(fs.statSync(wechatKeys).mode & 0o777).toBe(0o600);
+  const { spMchid } = JSON.parse(fs.readFileSync(wechatKeys, 'utf8')) as { spMchid: string };
+  expect(first.stderr()).toContain(
+    `WeChat Pay    offline v3 sandbox at http://127.0.0.1:${ports.api}/wechatpay (sp_mchid ${spMchid})`,
+  );
+  const unsigned = await fetch(
+    `${api}/wechatpay/v3/pay/partner/transactions/out-trade-no/P1?sp_mchid=${spMchid}`,
+  );
+  expect({ status: unsigned.status, code: ((await unsigned.json()) as { code: string }).code }).toEqual({
+    status: 401,
+    code: 'SIGN_ERROR',
+  });
+  // A WeChat Pay order through the whole stack: the worker reaches the sandbox with the settings
+  // npm start gave it. (Onboarding at WeChat Pay is not built: the merchant gets its sub_mchid here.)
+  const merchant = await signedFetch(api, dev, 'POST', '/api/v1/merchant', {
+    json: { merchant_id: 'TEA-1', merchant_name: 'Tea House' },
+  });
+  expect((await envelope(merchant)).code).toBe('success');
+  const pg = new PgClient({ connectionString: `postgres://postgres:durapay@127.0.0.1:${ports.pg}/durapay` });
+  await pg.connect();
+  await pg.query(
+    "UPDATE merchants SET sub_merchant_no = '1900000109', status = 'active' WHERE merchant_id = 'TEA-1'",
+  );
+  await pg.end();
+  const wechatpay = await envelope<{ pay_credential: { code_url: string } }>(
+    await signedFetch(api, dev, 'POST', '/api/v1/pay/unified-order', {
+      json: {
+        merchant_order_no: 'WX-START-1',
+        channel_code: 'wechatpay',
+        merchant_id: 'TEA-1',
+        pay_method: 'qr_code',
+        amount: 100,
+        subject: 'Tea',
+        notify_url: 'http://127.0.0.1:9/hook',
+      },
+    }),
+  );
+  expect(wechatpay.code).toBe('success');
+  expect(wechatpay.data!.pay_credential.code_url).toMatch(
+    `http://127.0.0.1:${ports.api}/wechatpay/checkout/`,
+  );
+
   const tree = descendants(first.child.pid!);
   // postgres (wrapper + server), temporal, worker, api at least.
   expect(tree.length).toBeGreaterThanOrEqual(5);
@@ -148,6 +193,7 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
     expect(second.stderr()).toContain('0 migration(s) applied');
     expect(second.stderr()).toMatch(/Dev app\s+app_[a-z2-7]{16} \(credentials in /);
     expect(second.stderr()).not.toContain('secrets are shown this once');
+    expect(second.stderr()).toContain(`(sp_mchid ${spMchid})`);
     expect((await fetch(`${api}/readyz`)).status).toBe(200);
     process.stderr.write(
       `[e2e] first start ${first.seconds.toFixed(1)}s, second start ${second.seconds.toFixed(1)}s\n`,

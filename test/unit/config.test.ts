@@ -1,3 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/platform/config';
 import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/modules/applications/rules';
@@ -109,5 +112,85 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
     );
+  });
+});
+
+describe('loadConfig: WeChat Pay', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const merchantPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const platformPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const full = {
+    WECHATPAY_SP_MCHID: '1900000100',
+    WECHATPAY_SP_APPID: 'wx8888888888888888',
+    WECHATPAY_MERCHANT_SERIAL: '3775b6a45acd588826d15e583a95f5dd00000000',
+    WECHATPAY_MERCHANT_PRIVATE_KEY: merchantPem,
+    WECHATPAY_APIV3_KEY: 'durapayTestApiV3Key0123456789abc',
+    WECHATPAY_PUBLIC_KEY_ID: 'PUB_KEY_ID_0114232134912410000000000000',
+    WECHATPAY_PUBLIC_KEY: platformPem,
+  };
+
+  test('when WECHATPAY_SP_MCHID is not set, then there is no WeChat Pay account', () => {
+    expect(loadConfig({}).wechatpay).toBeUndefined();
+  });
+
+  test('when every setting is given, then the account is read, the serial upper-cased and the base URL defaulted', () => {
+    expect(loadConfig(full).wechatpay).toEqual({
+      baseUrl: 'https://api.mch.weixin.qq.com',
+      spMchid: '1900000100',
+      spAppid: 'wx8888888888888888',
+      merchantSerial: '3775B6A45ACD588826D15E583A95F5DD00000000',
+      merchantPrivateKey: merchantPem,
+      apiV3Key: 'durapayTestApiV3Key0123456789abc',
+      publicKeyId: 'PUB_KEY_ID_0114232134912410000000000000',
+      publicKey: platformPem,
+    });
+  });
+
+  test('when keys are given as files, then they are read from the files', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-wx-'));
+    fs.writeFileSync(path.join(dir, 'key.pem'), merchantPem);
+    fs.writeFileSync(path.join(dir, 'pub.pem'), platformPem);
+    const { WECHATPAY_MERCHANT_PRIVATE_KEY: _k, WECHATPAY_PUBLIC_KEY: _p, ...rest } = full;
+    const config = loadConfig(
+      { ...rest, WECHATPAY_MERCHANT_PRIVATE_KEY_FILE: 'key.pem', WECHATPAY_PUBLIC_KEY_FILE: 'pub.pem' },
+      dir,
+    );
+    expect(config.wechatpay).toMatchObject({ merchantPrivateKey: merchantPem, publicKey: platformPem });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test.each([
+    [
+      'a required setting is missing',
+      { WECHATPAY_PUBLIC_KEY_ID: undefined },
+      /"WECHATPAY_PUBLIC_KEY_ID" is required/,
+    ],
+    [
+      'a key is given both inline and as a file',
+      { WECHATPAY_PUBLIC_KEY_FILE: '/nonexistent' },
+      /set "WECHATPAY_PUBLIC_KEY" or "WECHATPAY_PUBLIC_KEY_FILE", not both/,
+    ],
+    [
+      'the private key is not a key',
+      { WECHATPAY_MERCHANT_PRIVATE_KEY: 'not-a-key-SECRETVALUE' },
+      /"WECHATPAY_MERCHANT_PRIVATE_KEY" is not an RSA private key/,
+    ],
+    [
+      'the APIv3 key is not 32 characters',
+      { WECHATPAY_APIV3_KEY: 'short-SECRETVALUE' },
+      /WECHATPAY_APIV3_KEY/,
+    ],
+    ['the merchant id is not digits', { WECHATPAY_SP_MCHID: 'abc' }, /WECHATPAY_SP_MCHID/],
+  ])('when %s, then start-up fails naming the setting, never its value', (_what, change, message) => {
+    const env = { ...full, ...change } as Record<string, string | undefined>;
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toMatch(/SECRETVALUE|BEGIN/);
   });
 });
