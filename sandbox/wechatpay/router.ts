@@ -310,6 +310,10 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     logger.info('wechatpay sandbox refund settled', meta);
     const url = refund.request.notify_url;
     if (url === undefined) return;
+    if ((refund.request.reason ?? '').includes('[sandbox:callback-lost]')) {
+      logger.info('wechatpay sandbox refund callback dropped (fault injection)', meta);
+      return;
+    }
     const raw = notification(
       `REFUND.${status}`,
       REFUND_SUMMARIES[status],

@@ -14,7 +14,7 @@ import { connectClient } from '../platform/temporal';
 import { bundleWorkflows } from '../worker';
 import { runWorkerProcess } from '../worker/main';
 import { diagnosticWorkflowId, type DiagnosticResult } from '../diagnostics/messages';
-import { migrateSandboxUpstream, serveSandboxUpstream } from '../sandbox-hook';
+import { migrateSandboxUpstream, serveSandboxUpstream, serveWechatpaySandbox } from '../sandbox-hook';
 import { registerAppCommands } from './apps';
 import { withDatabase } from './database';
 import { runStart } from './start';
@@ -173,14 +173,37 @@ registerAppCommands(program, boot, fail);
 
 program
   .command('sandbox')
-  .description(
-    'run the sandbox channel (the simulated upstream) on its own, for an API that points SANDBOX_BASE_URL at it',
+  .argument(
+    '[channel]',
+    'sandbox (the simulated sandbox channel) or wechatpay (the offline WeChat Pay v3)',
+    'sandbox',
   )
-  .option('--port <port>', 'port to listen on', '8090')
-  .action(async (opts: { port: string }) => {
+  .description(
+    'run a simulated upstream on its own: the sandbox channel (for SANDBOX_BASE_URL), or the offline WeChat Pay v3 sandbox (for WECHATPAY_*)',
+  )
+  .option('--port <port>', 'port to listen on (default 8090, wechatpay 8091)')
+  .option('--keys <dir>', 'wechatpay: where its keys are kept (default .durapay/wechatpay-sandbox)')
+  .action(async (channel: string, opts: { port?: string; keys?: string }) => {
     const { config, logger } = boot('sandbox');
-    const port = Number(opts.port);
+    if (channel !== 'sandbox' && channel !== 'wechatpay') fail('the channel must be sandbox or wechatpay');
+    const port = Number(opts.port ?? (channel === 'wechatpay' ? '8091' : '8090'));
     if (!Number.isInteger(port) || port < 1 || port > 65535) fail('--port must be a port number');
+    if (channel === 'wechatpay') {
+      const sandbox = await serveWechatpaySandbox(
+        config,
+        { port, host: '127.0.0.1', keyDir: opts.keys },
+        logger,
+      ).catch(fail);
+      console.error(`offline WeChat Pay v3 sandbox on ${sandbox.url}`);
+      console.error('durapay settings for it (the API and the worker):');
+      for (const [key, value] of Object.entries(sandbox.settings)) console.error(`  ${key}=${value}`);
+      await new Promise((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await sandbox.close();
+      process.exit(0);
+    }
     const masterKey = resolveMasterKey(config);
     await withDatabase(config, logger, async (db) => {
       const sandbox = await serveSandboxUpstream(

@@ -5,8 +5,9 @@
  * adapter in src/channels/sandbox/. Development (`npm start`) mounts the upstream in the API at
  * /sandbox; production mounts it only when SANDBOX_ENABLED says so.
  */
+import type { Server } from 'node:http';
 import path from 'node:path';
-import type { RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import type { Sequelize } from 'sequelize';
 import { createSandboxRouter, migrateSandbox, serveSandbox, type SandboxServer } from '../../sandbox';
 import {
@@ -117,4 +118,44 @@ export function wechatpaySandboxUpstream(config: Config, logger: Logger): Reques
     refundDelayMs: config.sandbox.refundDelayMs,
     logger: logger.child({ component: 'wechatpay-sandbox' }),
   }).router;
+}
+
+/**
+ * `durapay sandbox wechatpay`: the offline WeChat Pay sandbox alone on its own port, with keys
+ * kept in `keyDir` (made on the first run). Answers its URL and the WECHATPAY_* settings that
+ * point durapay at it (keys by _FILE, so no secret is printed).
+ */
+export async function serveWechatpaySandbox(
+  config: Config,
+  listen: { port: number; host: string; keyDir?: string },
+  logger: Logger,
+): Promise<{ url: string; settings: Record<string, string>; close(): Promise<void> }> {
+  const keyDir = path.resolve(listen.keyDir ?? wechatpayKeyDir(config));
+  const keys = loadOrCreateWechatpaySandboxKeys(keyDir);
+  const url = `http://${listen.host}:${listen.port}/wechatpay`;
+  const sandbox = createWechatpaySandbox({
+    keys,
+    publicBaseUrl: url,
+    timeScale: config.timeScale,
+    refundDelayMs: config.sandbox.refundDelayMs,
+    logger: logger.child({ component: 'wechatpay-sandbox' }),
+  });
+  const app = express();
+  app.set('case sensitive routing', true);
+  app.disable('x-powered-by');
+  app.use('/wechatpay', sandbox.router);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(listen.port, listen.host, (err?: Error) =>
+      err ? reject(err) : resolve(listening),
+    );
+  });
+  return {
+    url,
+    settings: wechatpaySettings(keys, url, keyDir),
+    async close() {
+      sandbox.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
 }

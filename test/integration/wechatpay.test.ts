@@ -331,6 +331,28 @@ describe('close and refunds', () => {
     expect((await pay.query(created.trade_no)).refunded_amount).toBe(300);
   });
 
+  test('when a refund callback is lost, then polling finds the refund settled and the order is refunded', async () => {
+    const created = await create();
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid');
+    const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+      trade_no: created.trade_no,
+      refund_amount: 100,
+      reason: 'no callback [sandbox:callback-lost]',
+    });
+    expect(r.code).toBe('success');
+    await pay.statusIs(created.trade_no, 'refunded', 60_000);
+    const refundCallbacks = await stack.database.db.sequelize.query(
+      "SELECT id FROM channel_callbacks WHERE channel_code = 'wechatpay' AND refund_no = :no",
+      { replacements: { no: r.data!.refund_no }, type: QueryTypes.SELECT },
+    );
+    expect(refundCallbacks).toEqual([]);
+    const q = await pay.get<{ status: string; channel_refund_no: string }>(
+      `/api/v1/pay/refund/query/${r.data!.refund_no}`,
+    );
+    expect(q.data).toMatchObject({ status: 'success', channel_refund_no: expect.stringMatching(/^\d+$/) });
+  });
+
   test('when WeChat Pay reports a refund ABNORMAL, then the refund fails with a reason an operator can act on', async () => {
     const created = await create();
     await buyerPays({ url: created.pay_credential.code_url });
