@@ -107,6 +107,12 @@ export function callbackRoutes(
 
     const order = await repo.findOrderByTradeNo(ref.tradeNo);
     if (!order) return fail('unknown_order', `no order ${ref.tradeNo}`, true, { eventId: ref.eventId });
+    if (order.channelCode !== channelCode) {
+      return fail('channel_mismatch', `order ${order.tradeNo} is not a ${channelCode} order`, true, {
+        eventId: ref.eventId,
+        tradeNo: order.tradeNo,
+      });
+    }
     if (event.subMerchantNo !== undefined) {
       const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
       if (merchant?.subMerchantNo !== event.subMerchantNo) {

@@ -321,6 +321,11 @@ function secretSetting(
   }
 }
 
+/** A PEM given in one line with literal \\n escapes (common in container settings), as lines. */
+function pem(value: string): string {
+  return value.includes('\\n') && !value.includes('\n') ? value.replaceAll('\\n', '\n') : value;
+}
+
 const WECHATPAY_REQUIRED = [
   'WECHATPAY_SP_APPID',
   'WECHATPAY_MERCHANT_SERIAL',
@@ -345,10 +350,11 @@ function wechatpayConfig(str: (key: string) => string | undefined, cwd: string):
     }
   }
   const apiV3Key = values.WECHATPAY_APIV3_KEY!.trim();
-  if (apiV3Key.length !== 32) {
-    throw new ConfigError('invalid configuration: "WECHATPAY_APIV3_KEY" must be 32 characters');
+  // The AES-256 key is these characters' bytes: 32 ASCII characters, as WeChat Pay's console sets.
+  if (!/^[\x21-\x7e]{32}$/.test(apiV3Key)) {
+    throw new ConfigError('invalid configuration: "WECHATPAY_APIV3_KEY" must be 32 ASCII characters');
   }
-  const merchantPrivateKey = values.WECHATPAY_MERCHANT_PRIVATE_KEY!;
+  const merchantPrivateKey = pem(values.WECHATPAY_MERCHANT_PRIVATE_KEY!);
   try {
     const key = createPrivateKey(merchantPrivateKey);
     if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
@@ -357,8 +363,10 @@ function wechatpayConfig(str: (key: string) => string | undefined, cwd: string):
       'invalid configuration: "WECHATPAY_MERCHANT_PRIVATE_KEY" is not an RSA private key in PEM form',
     );
   }
-  const publicKey = values.WECHATPAY_PUBLIC_KEY!;
+  const publicKey = pem(values.WECHATPAY_PUBLIC_KEY!);
   try {
+    // A private key would also yield a public one: refuse it, it is not WeChat Pay's key.
+    if (/PRIVATE KEY-----/.test(publicKey)) throw new Error('a private key');
     const key = createPublicKey(publicKey);
     if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
   } catch {

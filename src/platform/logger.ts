@@ -4,7 +4,7 @@ export type Logger = winston.Logger;
 
 /** Keys whose values are never written to a log line, whatever object they sit in. */
 const SECRET_KEYS =
-  /^(secret|.*_secret|password|authorization|signature|signature-input|master_key|.*token)$/i;
+  /^(secret|.*_secret|password|authorization|signature|signature-input|master_key|.*token|private_?key|.*private_?key|api_?v3_?key)$/i;
 
 function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;

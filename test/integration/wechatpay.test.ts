@@ -158,6 +158,19 @@ describe('creates', () => {
     ).toBe(true);
   });
 
+  test('when a jsapi order pays with the service provider’s openid, then it is signed for sp_appid even when the merchant has a sub_appid', async () => {
+    const created = await create({
+      pay_method: 'jsapi',
+      extra: { sp_openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o', sub_appid: 'wxd678efh567hg6999' },
+    });
+    expect(created.pay_credential.appId).toBe(stack.wechatpay!.keys.spAppid);
+    const sub = await create({
+      pay_method: 'jsapi',
+      extra: { sub_openid: 'o-sub', sub_appid: 'wxd678efh567hg6999' },
+    });
+    expect(sub.pay_credential.appId).toBe('wxd678efh567hg6999');
+  });
+
   test('when an h5 order is created without extra.client_ip, then it is refused, and with it the credential is the h5_url', async () => {
     const refused = await pay.post('/api/v1/pay/unified-order', wechatOrder({ pay_method: 'h5' }));
     expect(refused).toMatchObject({ code: 'channel_create_fail' });
@@ -267,6 +280,20 @@ describe('payments', () => {
       expect((await pay.query(created.trade_no)).status).toBe('pending');
     },
   );
+
+  test('when a genuinely signed WeChat Pay callback names an order of another channel, then it answers FAIL and changes nothing', async () => {
+    const sandboxOrder = await pay.create();
+    const res = await transactionNotification(
+      sandboxOrder.trade_no,
+      {},
+      stack.wechatpay!.keys.platformPrivateKeyPem,
+    );
+    expect(res.status).toBe(500);
+    expect(await callbacksLogged(sandboxOrder.trade_no)).toEqual([
+      { outcome: 'channel_mismatch', verified: true },
+    ]);
+    expect((await pay.query(sandboxOrder.trade_no)).status).toBe('pending');
+  });
 
   test('when a genuinely signed callback names an out_trade_no durapay does not have, then it answers FAIL', async () => {
     const res = await transactionNotification(

@@ -146,6 +146,13 @@ describe('loadConfig: WeChat Pay', () => {
     });
   });
 
+  test('when a key is given on one line with \\n escapes, then it is read as the PEM it is', () => {
+    const oneLine = merchantPem.trimEnd().replaceAll('\n', '\\n');
+    expect(
+      loadConfig({ ...full, WECHATPAY_MERCHANT_PRIVATE_KEY: oneLine }).wechatpay?.merchantPrivateKey,
+    ).toBe(merchantPem.trimEnd());
+  });
+
   test('when keys are given as files, then they are read from the files', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-wx-'));
     fs.writeFileSync(path.join(dir, 'key.pem'), merchantPem);
@@ -181,6 +188,16 @@ describe('loadConfig: WeChat Pay', () => {
       /WECHATPAY_APIV3_KEY/,
     ],
     ['the merchant id is not digits', { WECHATPAY_SP_MCHID: 'abc' }, /WECHATPAY_SP_MCHID/],
+    [
+      'the merchant private key is given as WeChat Pay public key',
+      { WECHATPAY_PUBLIC_KEY: merchantPem },
+      /"WECHATPAY_PUBLIC_KEY" is not an RSA public key/,
+    ],
+    [
+      'the APIv3 key is 32 characters but not ASCII',
+      { WECHATPAY_APIV3_KEY: '密'.repeat(32) },
+      /32 ASCII characters/,
+    ],
   ])('when %s, then start-up fails naming the setting, never its value', (_what, change, message) => {
     const env = { ...full, ...change } as Record<string, string | undefined>;
     let error: unknown;

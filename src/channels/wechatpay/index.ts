@@ -49,7 +49,7 @@ import {
 } from './transformers';
 
 export interface WechatpayChannelOptions extends WechatpayConfig {
-  /** Deadline of one call, connection included. */
+  /** How long one call may wait without receiving anything (axios' idle timeout, not a deadline). */
   timeoutMs: number;
 }
 
@@ -100,7 +100,11 @@ export class WechatpayChannel implements Channel {
       const created = parseCreated(
         await this.call('create order', 'POST', `v3/pay/partner/transactions/${kind}`, body),
       );
-      const appId = body.sub_appid ?? body.sp_appid;
+      // The app the buyer's openid belongs to signs the JSAPI call; an app payment is the sub-merchant's app when it has one.
+      const appId =
+        'payer' in body && body.payer && 'sp_openid' in body.payer
+          ? body.sp_appid
+          : (body.sub_appid ?? body.sp_appid);
       const signing = { timeStamp: String(Formatter.timestamp()), nonceStr: Formatter.nonce() };
       switch (kind) {
         case 'native': {
@@ -149,26 +153,36 @@ export class WechatpayChannel implements Channel {
           { sp_mchid: this.options.spMchid, sub_mchid: this.subMchid(ctx) },
         );
       } catch (err) {
-        // The buyer paid first: say so, with the payment, as the port asks.
-        if (err instanceof ChannelError && err.message.startsWith('ORDERPAID')) {
-          return this.payments.query(ctx, tradeNo);
-        }
-        throw err;
+        // Paid first (ORDERPAID) or closed already (ORDER_CLOSED, a retried close): the query
+        // below says which, with the payment when there is one.
+        if (!(err instanceof ChannelError && /^(ORDERPAID|ORDER_CLOSED):/.test(err.message))) throw err;
       }
-      return { status: 'closed' };
+      // A 204 is not proof: a payment that landed just before the close shows in the query.
+      const state = await this.payments.query(ctx, tradeNo);
+      return state.status === 'pending' ? { status: 'closed' } : state;
     },
   };
 
   readonly refunds: RefundsPort = {
-    refund: async (ctx, input) =>
-      refundStateOf(
-        await this.call(
-          'create refund',
-          'POST',
-          'v3/refund/domestic/refunds',
-          toWireRefund(this.subMchid(ctx), input),
-        ),
-      ),
+    refund: async (ctx, input) => {
+      try {
+        return refundStateOf(
+          await this.call(
+            'create refund',
+            'POST',
+            'v3/refund/domestic/refunds',
+            toWireRefund(this.subMchid(ctx), input),
+          ),
+        );
+      } catch (err) {
+        // No trustworthy answer (no answer, a 5xx, an answer that failed verification): WeChat
+        // Pay may have taken the refund. Ask for it by out_refund_no before saying it failed.
+        if (!(err instanceof ChannelError) || err.kind === 'refused') throw err;
+        const found = await this.refunds.query(ctx, input).catch(() => undefined);
+        if (found === undefined || found.status === 'not_found') throw err;
+        return found;
+      }
+    },
     query: async (ctx, { refundNo }) => {
       const answer = await this.call(
         'query refund',
@@ -285,9 +299,11 @@ export class WechatpayChannel implements Channel {
       return res.data;
     } catch (err) {
       if (!isAxiosError(err)) throw err;
+      // A 2xx whose signature, serial or timestamp failed: WeChat Pay may have done what was
+      // asked, so this is not a refusal; the caller retries (every call is idempotent).
       if (err.code?.startsWith('EV3_')) {
         throw new ChannelError(
-          'invalid_response',
+          'unreachable',
           `WeChat Pay ${what}: the answer failed verification (${err.code})`,
         );
       }
