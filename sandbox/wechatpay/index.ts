@@ -1,7 +1,8 @@
 /**
- * An offline WeChat Pay API v3 sandbox (service-provider payment APIs): a router that signs and
- * checks the wire as WeChat does, its made-up credentials, and the settings that point durapay
- * at it. Independent of durapay's WeChat Pay adapter and of wechatpay-axios-plugin on purpose.
+ * An offline WeChat Pay API v3 sandbox (service-provider payment and profit-sharing APIs): a
+ * router that signs and checks the wire as WeChat does, its made-up credentials, the settings
+ * that point durapay at it, and readers of its sharing state for tests. Independent of durapay's
+ * WeChat Pay adapter and of wechatpay-axios-plugin on purpose.
  */
 export {
   createWechatpaySandbox,
@@ -20,3 +21,11 @@ export {
   type WechatpaySandboxKeys,
 } from './keys';
 export type { BuyerResult, RefundStatus, TradeKind, TradeState } from './store';
+export type {
+  ReceiverType,
+  RelationType,
+  SharingResult,
+  SharingState,
+  WechatpaySandboxReceiver,
+  WechatpaySandboxSharing,
+} from './sharing';

@@ -1,14 +1,15 @@
 /**
  * An offline WeChat Pay API v3 sandbox for the service-provider ("partner") payment APIs, as an
- * Express router: create (JSAPI, APP, H5, Native), query, close, refund and refund query, each
- * request's WECHATPAY2-SHA256-RSA2048 signature checked and every answer signed with the
- * platform key, plus a buyer's checkout page and signed, encrypted callbacks retried on WeChat's
- * rhythm. Any v3 client with its response verification on can talk to it; it is written on
- * node:crypto alone (./wire.ts) so that such a test is one of interoperability.
+ * Express router: create (JSAPI, APP, H5, Native), query, close, refund and refund query, and
+ * profit sharing (add a receiver, share, query a sharing order, unfreeze), each request's
+ * WECHATPAY2-SHA256-RSA2048 signature checked and every answer signed with the platform key,
+ * plus a buyer's checkout page and signed, encrypted callbacks retried on WeChat's rhythm. Any
+ * v3 client with its response verification on can talk to it; it is written on node:crypto
+ * alone (./wire.ts) so that such a test is one of interoperability.
  *
  * Longer than 300 lines: the whole HTTP surface of the simulated API in one router, the way the
- * sandbox upstream's simulator.ts is; its state and transitions live in store.ts, its crypto in
- * wire.ts, its page in pages.ts.
+ * sandbox upstream's simulator.ts is, with each endpoint's request schema; its state and
+ * transitions live in store.ts and sharing.ts, its crypto in wire.ts, its page in pages.ts.
  */
 import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
@@ -18,6 +19,18 @@ import { validateStrictly } from '../../src/platform/http/strict';
 import { qrImage } from '../../src/platform/qr';
 import type { WechatpaySandboxKeys } from './keys';
 import { CHECKOUT_CSP, checkoutPage, notFoundPage } from './pages';
+import {
+  RECEIVER_TYPES,
+  RELATION_TYPES,
+  WechatpaySharingStore,
+  receiverView,
+  sharingView,
+  type AddReceiverRequest,
+  type CreateSharingRequest,
+  type UnfreezeRequest,
+  type WechatpaySandboxReceiver,
+  type WechatpaySandboxSharing,
+} from './sharing';
 import {
   WechatpaySandboxStore,
   refundNoticeView,
@@ -32,6 +45,7 @@ import {
 } from './store';
 import {
   WechatpayError,
+  decryptSensitive,
   encryptResource,
   parseRfc3339,
   requestId,
@@ -53,7 +67,7 @@ export interface WechatpaySandboxOptions {
   publicBaseUrl: string;
   /** Multiplies every delay (refunds, late and retried callbacks); 1 unless a test speeds it up. */
   timeScale?: number;
-  /** How long a refund stays PROCESSING, before timeScale; 1000 by default. */
+  /** How long a refund or a profit-sharing order stays PROCESSING, before timeScale; 1000 by default. */
   refundDelayMs?: number;
   logger?: WechatpaySandboxLogger;
   /** How callbacks are posted; the global fetch unless set. */
@@ -63,7 +77,15 @@ export interface WechatpaySandboxOptions {
 export interface WechatpaySandbox {
   router: Router;
   keys: WechatpaySandboxKeys;
-  /** Cancels pending refunds and callbacks, and aborts callbacks in flight. */
+  /**
+   * A transaction's profit sharing, without HTTP and as a query would see it now (a due order
+   * settled): its sharing orders and whether its rest was unfrozen. Undefined until a sharing or
+   * unfreeze order was accepted for it.
+   */
+  sharing(transactionId: string): WechatpaySandboxSharing | undefined;
+  /** The receivers a sub-merchant added, each `name` decrypted. */
+  receivers(subMchid: string): WechatpaySandboxReceiver[];
+  /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
 
@@ -150,6 +172,56 @@ const createRefundSchema = Joi.object<CreateRefundRequest>({
   .or('transaction_id', 'out_trade_no')
   .required();
 
+const transactionId = Joi.string().pattern(/^\d{1,32}$/);
+const outOrderNo = Joi.string().pattern(/^[A-Za-z0-9_\-|*@]{1,64}$/);
+const receiverType = Joi.string().valid(...RECEIVER_TYPES);
+const receiverAccount = Joi.string().min(1).max(64);
+/** A field sealed with the platform public key: base64 of a 2048-bit RSA-OAEP block and more. */
+const sealed = Joi.string().min(1).max(1024);
+const sharingDescription = Joi.string().min(1).max(80);
+
+const addReceiverSchema = Joi.object<AddReceiverRequest>({
+  sub_mchid: mchid.required(),
+  appid: appid.required(),
+  sub_appid: appid,
+  type: receiverType.required(),
+  account: receiverAccount.required(),
+  name: sealed,
+  relation_type: Joi.string()
+    .valid(...RELATION_TYPES)
+    .required(),
+  custom_relation: Joi.string().min(1).max(10),
+}).required();
+
+const createSharingSchema = Joi.object<CreateSharingRequest>({
+  sub_mchid: mchid.required(),
+  appid: appid.required(),
+  sub_appid: appid,
+  transaction_id: transactionId.required(),
+  out_order_no: outOrderNo.required(),
+  receivers: Joi.array()
+    .items(
+      Joi.object({
+        type: receiverType.required(),
+        account: receiverAccount.required(),
+        name: sealed,
+        amount: fen.required(),
+        description: sharingDescription.required(),
+      }),
+    )
+    .min(1)
+    .max(50)
+    .required(),
+  unfreeze_unsplit: Joi.boolean().required(),
+}).required();
+
+const unfreezeSchema = Joi.object<UnfreezeRequest>({
+  sub_mchid: mchid.required(),
+  transaction_id: transactionId.required(),
+  out_order_no: outOrderNo.required(),
+  description: sharingDescription.required(),
+}).required();
+
 const buyerSchema = Joi.object<{ result: BuyerResult }>({
   result: Joi.string()
     .valid(...BUYER_RESULTS)
@@ -204,6 +276,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     publicKey: createPublicKey(keys.merchantPublicKeyPem),
   };
   const store = new WechatpaySandboxStore();
+  const sharings = new WechatpaySharingStore(refundDelayMs);
   const timers = new Set<NodeJS.Timeout>();
   const closing = new AbortController();
 
@@ -417,6 +490,16 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     }
   }
 
+  function requireSpAppid(appidGiven: string, spMchid: string): void {
+    if (appidGiven !== keys.spAppid) {
+      throw new WechatpayError(
+        400,
+        'APPID_MCHID_NOT_MATCH',
+        `appid ${appidGiven} is not bound to sp_mchid ${spMchid}`,
+      );
+    }
+  }
+
   router.post('/v3/pay/partner/transactions/:kind', (req, res) => {
     const kind = req.params.kind as TradeKind;
     if (!KINDS.includes(kind))
@@ -508,6 +591,100 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     answer(res, 200, refundView(refund));
   });
 
+  // ---- profit sharing (分账) ----
+
+  /** A sealed field's plaintext; the request must name the platform key that sealed it. */
+  function unseal(req: Request, ciphertext: string, field: string): string {
+    const serial = req.get('Wechatpay-Serial');
+    if (serial !== keys.platformPublicKeyId) {
+      throw paramError(
+        serial === undefined
+          ? `the Wechatpay-Serial header is required when ${field} is encrypted: it names the platform public key used`
+          : `Wechatpay-Serial ${serial} is not the platform public key ${keys.platformPublicKeyId}`,
+      );
+    }
+    const plain = decryptSensitive(signer.privateKey, ciphertext);
+    if (plain === undefined || plain.trim() === '') {
+      throw paramError(
+        `${field} does not decrypt: it must be base64 of RSA-OAEP (SHA-1) under the platform public key`,
+      );
+    }
+    return plain;
+  }
+
+  router.post('/v3/profitsharing/receivers/add', (req, res) => {
+    const body = validate(addReceiverSchema, jsonBody(req));
+    requireSpAppid(body.appid, String(res.locals.mchid));
+    if (body.type === 'MERCHANT_ID' && !/^\d{1,32}$/.test(body.account)) {
+      throw paramError('account of a MERCHANT_ID receiver is a merchant id, digits');
+    }
+    if (body.type === 'MERCHANT_ID' && body.name === undefined) {
+      throw paramError("name (the merchant's full name, encrypted) is required for a MERCHANT_ID receiver");
+    }
+    if (body.type === 'PERSONAL_SUB_OPENID' && body.sub_appid === undefined) {
+      throw paramError('sub_appid is required for a PERSONAL_SUB_OPENID receiver');
+    }
+    if (body.relation_type === 'CUSTOM' && body.custom_relation === undefined) {
+      throw paramError('custom_relation is required when relation_type is CUSTOM');
+    }
+    const name = body.name === undefined ? undefined : unseal(req, body.name, 'name');
+    const receiver = sharings.addReceiver(body, name);
+    logger.info('wechatpay sandbox sharing receiver added', {
+      sub_mchid: body.sub_mchid,
+      type: body.type,
+      account: body.account,
+    });
+    answer(res, 200, receiverView(receiver, body.sub_mchid));
+  });
+
+  router.post('/v3/profitsharing/orders/unfreeze', (req, res) => {
+    const body = validate(unfreezeSchema, jsonBody(req));
+    const spMchid = String(res.locals.mchid);
+    const now = Date.now();
+    const paid = store.findOrderByTransactionId(spMchid, body.transaction_id, body.sub_mchid, now);
+    const { sharing, created } = sharings.unfreeze(spMchid, body, paid, now);
+    if (created) logger.info('wechatpay sandbox sharing unfrozen', { out_order_no: body.out_order_no });
+    answer(res, 200, sharingView(sharing));
+  });
+
+  router.post('/v3/profitsharing/orders', (req, res) => {
+    const body = validate(createSharingSchema, jsonBody(req));
+    const spMchid = String(res.locals.mchid);
+    requireSpAppid(body.appid, spMchid);
+    if (body.receivers.some((r) => r.type === 'PERSONAL_SUB_OPENID') && body.sub_appid === undefined) {
+      throw paramError('sub_appid is required for a PERSONAL_SUB_OPENID receiver');
+    }
+    const names = body.receivers.map((r, i) =>
+      r.name === undefined ? undefined : unseal(req, r.name, `receivers[${i}].name`),
+    );
+    const now = Date.now();
+    const paid = store.findOrderByTransactionId(spMchid, body.transaction_id, body.sub_mchid, now);
+    const { sharing, created } = sharings.createSharing(spMchid, body, names, paid, now);
+    if (created) {
+      logger.info('wechatpay sandbox sharing accepted', { out_order_no: body.out_order_no });
+      later(refundDelayMs, async () => {
+        if (sharings.settle(sharing, Date.now())) {
+          logger.info('wechatpay sandbox sharing finished', { out_order_no: body.out_order_no });
+        }
+      });
+    }
+    answer(res, 200, sharingView(sharing));
+  });
+
+  router.get('/v3/profitsharing/orders/:out_order_no', (req, res) => {
+    const subMchid = queryParam(req, 'sub_mchid');
+    const transaction = queryParam(req, 'transaction_id');
+    const sharing = sharings.findSharing(
+      String(res.locals.mchid),
+      subMchid,
+      req.params.out_order_no,
+      transaction,
+      Date.now(),
+    );
+    if (!sharing) throw new WechatpayError(404, 'RESOURCE_NOT_EXISTS', '分账单不存在');
+    answer(res, 200, sharingView(sharing));
+  });
+
   router.use((req: Request, res: Response) => {
     answer(res, 404, { code: 'NOT_FOUND', message: `no such API: ${req.method} ${req.path}` });
   });
@@ -531,6 +708,8 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   return {
     router,
     keys,
+    sharing: (transactionId) => sharings.snapshot(transactionId, Date.now()),
+    receivers: (subMchid) => sharings.listReceivers(subMchid),
     close() {
       closing.abort();
       for (const timer of timers) clearTimeout(timer);

@@ -1,14 +1,18 @@
 /**
  * WeChat Pay API v3's wire, the sandbox's end of it, on node:crypto alone: checking a request's
  * `Authorization` (WECHATPAY2-SHA256-RSA2048), signing every answer and callback with the
- * platform key, and sealing a callback's `resource` with AEAD_AES_256_GCM. It deliberately uses
- * neither wechatpay-axios-plugin nor durapay's WeChat Pay adapter: a test of either against this
- * sandbox is then a test of two independent readings of the published specification.
+ * platform key, sealing a callback's `resource` with AEAD_AES_256_GCM, and opening a sensitive
+ * field (a profit-sharing receiver's name) that the client sealed with the platform public key.
+ * It deliberately uses neither wechatpay-axios-plugin nor durapay's WeChat Pay adapter: a test of
+ * either against this sandbox is then a test of two independent readings of the published
+ * specification.
  */
 import {
+  constants,
   createCipheriv,
   createSign,
   createVerify,
+  privateDecrypt,
   randomBytes,
   randomInt,
   type KeyObject,
@@ -218,4 +222,24 @@ export function encryptResource(
     associated_data: associatedData,
     nonce,
   };
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Opens a sensitive field as WeChat does: base64 of RSA-OAEP (OpenSSL's RSA_PKCS1_OAEP_PADDING,
+ * SHA-1 and MGF1-SHA-1) under the platform public key. The UTF-8 plaintext, or undefined when the
+ * text is not base64, does not decrypt with the platform private key, or is not UTF-8.
+ */
+export function decryptSensitive(privateKey: KeyObject, ciphertext: string): string | undefined {
+  if (!BASE64.test(ciphertext)) return undefined;
+  try {
+    const plain = privateDecrypt(
+      { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' },
+      Buffer.from(ciphertext, 'base64'),
+    );
+    return new TextDecoder('utf-8', { fatal: true }).decode(plain);
+  } catch {
+    return undefined;
+  }
 }

@@ -128,6 +128,14 @@ export interface ProfitSharingPort {
   registerReceivers?(ctx: ChannelContext, receivers: ProfitShareReceiver[]): Promise<void>;
   /** Shares a paid payment, named by the channel's own number where the channel wants it. */
   share(ctx: TradeContext, input: ProfitShareInput): Promise<ProfitShareState>;
+  /**
+   * Where a sharing the channel settles later stands (WeChat Pay answers PROCESSING first);
+   * not_found when the channel never took it. A channel that settles at once leaves it out.
+   */
+  query?(
+    ctx: TradeContext,
+    ref: { tradeNo: string; shareNo: string },
+  ): Promise<ProfitShareState | { status: 'not_found' }>;
 }
 
 // ---- onboarding ----

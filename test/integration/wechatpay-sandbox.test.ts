@@ -2,7 +2,8 @@
  * The offline WeChat Pay v3 sandbox driven by wechatpay-axios-plugin alone, over real HTTP, with
  * the library's response verification on: every answer below passed the library's check of
  * Wechatpay-Signature against the platform public key, or the call would have thrown. Callbacks
- * land on a local receiver and are checked with the library's own Rsa and AesGcm.
+ * land on a local receiver and are checked with the library's own Rsa and AesGcm; a profit-sharing
+ * receiver's name is sealed with the library's Rsa.encrypt.
  *
  * Longer than 300 lines: the sandbox's whole API, each endpoint, error and injected fault with a
  * test of its own, sharing the client and callback helpers at the top.
@@ -50,7 +51,10 @@ interface LibraryResponse {
  * reads as possibly undefined, so the segments used here are named.
  */
 type Segment = 'v3' | 'pay' | 'partner' | 'transactions' | Kind | 'outTradeNo' | '_out_trade_no_' | 'close';
-type Chain = { readonly [K in Segment | 'refund' | 'domestic' | 'refunds' | '_out_refund_no_']: Chain } & {
+type SharingSegment = 'profitsharing' | 'receivers' | 'add' | 'orders' | '_out_order_no_' | 'unfreeze';
+type Chain = {
+  readonly [K in Segment | SharingSegment | 'refund' | 'domestic' | 'refunds' | '_out_refund_no_']: Chain;
+} & {
   get(config: Record<string, unknown>): Promise<LibraryResponse>;
   post(data: unknown, config?: Record<string, unknown>): Promise<LibraryResponse>;
 };
@@ -77,6 +81,24 @@ interface Refund {
   status: string;
   success_time?: string;
   amount: { total: number; refund: number; payer_refund: number; discount_refund: number };
+}
+interface Sharing {
+  sub_mchid: string;
+  transaction_id: string;
+  out_order_no: string;
+  order_id: string;
+  state: string;
+  receivers: {
+    amount: number;
+    description: string;
+    type: string;
+    account: string;
+    result: string;
+    fail_reason?: string;
+    detail_id: string;
+    create_time: string;
+    finish_time?: string;
+  }[];
 }
 interface Notification {
   id: string;
@@ -172,6 +194,49 @@ const queryRefund = (outRefundNo: string) =>
     }),
   );
 
+/** Names the platform key that sealed a request's sensitive field (a receiver's name). */
+const platformSerial = () => ({ 'Wechatpay-Serial': keys.platformPublicKeyId });
+const seal = (text: string) => Rsa.encrypt(text, keys.platformPublicKeyPem);
+
+const addReceiver = (body: Record<string, unknown>, headers: Record<string, string> = platformSerial()) =>
+  call<Record<string, string> & ErrorBody>(
+    wxpay.v3.profitsharing.receivers.add.post(
+      { sub_mchid: SUB_MCHID, appid: keys.spAppid, ...body },
+      { headers, ...ANY_STATUS },
+    ),
+  );
+
+const share = (body: Record<string, unknown>, headers: Record<string, string> = platformSerial()) =>
+  call<Sharing & ErrorBody>(
+    wxpay.v3.profitsharing.orders.post(
+      {
+        sub_mchid: SUB_MCHID,
+        appid: keys.spAppid,
+        out_order_no: tradeNo(),
+        unfreeze_unsplit: false,
+        ...body,
+      },
+      { headers, ...ANY_STATUS },
+    ),
+  );
+
+const querySharing = (outOrderNo: string, transactionId: string) =>
+  call<Sharing & ErrorBody>(
+    wxpay.v3.profitsharing.orders._out_order_no_.get({
+      params: { sub_mchid: SUB_MCHID, transaction_id: transactionId },
+      out_order_no: outOrderNo,
+      ...ANY_STATUS,
+    }),
+  );
+
+const unfreeze = (body: Record<string, unknown>) =>
+  call<Sharing & ErrorBody>(
+    wxpay.v3.profitsharing.orders.unfreeze.post(
+      { sub_mchid: SUB_MCHID, out_order_no: tradeNo(), description: '解冻全部剩余资金', ...body },
+      ANY_STATUS,
+    ),
+  );
+
 /** The buyer at the checkout, as a script: POST {"result"} to the checkout URL. */
 async function buyer(
   checkoutUrl: string,
@@ -192,6 +257,19 @@ async function paidOrder(overrides: Record<string, unknown> = {}): Promise<strin
   expect(created.status).toBe(200);
   expect((await buyer(created.data.code_url!, 'pay')).body).toEqual({ trade_state: 'SUCCESS' });
   return body.out_trade_no as string;
+}
+
+/** A paid order whose funds are frozen for sharing (or not); its transaction_id. */
+async function paidTransaction(profitSharing = true): Promise<string> {
+  const outTradeNo = await paidOrder({ settle_info: { profit_sharing: profitSharing } });
+  return (await query(outTradeNo)).data.transaction_id!;
+}
+
+/** A personal receiver added for SUB_MCHID, fresh for each test; its type and account. */
+async function personalReceiver(): Promise<{ type: string; account: string }> {
+  const receiver = { type: 'PERSONAL_OPENID', account: `oRecv${tradeNo()}` };
+  expect((await addReceiver({ ...receiver, relation_type: 'PARTNER' })).status).toBe(200);
+  return receiver;
 }
 
 /** Checks a callback as a merchant must, with the library: signature first, then decryption. */
@@ -516,6 +594,297 @@ describe('refunds', () => {
 
   test('when an unknown refund is queried, then the answer is 404 RESOURCE_NOT_EXISTS', async () => {
     const res = await queryRefund('NO_SUCH_REFUND');
+    expect(res.status).toBe(404);
+    expect(res.data.code).toBe('RESOURCE_NOT_EXISTS');
+  });
+});
+
+describe('profit sharing', () => {
+  const SHARING_SETTLES_MS = REFUND_DELAY_MS * TIME_SCALE;
+
+  async function finished(outOrderNo: string, transactionId: string): Promise<Sharing> {
+    return until(
+      'the sharing order to finish',
+      async () => {
+        const q = await querySharing(outOrderNo, transactionId);
+        return q.data.state === 'FINISHED' ? q.data : undefined;
+      },
+      WAIT_MS,
+    );
+  }
+
+  test('when a merchant receiver is added with its name encrypted, then the sandbox keeps the decrypted name', async () => {
+    const account = `19${String(Date.now()).slice(-8)}`;
+    const body = {
+      type: 'MERCHANT_ID',
+      account,
+      name: seal('深圳市某某科技有限公司'),
+      relation_type: 'PARTNER',
+    };
+    const res = await addReceiver(body);
+    expect(res.status).toBe(200);
+    expect(res.data).toEqual({
+      sub_mchid: SUB_MCHID,
+      type: 'MERCHANT_ID',
+      account,
+      relation_type: 'PARTNER',
+    });
+    expect(sandbox.receivers(SUB_MCHID)).toContainEqual({
+      type: 'MERCHANT_ID',
+      account,
+      name: '深圳市某某科技有限公司',
+      relation_type: 'PARTNER',
+    });
+    // Adding it again (a freshly sealed name) is fine.
+    expect((await addReceiver({ ...body, name: seal('深圳市某某科技有限公司') })).status).toBe(200);
+    const custom = await addReceiver({
+      type: 'PERSONAL_OPENID',
+      account: `oRecv${tradeNo()}`,
+      relation_type: 'CUSTOM',
+      custom_relation: '表哥',
+    });
+    expect(custom.data).toMatchObject({ relation_type: 'CUSTOM', custom_relation: '表哥' });
+  });
+
+  test('when an encrypted name comes without the platform Wechatpay-Serial, then it is refused with 400 PARAM_ERROR', async () => {
+    const body = {
+      type: 'MERCHANT_ID',
+      account: '1900000110',
+      name: seal('某某公司'),
+      relation_type: 'STORE',
+    };
+    const missing = await addReceiver(body, {});
+    expect(missing.status).toBe(400);
+    expect(missing.data).toMatchObject({
+      code: 'PARAM_ERROR',
+      message: expect.stringContaining('Wechatpay-Serial'),
+    });
+    const other = await addReceiver(body, { 'Wechatpay-Serial': 'PUB_KEY_ID_0000' });
+    expect(other.status).toBe(400);
+    expect(other.data.code).toBe('PARAM_ERROR');
+    const stranger = generateWechatpaySandboxKeys();
+    const unreadable = await addReceiver({
+      ...body,
+      name: Rsa.encrypt('某某公司', stranger.platformPublicKeyPem),
+    });
+    expect(unreadable.status).toBe(400);
+    expect(unreadable.data).toMatchObject({
+      code: 'PARAM_ERROR',
+      message: expect.stringContaining('decrypt'),
+    });
+    const unnamed = await addReceiver({ type: 'MERCHANT_ID', account: '1900000110', relation_type: 'STORE' });
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.data).toMatchObject({ code: 'PARAM_ERROR', message: expect.stringContaining('name') });
+    expect(sandbox.receivers(SUB_MCHID).some((r) => r.account === '1900000110')).toBe(false);
+  });
+
+  test('when a receiver is added under another appid, then it is refused with 400 APPID_MCHID_NOT_MATCH', async () => {
+    const res = await addReceiver({
+      appid: 'wx0000000000000000',
+      type: 'PERSONAL_OPENID',
+      account: 'oRecvOther',
+      relation_type: 'USER',
+    });
+    expect(res.status).toBe(400);
+    expect(res.data.code).toBe('APPID_MCHID_NOT_MATCH');
+  });
+
+  test('when a paid profit_sharing transaction is shared, then the order is PROCESSING and a query later reads FINISHED with each receiver SUCCESS', async () => {
+    const transactionId = await paidTransaction();
+    const person = await personalReceiver();
+    const account = `19${String(Date.now()).slice(-8)}`;
+    await addReceiver({ type: 'MERCHANT_ID', account, name: seal('某某门店'), relation_type: 'STORE' });
+    const res = await share({
+      transaction_id: transactionId,
+      receivers: [
+        { ...person, amount: 10, description: '分给合伙人' },
+        { type: 'MERCHANT_ID', account, name: seal('某某门店'), amount: 20, description: '分给门店' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.data).toMatchObject({
+      sub_mchid: SUB_MCHID,
+      transaction_id: transactionId,
+      state: 'PROCESSING',
+    });
+    expect(res.data.order_id).toMatch(/^\d+$/);
+    expect(res.data.receivers).toHaveLength(2);
+    for (const r of res.data.receivers) {
+      expect(r.result).toBe('PENDING');
+      expect(r.detail_id).toMatch(/^\d+$/);
+      expect(r.create_time).toMatch(RFC3339_CST);
+      expect(r.finish_time).toBeUndefined();
+    }
+    expect(res.data.receivers[1]).toMatchObject({
+      type: 'MERCHANT_ID',
+      account,
+      amount: 20,
+      description: '分给门店',
+    });
+    const settled = await finished(res.data.out_order_no, transactionId);
+    expect(settled.order_id).toBe(res.data.order_id);
+    expect(settled.receivers.map((r) => r.result)).toEqual(['SUCCESS', 'SUCCESS']);
+    expect(settled.receivers[0]!.finish_time).toMatch(RFC3339_CST);
+    expect(sandbox.sharing(transactionId)).toEqual({
+      orders: [
+        {
+          out_order_no: res.data.out_order_no,
+          state: 'FINISHED',
+          receivers: [
+            { ...person, amount: 10, result: 'SUCCESS' },
+            { type: 'MERCHANT_ID', account, amount: 20, result: 'SUCCESS' },
+          ],
+        },
+      ],
+      unfrozen: false,
+    });
+  });
+
+  test('when a sharing asks for more than remains unshared, then it is refused with 400 NOT_ENOUGH', async () => {
+    const transactionId = await paidTransaction();
+    const receiver = await personalReceiver();
+    const shareOf = (amount: number) =>
+      share({ transaction_id: transactionId, receivers: [{ ...receiver, amount, description: '分账' }] });
+    expect((await shareOf(60)).status).toBe(200);
+    const over = await shareOf(41);
+    expect(over.status).toBe(400);
+    expect(over.data.code).toBe('NOT_ENOUGH');
+    expect((await shareOf(40)).status).toBe(200);
+  });
+
+  test('when a receiver was never added, then the sharing is refused with 400 INVALID_REQUEST', async () => {
+    const transactionId = await paidTransaction();
+    const res = await share({
+      transaction_id: transactionId,
+      receivers: [{ type: 'PERSONAL_OPENID', account: 'oNeverAdded', amount: 1, description: '分账' }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.data).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('未添加') });
+    expect(sandbox.sharing(transactionId)).toBeUndefined();
+  });
+
+  test('when the transaction was paid without settle_info.profit_sharing, then the sharing is refused with 400 INVALID_REQUEST', async () => {
+    const transactionId = await paidTransaction(false);
+    const receiver = await personalReceiver();
+    const res = await share({
+      transaction_id: transactionId,
+      receivers: [{ ...receiver, amount: 1, description: '分账' }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.data).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('profit_sharing'),
+    });
+    const unknown = await share({
+      transaction_id: '4200000000000000000000000000',
+      receivers: [{ ...receiver, amount: 1, description: '分账' }],
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.data.code).toBe('INVALID_REQUEST');
+  });
+
+  test('when the same out_order_no is shared again, then the same order comes back, and with another amount it is refused', async () => {
+    const transactionId = await paidTransaction();
+    const receiver = await personalReceiver();
+    const body = {
+      transaction_id: transactionId,
+      out_order_no: tradeNo(),
+      receivers: [{ ...receiver, amount: 70, description: '分账' }],
+    };
+    const first = await share(body);
+    const again = await share(body);
+    expect(again.status).toBe(200);
+    expect(again.data.order_id).toBe(first.data.order_id);
+    expect(again.data.receivers[0]!.detail_id).toBe(first.data.receivers[0]!.detail_id);
+    const changed = await share({ ...body, receivers: [{ ...receiver, amount: 20, description: '分账' }] });
+    expect(changed.status).toBe(400);
+    expect(changed.data.code).toBe('INVALID_REQUEST');
+    expect(sandbox.sharing(transactionId)!.orders).toHaveLength(1);
+  });
+
+  test('when a receiver description injects [sandbox:share-closed], then that receiver ends CLOSED with ACCOUNT_ABNORMAL and its share is back', async () => {
+    const transactionId = await paidTransaction();
+    const [good, bad] = [await personalReceiver(), await personalReceiver()];
+    const res = await share({
+      transaction_id: transactionId,
+      receivers: [
+        { ...good, amount: 30, description: '分账' },
+        { ...bad, amount: 70, description: '分账 [sandbox:share-closed]' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const settled = await finished(res.data.out_order_no, transactionId);
+    expect(settled.receivers.map((r) => [r.result, r.fail_reason])).toEqual([
+      ['SUCCESS', undefined],
+      ['CLOSED', 'ACCOUNT_ABNORMAL'],
+    ]);
+    expect(sandbox.sharing(transactionId)!.orders[0]!.receivers[1]).toMatchObject({ result: 'CLOSED' });
+    const rest = await share({
+      transaction_id: transactionId,
+      receivers: [{ ...good, amount: 70, description: '再分' }],
+    });
+    expect(rest.status).toBe(200);
+  });
+
+  test('when the rest is unfrozen, then the unfreeze order is FINISHED and a later sharing is refused as 订单已解冻', async () => {
+    const transactionId = await paidTransaction();
+    const receiver = await personalReceiver();
+    expect(
+      (
+        await share({
+          transaction_id: transactionId,
+          receivers: [{ ...receiver, amount: 10, description: '分账' }],
+        })
+      ).status,
+    ).toBe(200);
+    const body = { transaction_id: transactionId, out_order_no: tradeNo() };
+    const res = await unfreeze(body);
+    expect(res.status).toBe(200);
+    expect(res.data).toMatchObject({
+      sub_mchid: SUB_MCHID,
+      transaction_id: transactionId,
+      out_order_no: body.out_order_no,
+      state: 'FINISHED',
+      receivers: [],
+    });
+    expect(res.data.order_id).toMatch(/^\d+$/);
+    expect((await unfreeze(body)).data.order_id).toBe(res.data.order_id);
+    expect((await querySharing(body.out_order_no, transactionId)).data.state).toBe('FINISHED');
+    expect(sandbox.sharing(transactionId)).toMatchObject({ unfrozen: true });
+    expect(sandbox.sharing(transactionId)!.orders).toHaveLength(1);
+    const late = await share({
+      transaction_id: transactionId,
+      receivers: [{ ...receiver, amount: 1, description: '分账' }],
+    });
+    expect(late.status).toBe(400);
+    expect(late.data).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('订单已解冻'),
+    });
+  });
+
+  test('when a sharing asks unfreeze_unsplit, then once it finishes the transaction reads unfrozen and no more is shared', async () => {
+    const transactionId = await paidTransaction();
+    const receiver = await personalReceiver();
+    const res = await share({
+      transaction_id: transactionId,
+      unfreeze_unsplit: true,
+      receivers: [{ ...receiver, amount: 10, description: '分账' }],
+    });
+    expect(res.status).toBe(200);
+    expect(sandbox.sharing(transactionId)!.unfrozen).toBe(false);
+    await new Promise((r) => setTimeout(r, SHARING_SETTLES_MS + 50));
+    expect(sandbox.sharing(transactionId)).toMatchObject({ unfrozen: true, orders: [{ state: 'FINISHED' }] });
+    const late = await share({
+      transaction_id: transactionId,
+      receivers: [{ ...receiver, amount: 1, description: '分账' }],
+    });
+    expect(late.status).toBe(400);
+    expect(late.data.code).toBe('INVALID_REQUEST');
+  });
+
+  test('when an unknown sharing order is queried, then the answer is 404 RESOURCE_NOT_EXISTS', async () => {
+    const res = await querySharing('NO_SUCH_SHARING', '4200000000000000000000000000');
     expect(res.status).toBe(404);
     expect(res.data.code).toBe('RESOURCE_NOT_EXISTS');
   });

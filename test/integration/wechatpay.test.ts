@@ -125,6 +125,9 @@ function transactionNotification(
   });
 }
 
+/** SPEC §4: any failure of a callback, whatever the channel. */
+const FAIL = { status: 200, type: 'text/plain; charset=utf-8', body: 'fail' };
+
 const succeeded = (tradeNo: string) => pay.notificationsFor(tradeNo, 'payment.succeeded');
 
 async function callbacksLogged(tradeNo: string): Promise<{ outcome: string; verified: boolean }[]> {
@@ -250,7 +253,7 @@ describe('payments', () => {
     );
   });
 
-  test('when a callback is forged (well encrypted, signed by another key), then it answers FAIL and the order stays pending', async () => {
+  test('when a callback is forged (well encrypted, signed by another key), then it answers fail and the order stays pending', async () => {
     const created = await create();
     // Everything right but the signer: only the signature check stands between it and a payment.
     const res = await transactionNotification(
@@ -258,8 +261,9 @@ describe('payments', () => {
       {},
       stack.wechatpay!.keys.merchantPrivateKeyPem,
     );
-    expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ code: 'FAIL', message: '失败' });
+    expect({ status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual(
+      FAIL,
+    );
     expect((await pay.query(created.trade_no)).status).toBe('pending');
   });
 
@@ -267,7 +271,7 @@ describe('payments', () => {
     ['another sub_mchid', { subMchid: '1900000999' }, 'merchant_mismatch'],
     ['another amount', { amount: 99 }, 'amount_mismatch'],
   ])(
-    'when a genuinely signed callback names %s than its order, then it answers FAIL and changes nothing',
+    'when a genuinely signed callback names %s than its order, then it answers fail and changes nothing',
     async (_what, over, outcome) => {
       const created = await create();
       const res = await transactionNotification(
@@ -275,45 +279,53 @@ describe('payments', () => {
         over,
         stack.wechatpay!.keys.platformPrivateKeyPem,
       );
-      expect(res.status).toBe(500);
+      expect({ status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual(
+        FAIL,
+      );
       expect(await callbacksLogged(created.trade_no)).toEqual([{ outcome, verified: true }]);
       expect((await pay.query(created.trade_no)).status).toBe('pending');
     },
   );
 
-  test('when a genuinely signed WeChat Pay callback names an order of another channel, then it answers FAIL and changes nothing', async () => {
+  test('when a genuinely signed WeChat Pay callback names an order of another channel, then it answers fail and changes nothing', async () => {
     const sandboxOrder = await pay.create();
     const res = await transactionNotification(
       sandboxOrder.trade_no,
       {},
       stack.wechatpay!.keys.platformPrivateKeyPem,
     );
-    expect(res.status).toBe(500);
+    expect({ status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual(
+      FAIL,
+    );
     expect(await callbacksLogged(sandboxOrder.trade_no)).toEqual([
       { outcome: 'channel_mismatch', verified: true },
     ]);
     expect((await pay.query(sandboxOrder.trade_no)).status).toBe('pending');
   });
 
-  test('when a genuinely signed callback names an out_trade_no durapay does not have, then it answers FAIL', async () => {
+  test('when a genuinely signed callback names an out_trade_no durapay does not have, then it answers fail', async () => {
     const res = await transactionNotification(
       'P000000000000000000000000',
       {},
       stack.wechatpay!.keys.platformPrivateKeyPem,
     );
-    expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ code: 'FAIL', message: '失败' });
+    expect({ status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual(
+      FAIL,
+    );
   });
 
-  test('when the same genuinely signed callback matches its order, then it answers SUCCESS and the order is paid', async () => {
+  test('when the same genuinely signed callback matches its order, then it answers the acknowledgement and the order is paid', async () => {
     const created = await create();
     const res = await transactionNotification(
       created.trade_no,
       {},
       stack.wechatpay!.keys.platformPrivateKeyPem,
     );
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ code: 'SUCCESS', message: '成功' });
+    expect({ status: res.status, type: res.headers.get('content-type'), body: await res.text() }).toEqual({
+      status: 200,
+      type: 'text/plain; charset=utf-8',
+      body: '{"code":"SUCCESS","message":"成功"}',
+    });
     await pay.statusIs(created.trade_no, 'paid');
   });
 });
@@ -402,5 +414,67 @@ describe('close and refunds', () => {
     );
     expect(row!.fail_reason).toMatch(/^ABNORMAL: .*merchant platform/);
     expect((await pay.query(created.trade_no)).status).toBe('paid');
+  });
+});
+
+describe('profit sharing', () => {
+  async function sharingMerchant(receivers: Record<string, unknown>[]): Promise<string> {
+    const id = `MWXS-${randomUUID().slice(0, 8)}`;
+    const created = await pay.post('/api/v1/merchant', {
+      merchant_id: id,
+      merchant_name: 'Tea House Group',
+      profit_sharing: { receivers, max_ratio: 0.3 },
+    });
+    expect(created.code).toBe('success');
+    await stack.database.db.sequelize.query(
+      "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+      { replacements: { sub: SUB_MCHID, app: app.app_id, id }, type: QueryTypes.UPDATE },
+    );
+    return id;
+  }
+
+  const sharingStatus = (tradeNo: string, status: string) =>
+    until(`profit sharing of ${tradeNo} ${status}`, async () =>
+      (await pay.query(tradeNo)).profit_sharing_status === status ? true : undefined,
+    );
+
+  test('when a paid order shares profit, then the receivers are added with their encrypted name and WeChat Pay shares to them on its transaction_id', async () => {
+    const merchant = await sharingMerchant([
+      { type: 'merchant', account: '1900000200', name: 'Partner Tea Co', weight: 2 },
+      { type: 'personal', account: 'oPartnerOpenid', weight: 1 },
+    ]);
+    const created = await create({ merchant_id: merchant, amount: 300, profit_sharing_amount: 90 });
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid');
+    await sharingStatus(created.trade_no, 'finished');
+
+    const sandbox = stack.wechatpay!.sandbox;
+    expect(sandbox.receivers(SUB_MCHID)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'MERCHANT_ID', account: '1900000200', name: 'Partner Tea Co' }),
+        expect.objectContaining({ type: 'PERSONAL_OPENID', account: 'oPartnerOpenid' }),
+      ]),
+    );
+    const order = await pay.query(created.trade_no);
+    const sharing = sandbox.sharing(order.channel_trade_no as string)!;
+    expect(sharing.unfrozen).toBe(true);
+    expect(sharing.orders).toHaveLength(1);
+    expect(sharing.orders[0]).toMatchObject({ state: 'FINISHED' });
+    expect(
+      sharing.orders[0]!.receivers.map((r) => ({ account: r.account, amount: r.amount, result: r.result })),
+    ).toEqual([
+      { account: '1900000200', amount: 60, result: 'SUCCESS' },
+      { account: 'oPartnerOpenid', amount: 30, result: 'SUCCESS' },
+    ]);
+  });
+
+  test('when a merchant receiver has no name, then the sharing fails, because WeChat Pay needs it', async () => {
+    const merchant = await sharingMerchant([{ type: 'merchant', account: '1900000201', weight: 1 }]);
+    const created = await create({ merchant_id: merchant, amount: 100, profit_sharing_amount: 10 });
+    await buyerPays({ url: created.pay_credential.code_url });
+    await pay.statusIs(created.trade_no, 'paid');
+    await sharingStatus(created.trade_no, 'failed');
+    const order = await pay.query(created.trade_no);
+    expect(stack.wechatpay!.sandbox.sharing(order.channel_trade_no as string)?.orders ?? []).toEqual([]);
   });
 });

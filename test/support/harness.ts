@@ -26,6 +26,7 @@ import { wechatpayChannelFactory } from '../../src/channels/wechatpay';
 import {
   createWechatpaySandbox,
   generateWechatpaySandboxKeys,
+  type WechatpaySandbox,
   type WechatpaySandboxKeys,
 } from '../../sandbox/wechatpay';
 import { loadConfig } from '../../src/platform/config';
@@ -124,7 +125,7 @@ export interface TestStack {
   /** The secret the sandbox simulator and its adapter share (to sign callbacks in tests). */
   sandboxSecret: string;
   /** The offline WeChat Pay sandbox's keys and base URL, when the stack has the channel. */
-  wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string };
+  wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string; sandbox: WechatpaySandbox };
   /** The dependencies the worker's activities run with (to call an activity function directly). */
   activityDeps: ActivityDeps;
   /** A new app of this stack's database, with its plaintext credentials. */
@@ -254,7 +255,9 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     auth,
     services,
     sandboxSecret,
-    ...(wechatpayKeys ? { wechatpay: { keys: wechatpayKeys, baseUrl: wechatpayUrl } } : {}),
+    ...(wechatpayKeys && wechatpaySandbox
+      ? { wechatpay: { keys: wechatpayKeys, baseUrl: wechatpayUrl, sandbox: wechatpaySandbox } }
+      : {}),
     activityDeps,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,

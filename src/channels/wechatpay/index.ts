@@ -1,14 +1,17 @@
+// Longer than 300 lines: the adapter for every port WeChat Pay offers and its transport in the
+// one file the registry line names, as for the sandbox; wire types and state mapping are in
+// transformers.ts, callback crypto and client signing in signature.ts.
 /**
  * The WeChat Pay API v3 channel (`channel_code: "wechatpay"`), as a service provider (服务商):
  * every call carries sp_mchid and the merchant's sub_mchid. The wire is wechatpay-axios-plugin's
  * (request signing, response verification); this adapter maps durapay's ports onto the partner
  * APIs, with wire types and state mapping in transformers.ts and callback crypto in
- * signature.ts. Profit sharing and onboarding are not offered yet: a caller meets the absent
- * port and answers channel_not_support (onboarding: internal_system).
+ * signature.ts. Onboarding is not offered yet: a caller meets the absent port and answers
+ * internal_system.
  */
 import type { KeyObject } from 'node:crypto';
 import { isAxiosError, type AxiosInstance } from 'axios';
-import { Decorator, Formatter } from 'wechatpay-axios-plugin';
+import { Decorator, Formatter, Rsa } from 'wechatpay-axios-plugin';
 import type { Config, WechatpayConfig } from '../../platform/config';
 import { qrImage } from '../../platform/qr';
 import { ChannelError } from '../errors';
@@ -23,6 +26,7 @@ import type {
   ChannelEvent,
   PaymentState,
   PaymentsPort,
+  ProfitSharingPort,
   RefundsPort,
 } from '../ports';
 import type { ChannelFactory } from '../registry';
@@ -42,6 +46,8 @@ import {
   parseNotification,
   parseTransaction,
   paymentStateOf,
+  receiverType,
+  sharingStateOf,
   refundStateOf,
   toWireCreate,
   toWireRefund,
@@ -196,6 +202,72 @@ export class WechatpayChannel implements Channel {
     },
   };
 
+  /**
+   * Partner profit sharing: receivers are added to the sub-merchant first (a merchant
+   * receiver's name encrypted with WeChat Pay's public key), then one sharing order per
+   * durapay share, on the payment's transaction_id, with the rest unfrozen when it finishes.
+   */
+  readonly profitSharing: ProfitSharingPort = {
+    registerReceivers: async (ctx, receivers) => {
+      const subMchid = this.subMchid(ctx);
+      for (const r of receivers) {
+        const type = receiverType(r.type);
+        if (type === 'MERCHANT_ID' && !r.name) {
+          throw new ChannelError('refused', `WeChat Pay needs the name of merchant receiver ${r.account}`);
+        }
+        await this.call(
+          'add profit sharing receiver',
+          'POST',
+          'v3/profitsharing/receivers/add',
+          {
+            sub_mchid: subMchid,
+            appid: this.options.spAppid,
+            type,
+            account: r.account,
+            ...(r.name
+              ? { name: Rsa.encrypt(r.name, this.platformKeys.get(this.options.publicKeyId)!) }
+              : {}),
+            relation_type: 'PARTNER',
+          },
+          undefined,
+          undefined,
+          { 'Wechatpay-Serial': this.options.publicKeyId },
+        );
+      }
+    },
+    share: async (ctx, input) => {
+      if (!ctx.channelTradeNo) {
+        throw new ChannelError('refused', `order ${input.tradeNo} has no WeChat Pay transaction_id to share`);
+      }
+      const answer = await this.call('create profit sharing order', 'POST', 'v3/profitsharing/orders', {
+        sub_mchid: this.subMchid(ctx),
+        appid: this.options.spAppid,
+        transaction_id: ctx.channelTradeNo,
+        out_order_no: input.shareNo,
+        receivers: input.receivers.map((r) => ({
+          type: receiverType(r.type),
+          account: r.account,
+          amount: r.amount,
+          description: `profit sharing of ${input.tradeNo}`,
+        })),
+        unfreeze_unsplit: true,
+      });
+      return sharingStateOf(answer);
+    },
+    query: async (ctx, { shareNo }) => {
+      if (!ctx.channelTradeNo) return { status: 'not_found' };
+      const answer = await this.call(
+        'query profit sharing order',
+        'GET',
+        `v3/profitsharing/orders/${encodeURIComponent(shareNo)}`,
+        undefined,
+        { sub_mchid: this.subMchid(ctx), transaction_id: ctx.channelTradeNo },
+        'RESOURCE_NOT_EXISTS',
+      );
+      return answer === undefined ? { status: 'not_found' } : sharingStateOf(answer);
+    },
+  };
+
   readonly callbacks: CallbacksPort = {
     verify: (req: CallbackRequest): Promise<CallbackCheck> => Promise.resolve(this.verifyCallback(req)),
     decode: async (req: CallbackRequest): Promise<ChannelEvent> => {
@@ -227,19 +299,14 @@ export class WechatpayChannel implements Channel {
       tradeNo: event.tradeNo,
       ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
     }),
-    // SPEC §8a: 200 with SUCCESS; anything else makes WeChat Pay send the notification again.
-    reply: (outcome): CallbackReply =>
-      outcome.ok
-        ? {
-            status: 200,
-            contentType: 'application/json',
-            body: JSON.stringify({ code: 'SUCCESS', message: '成功' }),
-          }
-        : {
-            status: 500,
-            contentType: 'application/json',
-            body: JSON.stringify({ code: 'FAIL', message: '失败' }),
-          },
+    // SPEC §4: 200 text/plain, the v3 acknowledgement on success and `fail` on any failure.
+    // WeChat Pay takes any 200 as received, so a refused callback is not sent again: the
+    // order's polling (§3.2, §3.5) is what finds a result whose callback was refused.
+    reply: (outcome): CallbackReply => ({
+      status: 200,
+      contentType: 'text/plain',
+      body: outcome.ok ? JSON.stringify({ code: 'SUCCESS', message: '成功' }) : 'fail',
+    }),
   };
 
   private get account() {
@@ -293,9 +360,10 @@ export class WechatpayChannel implements Channel {
     data?: unknown,
     params?: Record<string, string>,
     notFoundCode?: string,
+    headers?: Record<string, string>,
   ): Promise<unknown> {
     try {
-      const res = await this.http.request({ method, url, data, params });
+      const res = await this.http.request({ method, url, data, params, headers });
       return res.data;
     } catch (err) {
       if (!isAxiosError(err)) throw err;

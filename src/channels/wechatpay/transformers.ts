@@ -2,12 +2,21 @@
  * WeChat Pay API v3's wire (service-provider, "partner" APIs): what the adapter sends, and the
  * parsing of what WeChat Pay answers or posts back into the types of ../ports. Every state of
  * the channel is mapped here, once. Anything malformed becomes ChannelError('invalid_response'),
- * so nothing downstream sees an unparsed body.
+ * so nothing downstream sees an unparsed body. Longer than 300 lines: one schema and one mapping
+ * per v3 object durapay reads (transaction, refund, notification, sharing order), kept together
+ * so each channel state is mapped in exactly one place.
  */
 import Joi from 'joi';
 import type { PayMethod } from '../../modules/orders/rules';
 import { ChannelError } from '../errors';
-import type { ChannelEvent, CreatePaymentInput, PaymentState, RefundInput, RefundState } from '../ports';
+import type {
+  ChannelEvent,
+  CreatePaymentInput,
+  PaymentState,
+  ProfitShareState,
+  RefundInput,
+  RefundState,
+} from '../ports';
 
 /** The v3 endpoint that creates each pay method's prepayment; `web` has none. */
 export const CREATE_KIND: Partial<Record<PayMethod, 'jsapi' | 'app' | 'h5' | 'native'>> = {
@@ -335,4 +344,62 @@ export function eventOf(
     'invalid_response',
     `WeChat Pay event ${notification.event_type} is not one durapay takes`,
   );
+}
+
+// ---- profit sharing ----
+
+/** durapay's receiver types (free text in a merchant's profit_sharing) in WeChat Pay's words. */
+const RECEIVER_TYPES: Record<string, 'MERCHANT_ID' | 'PERSONAL_OPENID' | 'PERSONAL_SUB_OPENID'> = {
+  merchant: 'MERCHANT_ID',
+  merchant_id: 'MERCHANT_ID',
+  personal: 'PERSONAL_OPENID',
+  personal_openid: 'PERSONAL_OPENID',
+  personal_sub: 'PERSONAL_SUB_OPENID',
+  personal_sub_openid: 'PERSONAL_SUB_OPENID',
+};
+
+export function receiverType(type: string): 'MERCHANT_ID' | 'PERSONAL_OPENID' | 'PERSONAL_SUB_OPENID' {
+  const wire = RECEIVER_TYPES[type.toLowerCase()];
+  if (!wire) {
+    throw new ChannelError(
+      'refused',
+      `receiver type ${type} is not one WeChat Pay shares to (merchant, personal or personal_sub)`,
+    );
+  }
+  return wire;
+}
+
+const SHARING_STATES = ['PROCESSING', 'FINISHED'] as const;
+
+interface WireSharingOrder {
+  state: (typeof SHARING_STATES)[number];
+  receivers?: { account: string; result: 'PENDING' | 'SUCCESS' | 'CLOSED'; fail_reason?: string }[];
+}
+
+const sharingOrderSchema = Joi.object({
+  state: Joi.string()
+    .valid(...SHARING_STATES)
+    .required(),
+  receivers: Joi.array().items(
+    Joi.object({
+      account: Joi.string().required(),
+      result: Joi.string().valid('PENDING', 'SUCCESS', 'CLOSED').required(),
+      fail_reason: Joi.string(),
+    }),
+  ),
+});
+
+/**
+ * A sharing order's state: PROCESSING goes on; FINISHED is finished when every receiver was
+ * paid, failed (naming who was not, and why) when WeChat Pay closed a receiver's share.
+ */
+export function sharingStateOf(value: unknown): ProfitShareState {
+  const order = parse<WireSharingOrder>('profit sharing order', sharingOrderSchema, value);
+  if (order.state === 'PROCESSING') return { status: 'processing' };
+  const closed = (order.receivers ?? []).filter((r) => r.result === 'CLOSED');
+  if (closed.length === 0) return { status: 'finished' };
+  return {
+    status: 'failed',
+    reason: `WeChat Pay closed the share of ${closed.map((r) => `${r.account} (${r.fail_reason ?? 'no reason'})`).join(', ')}`,
+  };
 }

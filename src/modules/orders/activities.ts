@@ -26,6 +26,10 @@ export async function tradeContext(
   };
 }
 
+/** How a sharing the channel settles later is followed within one attempt: 10 looks 2 s apart. */
+const SHARE_FOLLOW_POLLS = 10;
+const SHARE_FOLLOW_GAP_MS = 2_000;
+
 /** The activities of the order workflow: its channel calls, read-model writes and events. */
 export function createPaymentActivities(deps: ActivityDeps) {
   const repo = new OrderRepository(deps.db);
@@ -105,12 +109,34 @@ export function createPaymentActivities(deps: ActivityDeps) {
             input.receivers.map(({ type, account, name }) => ({ type, account, ...(name ? { name } : {}) })),
           );
         }
-        const state = await sharing.share(ctx, {
-          tradeNo: input.tradeNo,
-          shareNo: `S${input.tradeNo.slice(1)}`,
-          receivers: input.receivers,
-        });
-        return state.status === 'failed' ? 'failed' : 'finished';
+        const ref = { tradeNo: input.tradeNo, shareNo: `S${input.tradeNo.slice(1)}` };
+        // A retried attempt finds the sharing an earlier one started, rather than asking twice.
+        const earlier = sharing.query ? await sharing.query(ctx, ref) : { status: 'not_found' as const };
+        let state =
+          earlier.status === 'not_found'
+            ? await sharing.share(ctx, { ...ref, receivers: input.receivers })
+            : earlier;
+        // A channel that settles later (WeChat Pay: PROCESSING) is followed for a while; past
+        // that the attempt fails and its retry looks again.
+        for (let i = 0; state.status === 'processing' && sharing.query && i < SHARE_FOLLOW_POLLS; i++) {
+          await new Promise((r) => setTimeout(r, Math.max(10, SHARE_FOLLOW_GAP_MS * deps.timeScale)));
+          const now = await sharing.query(ctx, ref);
+          if (now.status !== 'not_found') state = now;
+        }
+        if (state.status === 'processing' && sharing.query) {
+          throw new ChannelError(
+            'timeout',
+            `profit sharing of ${input.tradeNo} is still processing at the channel`,
+          );
+        }
+        if (state.status === 'failed') {
+          deps.logger.warn('profit sharing failed at the channel', {
+            trade_no: input.tradeNo,
+            reason: state.reason,
+          });
+          return 'failed';
+        }
+        return 'finished';
       } catch (err) {
         throw toActivityFailure(err, 'profit_share');
       }
