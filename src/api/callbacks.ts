@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { CallbackReply, CallbacksPort, ChannelEvent } from '../channels/ports';
 import { AppError } from '../platform/errors';
 import { MerchantRepository } from '../modules/merchants';
-import type { OrderService } from '../modules/orders';
+import { subMerchantOf, type OrderService } from '../modules/orders';
 import type { RefundService } from '../modules/refunds';
 import type { Logger } from '../platform/logger';
 import { contentEncodingProblem, MAX_JSON_BODY_BYTES } from '../platform/http/body';
@@ -114,8 +114,7 @@ export function callbackRoutes(
       });
     }
     if (event.subMerchantNo !== undefined) {
-      const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
-      if (merchant?.subMerchantNo !== event.subMerchantNo) {
+      if ((await subMerchantOf(order, merchants)) !== event.subMerchantNo) {
         return fail(
           'merchant_mismatch',
           `sub-merchant ${event.subMerchantNo} is not the order's merchant`,

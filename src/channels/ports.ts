@@ -222,6 +222,15 @@ export interface CallbackReference {
   refundNo?: string;
 }
 
+/** The reference of an event that names durapay's own numbers, as most channels' events do. */
+export function referenceOf(event: ChannelEvent): CallbackReference {
+  return {
+    eventId: event.eventId,
+    tradeNo: event.tradeNo,
+    ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
+  };
+}
+
 /** The answer the channel expects: e.g. 200 `success` for the sandbox, 204 or 5xx JSON for WeChat Pay. */
 export interface CallbackReply {
   status: number;

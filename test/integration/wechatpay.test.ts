@@ -128,6 +128,14 @@ function transactionNotification(
 /** SPEC §4: any failure of a callback, whatever the channel. */
 const FAIL = { status: 200, type: 'text/plain; charset=utf-8', body: 'fail' };
 
+/** A qr_code order the buyer has paid, recorded paid. */
+async function paidOrder(overrides: Record<string, unknown> = {}): Promise<Created> {
+  const created = await create(overrides);
+  await buyerPays({ url: created.pay_credential.code_url });
+  await pay.statusIs(created.trade_no, 'paid');
+  return created;
+}
+
 const succeeded = (tradeNo: string) => pay.notificationsFor(tradeNo, 'payment.succeeded');
 
 async function callbacksLogged(tradeNo: string): Promise<{ outcome: string; verified: boolean }[]> {
@@ -217,15 +225,73 @@ describe('creates', () => {
 });
 
 describe('payments', () => {
+  const OPENID = 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o';
+  test.each([
+    ['h5', { extra: { client_ip: '203.0.113.7' } }],
+    ['jsapi', { extra: { sp_openid: OPENID } }],
+    ['mini_program', { extra: { sub_openid: OPENID, sub_appid: 'wxd678efh567hg6999' } }],
+    ['app', { extra: { sub_appid: 'wxd678efh567hg6999' } }],
+  ])(
+    'when the buyer pays a %s order at the checkout, then the callback makes it paid and payment.succeeded is sent once',
+    async (payMethod, over) => {
+      const created = await create({ pay_method: payMethod, ...over });
+      const c = created.pay_credential;
+      const prepayId = c.prepayid ?? c.package?.slice('prepay_id='.length);
+      await buyerPays(c.h5_url ? { url: c.h5_url } : { prepayId: prepayId! });
+      await pay.statusIs(created.trade_no, 'paid');
+      await until('payment.succeeded', async () =>
+        succeeded(created.trade_no).length > 0 ? true : undefined,
+      );
+      expect(await callbacksLogged(created.trade_no)).toEqual([{ outcome: 'delivered', verified: true }]);
+      expect(succeeded(created.trade_no)).toHaveLength(1);
+    },
+  );
+
+  test('when an order expires unpaid, then it is closed at WeChat Pay and the buyer can no longer pay it', async () => {
+    const created = await create({ expire_minutes: 1 });
+    await pay.statusIs(created.trade_no, 'closed', 60_000);
+    const res = await fetch(created.pay_credential.code_url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'pay' }),
+    });
+    expect(res.status).toBe(400);
+    await until('payment.closed', async () =>
+      pay.notificationsFor(created.trade_no, 'payment.closed').length === 1 ? true : undefined,
+    );
+  });
+
   test('when the buyer pays a qr_code order, then the callback makes it paid and payment.succeeded is sent once', async () => {
-    const created = await create();
-    await buyerPays({ url: created.pay_credential.code_url });
-    await pay.statusIs(created.trade_no, 'paid');
+    const created = await paidOrder();
     await until('payment.succeeded', async () => (succeeded(created.trade_no).length > 0 ? true : undefined));
     const order = await pay.query(created.trade_no);
     expect(order).toMatchObject({ status: 'paid', amount: 100, channel_code: 'wechatpay' });
     expect(await callbacksLogged(created.trade_no)).toEqual([{ outcome: 'delivered', verified: true }]);
     expect(succeeded(created.trade_no)).toHaveLength(1);
+  });
+
+  test('when the merchant is onboarded again under a new sub_mchid after the order, then the order still pays, polls and closes under its own', async () => {
+    const id = `MWXR-${randomUUID().slice(0, 8)}`;
+    expect((await pay.post('/api/v1/merchant', { merchant_id: id, merchant_name: 'Moving Tea' })).code).toBe(
+      'success',
+    );
+    const setSub = (sub: string) =>
+      stack.database.db.sequelize.query(
+        "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+        { replacements: { sub, app: app.app_id, id }, type: QueryTypes.UPDATE },
+      );
+    await setSub('1900000301');
+    const paid = await create({ merchant_id: id });
+    const lost = await create({ merchant_id: id, subject: 'Tea [sandbox:callback-lost]' });
+    const closing = await create({ merchant_id: id });
+    await setSub('1900000302');
+    await buyerPays({ url: paid.pay_credential.code_url });
+    await buyerPays({ url: lost.pay_credential.code_url });
+    await pay.statusIs(paid.trade_no, 'paid');
+    expect(await callbacksLogged(paid.trade_no)).toEqual([{ outcome: 'delivered', verified: true }]);
+    await pay.statusIs(lost.trade_no, 'paid', 60_000);
+    expect((await pay.post('/api/v1/pay/close', { trade_no: closing.trade_no })).code).toBe('success');
+    await pay.statusIs(closing.trade_no, 'closed');
   });
 
   test('when a jsapi order is paid and its callback comes twice, then it is paid once and announced once', async () => {
@@ -346,9 +412,7 @@ describe('close and refunds', () => {
   });
 
   test('when a paid order is refunded twice in part, then each refund succeeds by callback and the order ends refunded', async () => {
-    const created = await create({ amount: 300 });
-    await buyerPays({ url: created.pay_credential.code_url });
-    await pay.statusIs(created.trade_no, 'paid');
+    const created = await paidOrder({ amount: 300 });
     const refundNos: string[] = [];
     for (const amount of [100, 200]) {
       const r = await pay.post<{ refund_no: string; status: string }>('/api/v1/pay/refund', {
@@ -371,9 +435,7 @@ describe('close and refunds', () => {
   });
 
   test('when a refund callback is lost, then polling finds the refund settled and the order is refunded', async () => {
-    const created = await create();
-    await buyerPays({ url: created.pay_credential.code_url });
-    await pay.statusIs(created.trade_no, 'paid');
+    const created = await paidOrder();
     const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
       trade_no: created.trade_no,
       refund_amount: 100,
@@ -393,9 +455,7 @@ describe('close and refunds', () => {
   });
 
   test('when WeChat Pay reports a refund ABNORMAL, then the refund fails with a reason an operator can act on', async () => {
-    const created = await create();
-    await buyerPays({ url: created.pay_credential.code_url });
-    await pay.statusIs(created.trade_no, 'paid');
+    const created = await paidOrder();
     const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
       trade_no: created.trade_no,
       refund_amount: 100,
@@ -443,9 +503,7 @@ describe('profit sharing', () => {
       { type: 'merchant', account: '1900000200', name: 'Partner Tea Co', weight: 2 },
       { type: 'personal', account: 'oPartnerOpenid', weight: 1 },
     ]);
-    const created = await create({ merchant_id: merchant, amount: 300, profit_sharing_amount: 90 });
-    await buyerPays({ url: created.pay_credential.code_url });
-    await pay.statusIs(created.trade_no, 'paid');
+    const created = await paidOrder({ merchant_id: merchant, amount: 300, profit_sharing_amount: 90 });
     await sharingStatus(created.trade_no, 'finished');
 
     const sandbox = stack.wechatpay!.sandbox;
@@ -470,9 +528,7 @@ describe('profit sharing', () => {
 
   test('when a merchant receiver has no name, then the sharing fails, because WeChat Pay needs it', async () => {
     const merchant = await sharingMerchant([{ type: 'merchant', account: '1900000201', weight: 1 }]);
-    const created = await create({ merchant_id: merchant, amount: 100, profit_sharing_amount: 10 });
-    await buyerPays({ url: created.pay_credential.code_url });
-    await pay.statusIs(created.trade_no, 'paid');
+    const created = await paidOrder({ merchant_id: merchant, amount: 100, profit_sharing_amount: 10 });
     await sharingStatus(created.trade_no, 'failed');
     const order = await pay.query(created.trade_no);
     expect(stack.wechatpay!.sandbox.sharing(order.channel_trade_no as string)?.orders ?? []).toEqual([]);

@@ -22,6 +22,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
+import { referenceOf } from '../ports';
 import type { ChannelFactory } from '../registry';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxPayload, verifySandboxSignature } from './signature';
 import {
@@ -204,11 +205,7 @@ export class SandboxChannel implements Channel {
     },
     decode: async (req: CallbackRequest): Promise<ChannelEvent> =>
       parseCallbackEvent(parseJson('callback', req.rawBody.toString('utf8'))),
-    identify: (event) => ({
-      eventId: event.eventId,
-      tradeNo: event.tradeNo,
-      ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
-    }),
+    identify: referenceOf,
     // The simulator, like the seed's channels, reads only the body: `success`, or anything else.
     reply: (outcome): CallbackReply => ({
       status: 200,

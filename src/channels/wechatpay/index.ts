@@ -29,6 +29,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
+import { referenceOf } from '../ports';
 import type { ChannelFactory } from '../registry';
 import {
   appPayParams,
@@ -294,11 +295,7 @@ export class WechatpayChannel implements Channel {
       // The order's merchant is compared with it by the callback route, which knows the order.
       return subMchid === undefined ? event : { ...event, subMerchantNo: subMchid };
     },
-    identify: (event) => ({
-      eventId: event.eventId,
-      tradeNo: event.tradeNo,
-      ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
-    }),
+    identify: referenceOf,
     // SPEC §4: 200 text/plain, the v3 acknowledgement on success and `fail` on any failure.
     // WeChat Pay takes any 200 as received, so a refused callback is not sent again: the
     // order's polling (§3.2, §3.5) is what finds a result whose callback was refused.

@@ -8,6 +8,19 @@ import { MerchantRepository } from '../merchants';
 import type { ActivityDeps } from '../../worker/activities';
 
 /**
+ * The sub-merchant an order is for: the one recorded with it, or for an order recorded before
+ * orders kept theirs, its merchant's.
+ */
+export async function subMerchantOf(
+  order: { appId: string; merchantId: string | null; subMerchantNo: string | null },
+  merchants: MerchantRepository,
+): Promise<string | null> {
+  if (order.subMerchantNo) return order.subMerchantNo;
+  const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
+  return merchant?.subMerchantNo ?? null;
+}
+
+/**
  * The order's channel context, from the read model: the workflows' activity inputs are recorded
  * in histories and name only the order. Orders record no account: the default one.
  */
@@ -18,11 +31,11 @@ export async function tradeContext(
 ): Promise<TradeContext> {
   const order = await orders.findOrderByTradeNo(tradeNo);
   if (!order) return { channelTradeNo: null };
-  const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
+  const subMerchantNo = await subMerchantOf(order, merchants);
   return {
     currency: order.currency,
     channelTradeNo: order.channelTradeNo,
-    ...(merchant?.subMerchantNo ? { subMerchantNo: merchant.subMerchantNo } : {}),
+    ...(subMerchantNo ? { subMerchantNo } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // imports the workflow-safe ./messages and ./rules instead.
 export { paymentRoutes } from './routes';
 export { OrderService, type OrderServiceDeps } from './service';
-export { createPaymentActivities, tradeContext } from './activities';
+export { createPaymentActivities, subMerchantOf, tradeContext } from './activities';
 export { OrderRepository } from './repository';
 export { refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
 export type { RefundRequest, RefundResult } from './messages';

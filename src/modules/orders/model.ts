@@ -7,6 +7,7 @@ export class Order extends Model {
   declare appId: string;
   declare merchantOrderNo: string;
   declare merchantId: string | null;
+  declare subMerchantNo: string | null;
   declare channelCode: string;
   declare payMethod: string;
   declare amount: string; // BIGINT comes back as a string
@@ -36,6 +37,7 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       appId: { type: DataTypes.STRING(32), allowNull: false },
       merchantOrderNo: { type: DataTypes.STRING(64), allowNull: false },
       merchantId: { type: DataTypes.STRING(64) },
+      subMerchantNo: { type: DataTypes.STRING(64) },
       channelCode: { type: DataTypes.STRING(32), allowNull: false },
       payMethod: { type: DataTypes.STRING(32), allowNull: false },
       amount: { type: DataTypes.BIGINT, allowNull: false },

@@ -8,6 +8,8 @@ export interface NewOrder {
   appId: string;
   merchantOrderNo: string;
   merchantId: string | null;
+  /** The merchant's sub_merchant_no when the order was created (absent in older histories). */
+  subMerchantNo?: string | null;
   channelCode: string;
   payMethod: string;
   amount: number;
@@ -47,10 +49,11 @@ export class OrderRepository {
 
   async insertOrder(o: NewOrder): Promise<void> {
     await this.db.sequelize.query(
-      `INSERT INTO orders (trade_no, app_id, merchant_order_no, merchant_id, channel_code, pay_method, amount, currency,
+      `INSERT INTO orders (trade_no, app_id, merchant_order_no, merchant_id, sub_merchant_no, channel_code, pay_method,
+                           amount, currency,
                            subject, notify_url, status, channel_trade_no, pay_credential, expire_time,
                            profit_sharing_amount, profit_sharing_status, extra, created_at, updated_at)
-       VALUES (:tradeNo, :appId, :merchantOrderNo, :merchantId, :channelCode, :payMethod, :amount, :currency,
+       VALUES (:tradeNo, :appId, :merchantOrderNo, :merchantId, :subMerchantNo, :channelCode, :payMethod, :amount, :currency,
                :subject, :notifyUrl, 'pending', :channelTradeNo, CAST(:payCredential AS jsonb), :expireTime,
                :profitSharingAmount, CASE WHEN :profitSharingAmount > 0 THEN 'pending' ELSE 'none' END,
                CAST(:extra AS jsonb), :createdAt, now())
@@ -58,6 +61,7 @@ export class OrderRepository {
       {
         replacements: {
           ...o,
+          subMerchantNo: o.subMerchantNo ?? null,
           payCredential: JSON.stringify(o.payCredential),
           extra: o.extra === null ? null : JSON.stringify(o.extra),
         },

@@ -231,6 +231,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         appId: input.appId,
         merchantOrderNo: input.merchantOrderNo,
         merchantId: req.merchantId,
+        subMerchantNo: req.subMerchantNo,
         channelCode: input.channelCode,
         payMethod: req.payMethod,
         amount: req.amount,

@@ -8,6 +8,7 @@ import { sandbox } from './0005-sandbox';
 import { merchants } from './0006-merchants';
 import { openApplications } from './0007-open-applications';
 import { sandboxRequestCounts } from './0008-sandbox-request-counts';
+import { orderSubMerchant } from './0009-order-sub-merchant';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -24,4 +25,5 @@ export const migrations: Migration[] = [
   merchants,
   openApplications,
   sandboxRequestCounts,
+  orderSubMerchant,
 ];
