@@ -782,6 +782,30 @@ describe('refunds', () => {
     expect(again.data!.refund_no).toBe(first.data!.refund_no);
   });
 
+  test.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    'when merchant_refund_no is %s (a name every object has), then it is an ordinary refund, the same when sent again, and the order takes the next one too',
+    async (merchantRefundNo) => {
+      const paid = await paidOrder();
+      const refund = () =>
+        post('/api/v1/pay/refund', {
+          trade_no: paid.trade_no,
+          refund_amount: 10,
+          merchant_refund_no: merchantRefundNo,
+        });
+      const first = await envelope<{ refund_no: string }>(await refund());
+      expect(first.code).toBe('success');
+      // Sent again, it is the same refund.
+      expect((await envelope<{ refund_no: string }>(await refund())).data?.refund_no).toBe(
+        first.data!.refund_no,
+      );
+      const next = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 10 });
+      expect({ status: next.status, code: (await envelope(next)).code }).toEqual({
+        status: 200,
+        code: 'success',
+      });
+    },
+  );
+
   test.each([
     ['refund_amount 0', { refund_amount: 0 }, '"refund_amount" must be greater than or equal to 1'],
     ['refund_amount missing', { refund_amount: undefined }, '"refund_amount" is required'],

@@ -109,3 +109,16 @@ export const LATE_PAYMENT_WINDOW_MS = 24 * 3_600_000;
 export function pollGap(schedule: number[], index: number): number {
   return schedule[Math.min(index, schedule.length - 1)]!;
 }
+
+/**
+ * A record's own entry for a key a client chose (a merchant_refund_no): `constructor`,
+ * `toString` or `__proto__` must find nothing rather than what every object inherits.
+ */
+export function ownEntry<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** Sets a record's own entry, `__proto__` included (a plain assignment would set the prototype). */
+export function setOwnEntry<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}

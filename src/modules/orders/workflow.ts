@@ -27,6 +27,8 @@ import {
   refundRefusal,
   REFUND_EXCEEDS,
   repeatCreateRefusal,
+  ownEntry,
+  setOwnEntry,
   splitByWeight,
   statusAfterRefunds,
   type CreateIdentity,
@@ -294,9 +296,11 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   function decideRefund(req: RefundRequest): { existing: Promise<RefundResult> } | { reserved: true } {
     if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
     // The same request sent again (the API retries a refused delivery): same answer.
-    const known = state.refunds[req.refundNo];
+    const known = ownEntry(state.refunds, req.refundNo);
     if (known) return { existing: Promise.resolve(known.result) };
-    const byMerchantNo = req.merchantRefundNo ? state.refundsByMerchantNo[req.merchantRefundNo] : undefined;
+    const byMerchantNo = req.merchantRefundNo
+      ? ownEntry(state.refundsByMerchantNo, req.merchantRefundNo)
+      : undefined;
     if (byMerchantNo) return { existing: Promise.resolve(state.refunds[byMerchantNo]!.result) };
     const inFlight =
       refundsInFlight.get(req.refundNo) ??
@@ -358,7 +362,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       channel_refund_no: channelRefundNo,
     };
     state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
-    if (req.merchantRefundNo) state.refundsByMerchantNo[req.merchantRefundNo] = req.refundNo;
+    if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
     await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
     // The refund's own workflow follows it to a final state (callback or polling) and reports back.
     await startChild<typeof refundWorkflow>('refundWorkflow', {
@@ -413,7 +417,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
 
   /** A refund's final result: releases or counts its amount. Returns the order's new totals. */
   function settleRefund(s: RefundSettledSignal): { refundedAmount: number; status: OrderStatus } | undefined {
-    const refund = state.refunds[s.refundNo];
+    const refund = ownEntry(state.refunds, s.refundNo);
     if (!refund || refund.status !== 'processing') return undefined;
     refund.status = s.status;
     refund.result = { ...refund.result, status: s.status };
