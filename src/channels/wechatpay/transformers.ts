@@ -359,7 +359,9 @@ const RECEIVER_TYPES: Record<string, 'MERCHANT_ID' | 'PERSONAL_OPENID' | 'PERSON
 };
 
 export function receiverType(type: string): 'MERCHANT_ID' | 'PERSONAL_OPENID' | 'PERSONAL_SUB_OPENID' {
-  const wire = RECEIVER_TYPES[type.toLowerCase()];
+  const key = type.toLowerCase();
+  // Own entries only: a receiver type is free text, and `constructor` is not a WeChat Pay type.
+  const wire = Object.hasOwn(RECEIVER_TYPES, key) ? RECEIVER_TYPES[key] : undefined;
   if (!wire) {
     throw new ChannelError(
       'refused',
