@@ -1,14 +1,6 @@
 /** The pages a person opens in a browser: the buyer's checkout and the merchant's contract. */
+import { escapeHtml, formatYuan } from './html';
 import type { OrderRow } from './store';
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** 1234 fen → "12.34", without floating point. */
-export function formatYuan(amount: number): string {
-  return `${Math.floor(amount / 100)}.${String(amount % 100).padStart(2, '0')}`;
-}
 
 const STYLE = `
   body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #222; }

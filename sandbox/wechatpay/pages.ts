@@ -4,15 +4,7 @@
  * forms and no script, so its Content-Security-Policy can forbid every script; only escaped
  * text varies.
  */
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** 1234 fen → "12.34", without floating point. */
-function formatYuan(fen: number): string {
-  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
-}
+import { escapeHtml, formatYuan } from '../html';
 
 /** No script at all; forms post back to this origin only; a QR image is a data: URL. */
 export const CHECKOUT_CSP =

@@ -1,4 +1,7 @@
 /**
+ * Longer than 300 lines: every port a channel may implement, so that an adapter's whole contract
+ * is read in one file.
+ *
  * The capability ports an upstream channel implements (STYLE: one folder per channel, wire
  * formats in its transformers.ts, signing in its signature.ts). Every call carries durapay's own
  * reference (trade_no, refund_no, share_no, application_id), which the channel treats as an

@@ -1,3 +1,5 @@
+// Longer than 300 lines: every setting durapay reads, its schema and its checks in one place,
+// so that a process either starts with a whole, valid configuration or says which variable is wrong.
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
