@@ -71,6 +71,7 @@ export function wechatpaySettings(
   keys: WechatpaySandboxKeys,
   baseUrl: string,
   keyDir?: string,
+  mode: 'public_key' | 'certificate' = 'public_key',
 ): Record<string, string> {
   const settings: Record<string, string> = {
     WECHATPAY_BASE_URL: baseUrl.replace(/\/+$/, ''),
@@ -79,10 +80,15 @@ export function wechatpaySettings(
     WECHATPAY_MERCHANT_SERIAL: keys.merchantSerial,
     WECHATPAY_PUBLIC_KEY_ID: keys.platformPublicKeyId,
   };
+  if (mode === 'certificate') {
+    // The sandbox names its key by certificate: durapay downloads the certificates instead.
+    delete settings.WECHATPAY_PUBLIC_KEY_ID;
+    settings.WECHATPAY_PLATFORM_CERTIFICATES = 'download';
+  }
   if (keyDir === undefined) {
     settings.WECHATPAY_MERCHANT_PRIVATE_KEY = keys.merchantPrivateKeyPem;
     settings.WECHATPAY_APIV3_KEY = keys.apiV3Key;
-    settings.WECHATPAY_PUBLIC_KEY = keys.platformPublicKeyPem;
+    if (mode === 'public_key') settings.WECHATPAY_PUBLIC_KEY = keys.platformPublicKeyPem;
   } else {
     const dir = path.resolve(keyDir);
     settings.WECHATPAY_MERCHANT_PRIVATE_KEY_FILE = path.join(
@@ -90,7 +96,9 @@ export function wechatpaySettings(
       WECHATPAY_SANDBOX_KEY_FILES.merchantPrivateKey,
     );
     settings.WECHATPAY_APIV3_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.apiV3Key);
-    settings.WECHATPAY_PUBLIC_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey);
+    if (mode === 'public_key') {
+      settings.WECHATPAY_PUBLIC_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey);
+    }
   }
   return settings;
 }

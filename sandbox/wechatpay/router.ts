@@ -1,7 +1,8 @@
 /**
  * An offline WeChat Pay API v3 sandbox for the service-provider ("partner") payment APIs, as an
  * Express router: create (JSAPI, APP, H5, Native), query, close, refund and refund query, and
- * profit sharing (add a receiver, share, query a sharing order, unfreeze), each request's
+ * profit sharing (add a receiver, share, query a sharing order, unfreeze), onboarding (media
+ * upload, applyment submit and query, in applyment.ts), each request's
  * WECHATPAY2-SHA256-RSA2048 signature checked and every answer signed with the platform key,
  * plus a buyer's checkout page and signed, encrypted callbacks retried on WeChat's rhythm. Any
  * v3 client with its response verification on can talk to it; it is written on node:crypto
@@ -9,14 +10,17 @@
  *
  * Longer than 300 lines: the whole HTTP surface of the simulated API in one router, the way the
  * sandbox upstream's simulator.ts is, with each endpoint's request schema; its state and
- * transitions live in store.ts and sharing.ts, its crypto in wire.ts, its page in pages.ts.
+ * transitions live in store.ts, sharing.ts and applyment.ts, its crypto in wire.ts, its page in
+ * pages.ts.
  */
 import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import Joi from 'joi';
 import { readRawBody } from '../../src/platform/http/raw-body';
-import { validateStrictly } from '../../src/platform/http/strict';
 import { qrImage } from '../../src/platform/qr';
+import { WechatpayApplymentStore, applymentRoutes, readMediaForm, type ApplymentRecord } from './applyment';
+import { certificatesView, issuePlatformCertificate, type PlatformCertificate } from './certificates';
+import { describeError, jsonBody, pageOrScriptBody, paramError, queryParam, validate } from './http';
 import type { WechatpaySandboxKeys } from './keys';
 import { CHECKOUT_CSP, checkoutPage, notFoundPage } from './pages';
 import {
@@ -65,6 +69,12 @@ export interface WechatpaySandboxOptions {
   keys: WechatpaySandboxKeys;
   /** Where the router is mounted as browsers reach it, e.g. http://127.0.0.1:8080/wechatpay. */
   publicBaseUrl: string;
+  /**
+   * Which name of the platform key answers and callbacks carry in Wechatpay-Serial: the WeChat Pay
+   * public key's PUB_KEY_ID (`public_key`, the default, as for new merchants) or the serial of the
+   * newest platform certificate (`certificate`, as for merchants on the older mode).
+   */
+  platformIdentity?: 'public_key' | 'certificate';
   /** Multiplies every delay (refunds, late and retried callbacks); 1 unless a test speeds it up. */
   timeScale?: number;
   /** How long a refund or a profit-sharing order stays PROCESSING, before timeScale; 1000 by default. */
@@ -85,6 +95,15 @@ export interface WechatpaySandbox {
   sharing(transactionId: string): WechatpaySandboxSharing | undefined;
   /** The receivers a sub-merchant added, each `name` decrypted. */
   receivers(subMchid: string): WechatpaySandboxReceiver[];
+  /** An applyment by business_code as submitted, its sealed fields opened; a look does not move it. */
+  applyment(businessCode: string): ApplymentRecord | undefined;
+  /** The platform certificates `GET /v3/certificates` lists, oldest first. */
+  platformCertificates(): readonly PlatformCertificate[];
+  /**
+   * Issues a new platform certificate on a new key pair, as WeChat Pay does before the old one
+   * expires; in `certificate` identity, answers and callbacks are signed with it from now on.
+   */
+  rotatePlatformCertificate(): PlatformCertificate;
   /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
@@ -228,37 +247,6 @@ const buyerSchema = Joi.object<{ result: BuyerResult }>({
     .required(),
 }).required();
 
-function paramError(message: string): WechatpayError {
-  return new WechatpayError(400, 'PARAM_ERROR', message);
-}
-
-function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
-  return validateStrictly(schema, value, paramError);
-}
-
-function jsonBody(req: Request): unknown {
-  const raw = req.rawBody ?? Buffer.alloc(0);
-  if (raw.length === 0) throw paramError('the request body is empty; a JSON object is expected');
-  try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
-  } catch {
-    throw paramError('the request body is not valid JSON');
-  }
-}
-
-/** A required query parameter, once. */
-function queryParam(req: Request, name: string): string {
-  const value = (req.query as Record<string, unknown>)[name];
-  if (typeof value !== 'string' || value === '')
-    throw paramError(`query parameter ${name} is required, once`);
-  return value;
-}
-
-function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
-
 export function createWechatpaySandbox(options: WechatpaySandboxOptions): WechatpaySandbox {
   const { keys } = options;
   const logger = options.logger ?? silentLogger;
@@ -266,10 +254,23 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   const refundDelayMs = (options.refundDelayMs ?? 1000) * scale;
   const send = options.callbackFetch ?? fetch;
   const base = options.publicBaseUrl.replace(/\/+$/, '');
-  const signer: PlatformSigner = {
+  const publicKeySigner: PlatformSigner = {
     publicKeyId: keys.platformPublicKeyId,
     privateKey: createPrivateKey(keys.platformPrivateKeyPem),
   };
+  // The public key's pair has a certificate too: either name opens what the other sealed.
+  const certificates: PlatformCertificate[] = [
+    issuePlatformCertificate({
+      privateKeyPem: keys.platformPrivateKeyPem,
+      publicKeyPem: keys.platformPublicKeyPem,
+    }),
+  ];
+  /** Who signs now: the public key, or the newest certificate. */
+  function signer(): PlatformSigner {
+    if (options.platformIdentity !== 'certificate') return publicKeySigner;
+    const newest = certificates[certificates.length - 1]!;
+    return { publicKeyId: newest.serial, privateKey: newest.privateKey };
+  }
   const merchant = {
     mchid: keys.spMchid,
     serial: keys.merchantSerial,
@@ -277,6 +278,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   };
   const store = new WechatpaySandboxStore();
   const sharings = new WechatpaySharingStore(refundDelayMs);
+  const applyments = new WechatpayApplymentStore();
   const timers = new Set<NodeJS.Timeout>();
   const closing = new AbortController();
 
@@ -285,7 +287,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   /** Every answer is signed over the exact bytes sent, errors and 204 included. */
   function answer(res: Response, status: number, body?: unknown): void {
     const raw = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body), 'utf8');
-    res.status(status).set(wechatpayHeaders(signer, raw)).set('Request-ID', requestId());
+    res.status(status).set(wechatpayHeaders(signer(), raw)).set('Request-ID', requestId());
     if (body === undefined) {
       res.end();
       return;
@@ -334,7 +336,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     try {
       const res = await send(url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', ...wechatpayHeaders(signer, raw) },
+        headers: { 'Content-Type': 'application/json', ...wechatpayHeaders(signer(), raw) },
         body: raw,
         redirect: 'manual',
         signal: AbortSignal.any([closing.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
@@ -358,6 +360,9 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     later(wait * scale, () => deliver(url, raw, meta, attempt + 1));
   }
 
+  /** Payment callbacks held until a refund of their order has been announced (out of order). */
+  const heldPaymentCallbacks = new Map<OrderRecord, () => void>();
+
   function notifyPaid(order: OrderRecord): void {
     const { description, notify_url: url, out_trade_no: outTradeNo } = order.request;
     const meta = { event_type: 'TRANSACTION.SUCCESS', out_trade_no: outTradeNo, url };
@@ -366,6 +371,14 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       return;
     }
     const raw = notification('TRANSACTION.SUCCESS', '支付成功', 'transaction', transactionView(order));
+    if (description.includes('[sandbox:callback-out-of-order]')) {
+      logger.info(
+        'wechatpay sandbox payment callback held until a refund is announced (fault injection)',
+        meta,
+      );
+      heldPaymentCallbacks.set(order, () => later(0, () => deliver(url, raw, meta)));
+      return;
+    }
     const first = description.includes('[sandbox:callback-late]') ? LATE_CALLBACK_MS * scale : 0;
     later(first, () => deliver(url, raw, meta));
     if (description.includes('[sandbox:callback-duplicate]')) {
@@ -382,18 +395,23 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     const meta = { event_type: `REFUND.${status}`, out_refund_no: refund.request.out_refund_no };
     logger.info('wechatpay sandbox refund settled', meta);
     const url = refund.request.notify_url;
-    if (url === undefined) return;
-    if ((refund.request.reason ?? '').includes('[sandbox:callback-lost]')) {
+    if (url !== undefined && (refund.request.reason ?? '').includes('[sandbox:callback-lost]')) {
       logger.info('wechatpay sandbox refund callback dropped (fault injection)', meta);
-      return;
+    } else if (url !== undefined) {
+      const raw = notification(
+        `REFUND.${status}`,
+        REFUND_SUMMARIES[status],
+        'refund',
+        refundNoticeView(refund),
+      );
+      later(0, () => deliver(url, raw, { ...meta, url }));
     }
-    const raw = notification(
-      `REFUND.${status}`,
-      REFUND_SUMMARIES[status],
-      'refund',
-      refundNoticeView(refund),
-    );
-    later(0, () => deliver(url, raw, { ...meta, url }));
+    // The payment's own callback, held back, now comes after its refund's.
+    const held = heldPaymentCallbacks.get(refund.order);
+    if (held) {
+      heldPaymentCallbacks.delete(refund.order);
+      later(DUPLICATE_GAP_MS * scale, async () => held());
+    }
   }
 
   // ---- routes ----
@@ -427,15 +445,12 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   /** The buyer's choice; a form from the page is sent back to the page, a script gets JSON. */
   function actAsBuyer(order: OrderRecord | undefined, req: Request, res: Response): void {
     if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
-    const form = typeof req.is('application/x-www-form-urlencoded') === 'string';
-    const body = form
-      ? Object.fromEntries(new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString('utf8')))
-      : jsonBody(req);
+    const { body, fromPage } = pageOrScriptBody(req);
     const { result } = validate(buyerSchema, body);
     const { paid } = store.buyerActs(order, result, Date.now());
     logger.info('wechatpay sandbox buyer acted', { out_trade_no: order.request.out_trade_no, result });
     if (paid) notifyPaid(order);
-    if (form && req.accepts(['json', 'html']) === 'html') {
+    if (fromPage) {
       res.redirect(303, req.originalUrl);
       return;
     }
@@ -456,13 +471,20 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   );
 
   // Everything under /v3 is the merchant's API: signed by the merchant's key, or refused.
-  router.use('/v3', (req, res, next) => {
+  router.use('/v3', async (req, res, next) => {
+    // A media upload is signed over its `meta` part, not its multipart bytes.
+    let signed = req.rawBody ?? Buffer.alloc(0);
+    if (req.method === 'POST' && req.path === '/merchant/media/upload') {
+      const form = await readMediaForm(req);
+      res.locals.mediaForm = form;
+      signed = Buffer.from(form.meta, 'utf8');
+    }
     const check = verifyRequest(
       {
         method: req.method,
         // The full path the client signed, wherever this router is mounted.
         pathWithQuery: req.originalUrl,
-        body: req.rawBody ?? Buffer.alloc(0),
+        body: signed,
         authorization: req.get('Authorization'),
       },
       merchant,
@@ -596,14 +618,18 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   /** A sealed field's plaintext; the request must name the platform key that sealed it. */
   function unseal(req: Request, ciphertext: string, field: string): string {
     const serial = req.get('Wechatpay-Serial');
-    if (serial !== keys.platformPublicKeyId) {
+    const key =
+      serial === keys.platformPublicKeyId
+        ? publicKeySigner.privateKey
+        : certificates.find((c) => c.serial === serial?.toUpperCase())?.privateKey;
+    if (key === undefined) {
       throw paramError(
         serial === undefined
           ? `the Wechatpay-Serial header is required when ${field} is encrypted: it names the platform public key used`
-          : `Wechatpay-Serial ${serial} is not the platform public key ${keys.platformPublicKeyId}`,
+          : `Wechatpay-Serial ${serial} is neither the platform public key ${keys.platformPublicKeyId} nor a platform certificate`,
       );
     }
-    const plain = decryptSensitive(signer.privateKey, ciphertext);
+    const plain = decryptSensitive(key, ciphertext);
     if (plain === undefined || plain.trim() === '') {
       throw paramError(
         `${field} does not decrypt: it must be base64 of RSA-OAEP (SHA-1) under the platform public key`,
@@ -685,6 +711,18 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     answer(res, 200, sharingView(sharing));
   });
 
+  router.get('/v3/certificates', (_req, res) => {
+    answer(res, 200, certificatesView(certificates, keys.apiV3Key));
+  });
+
+  applymentRoutes(router, {
+    store: applyments,
+    base,
+    answer,
+    unseal,
+    log: (message, meta) => logger.info(message, meta),
+  });
+
   router.use((req: Request, res: Response) => {
     answer(res, 404, { code: 'NOT_FOUND', message: `no such API: ${req.method} ${req.path}` });
   });
@@ -710,8 +748,17 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     keys,
     sharing: (transactionId) => sharings.snapshot(transactionId, Date.now()),
     receivers: (subMchid) => sharings.listReceivers(subMchid),
+    applyment: (businessCode) => applyments.peek(keys.spMchid, businessCode),
+    platformCertificates: () => [...certificates],
+    rotatePlatformCertificate() {
+      const next = issuePlatformCertificate();
+      certificates.push(next);
+      logger.info('wechatpay sandbox platform certificate issued', { serial_no: next.serial });
+      return next;
+    },
     close() {
       closing.abort();
+      heldPaymentCallbacks.clear();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
     },

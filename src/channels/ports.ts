@@ -176,6 +176,12 @@ export interface OnboardingPort {
    * shape in an application's submit_data is a file reference, uploaded or not.
    */
   readonly fileIdPattern?: RegExp;
+  /**
+   * Why the channel would refuse this application as it stands, naming the submit_data field
+   * (`submit_data.contact_info.mobile_phone: is required`); undefined when nothing is missing.
+   * Asked before an application is opened, so that bad input is a 400, not a failed audit.
+   */
+  problemWith?(input: Omit<SubmitApplicationInput, 'applicationId'>): string | undefined;
   uploadFile(ctx: ChannelContext, input: UploadFileInput): Promise<{ fileId: string }>;
   submit(ctx: ChannelContext, input: SubmitApplicationInput): Promise<ApplicationState>;
   query(ctx: ChannelContext, applicationId: string): Promise<ApplicationState>;

@@ -183,7 +183,11 @@ program
   )
   .option('--port <port>', 'port to listen on (default 8090, wechatpay 8091)')
   .option('--keys <dir>', 'wechatpay: where its keys are kept (default .durapay/wechatpay-sandbox)')
-  .action(async (channel: string, opts: { port?: string; keys?: string }) => {
+  .option(
+    '--platform-certificates',
+    'wechatpay: name the signing key by platform-certificate serial (for WECHATPAY_PLATFORM_CERTIFICATES=download)',
+  )
+  .action(async (channel: string, opts: { port?: string; keys?: string; platformCertificates?: boolean }) => {
     const { config, logger } = boot('sandbox');
     if (channel !== 'sandbox' && channel !== 'wechatpay') fail('the channel must be sandbox or wechatpay');
     const port = Number(opts.port ?? (channel === 'wechatpay' ? '8091' : '8090'));
@@ -191,7 +195,12 @@ program
     if (channel === 'wechatpay') {
       const sandbox = await serveWechatpaySandbox(
         config,
-        { port, host: '127.0.0.1', keyDir: opts.keys },
+        {
+          port,
+          host: '127.0.0.1',
+          keyDir: opts.keys,
+          platformIdentity: opts.platformCertificates ? 'certificate' : 'public_key',
+        },
         logger,
       ).catch(fail);
       console.error(`offline WeChat Pay v3 sandbox on ${sandbox.url}`);

@@ -110,9 +110,14 @@ export interface WechatpayConfig {
   merchantPrivateKey: string;
   /** The APIv3 key that opens callbacks' resources (32 characters). */
   apiV3Key: string;
-  /** WeChat Pay public key mode: the key's id (as Wechatpay-Serial names it) and the key. */
-  publicKeyId: string;
-  publicKey: string;
+  /**
+   * WeChat Pay public key mode: the key's id (as Wechatpay-Serial names it) and the key. Absent
+   * only in platform-certificate mode; with both, either may sign (a migration between them).
+   */
+  publicKeyId?: string;
+  publicKey?: string;
+  /** Platform-certificate mode: durapay downloads, checks and rotates `/v3/certificates`. */
+  platformCertificates?: boolean;
 }
 
 function defaultCacheDir(env: NodeJS.ProcessEnv): string {
@@ -195,6 +200,7 @@ const schema = Joi.object({
   WECHATPAY_PUBLIC_KEY_ID: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/, 'a key id'),
   WECHATPAY_PUBLIC_KEY: Joi.string(),
   WECHATPAY_PUBLIC_KEY_FILE: Joi.string(),
+  WECHATPAY_PLATFORM_CERTIFICATES: Joi.string().valid('download'),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
 })
@@ -333,8 +339,6 @@ const WECHATPAY_REQUIRED = [
   'WECHATPAY_MERCHANT_SERIAL',
   'WECHATPAY_MERCHANT_PRIVATE_KEY',
   'WECHATPAY_APIV3_KEY',
-  'WECHATPAY_PUBLIC_KEY_ID',
-  'WECHATPAY_PUBLIC_KEY',
 ] as const;
 
 /** The WeChat Pay account when WECHATPAY_SP_MCHID is set; every other setting is then required. */
@@ -365,7 +369,31 @@ function wechatpayConfig(str: (key: string) => string | undefined, cwd: string):
       'invalid configuration: "WECHATPAY_MERCHANT_PRIVATE_KEY" is not an RSA private key in PEM form',
     );
   }
-  const publicKey = pem(values.WECHATPAY_PUBLIC_KEY!);
+  const account = {
+    baseUrl: str('WECHATPAY_BASE_URL')!.replace(/\/+$/, ''),
+    spMchid,
+    spAppid: values.WECHATPAY_SP_APPID!,
+    merchantSerial: values.WECHATPAY_MERCHANT_SERIAL!.toUpperCase(),
+    merchantPrivateKey,
+    apiV3Key,
+  };
+  const certificates = str('WECHATPAY_PLATFORM_CERTIFICATES') === 'download';
+  const publicKeyId = str('WECHATPAY_PUBLIC_KEY_ID');
+  const publicKeyText = secretSetting(str, 'WECHATPAY_PUBLIC_KEY', cwd);
+  if ((publicKeyId === undefined) !== (publicKeyText === undefined)) {
+    throw new ConfigError(
+      'invalid configuration: "WECHATPAY_PUBLIC_KEY_ID" and "WECHATPAY_PUBLIC_KEY" (or "WECHATPAY_PUBLIC_KEY_FILE") go together',
+    );
+  }
+  if (publicKeyText === undefined) {
+    if (!certificates) {
+      throw new ConfigError(
+        'invalid configuration: "WECHATPAY_PUBLIC_KEY_ID" and "WECHATPAY_PUBLIC_KEY" (or "WECHATPAY_PUBLIC_KEY_FILE") are required when "WECHATPAY_SP_MCHID" is set, unless "WECHATPAY_PLATFORM_CERTIFICATES" is "download"',
+      );
+    }
+    return { ...account, platformCertificates: true };
+  }
+  const publicKey = pem(publicKeyText);
   try {
     // A private key would also yield a public one: refuse it, it is not WeChat Pay's key.
     if (/PRIVATE KEY-----/.test(publicKey)) throw new Error('a private key');
@@ -376,14 +404,5 @@ function wechatpayConfig(str: (key: string) => string | undefined, cwd: string):
       'invalid configuration: "WECHATPAY_PUBLIC_KEY" is not an RSA public key in PEM form',
     );
   }
-  return {
-    baseUrl: str('WECHATPAY_BASE_URL')!.replace(/\/+$/, ''),
-    spMchid,
-    spAppid: values.WECHATPAY_SP_APPID!,
-    merchantSerial: values.WECHATPAY_MERCHANT_SERIAL!.toUpperCase(),
-    merchantPrivateKey,
-    apiV3Key,
-    publicKeyId: values.WECHATPAY_PUBLIC_KEY_ID!,
-    publicKey,
-  };
+  return { ...account, publicKeyId: publicKeyId!, publicKey, platformCertificates: certificates };
 }

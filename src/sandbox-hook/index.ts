@@ -127,7 +127,7 @@ export function wechatpaySandboxUpstream(config: Config, logger: Logger): Reques
  */
 export async function serveWechatpaySandbox(
   config: Config,
-  listen: { port: number; host: string; keyDir?: string },
+  listen: { port: number; host: string; keyDir?: string; platformIdentity?: 'public_key' | 'certificate' },
   logger: Logger,
 ): Promise<{ url: string; settings: Record<string, string>; close(): Promise<void> }> {
   const keyDir = path.resolve(listen.keyDir ?? wechatpayKeyDir(config));
@@ -138,6 +138,7 @@ export async function serveWechatpaySandbox(
     publicBaseUrl: url,
     timeScale: config.timeScale,
     refundDelayMs: config.sandbox.refundDelayMs,
+    platformIdentity: listen.platformIdentity ?? 'public_key',
     logger: logger.child({ component: 'wechatpay-sandbox' }),
   });
   const app = express();
@@ -151,7 +152,7 @@ export async function serveWechatpaySandbox(
   });
   return {
     url,
-    settings: wechatpaySettings(keys, url, keyDir),
+    settings: wechatpaySettings(keys, url, keyDir, listen.platformIdentity ?? 'public_key'),
     async close() {
       sandbox.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Decorator } from 'wechatpay-axios-plugin';
+import { WechatpayChannel } from '../../src/channels/wechatpay';
+import { loadConfig } from '../../src/platform/config';
 import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { until } from '../support/wait';
@@ -16,33 +18,47 @@ jest.setTimeout(60_000);
 
 let child: ChildProcess | undefined;
 const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-wx-keys-'));
-afterAll(async () => {
+
+async function stop(): Promise<void> {
   if (child && child.exitCode === null) {
     const exited = new Promise((r) => child!.once('exit', r));
     child.kill('SIGINT');
     await exited;
   }
+}
+
+afterAll(async () => {
+  await stop();
   fs.rmSync(keyDir, { recursive: true, force: true });
 });
 
-test('when durapay sandbox wechatpay runs, then the settings it prints let a v3 client take and query an order', async () => {
+/** Starts the sandbox and reads the settings it prints once `ready` shows in them. */
+async function start(
+  extra: string[],
+  ready: RegExp,
+): Promise<{ port: number; settings: Record<string, string>; stderr: string }> {
   const port = await freePort();
   let stderr = '';
   child = spawn(
     process.execPath,
-    [DURAPAY_BIN, 'sandbox', 'wechatpay', '--port', String(port), '--keys', keyDir],
+    [DURAPAY_BIN, 'sandbox', 'wechatpay', '--port', String(port), '--keys', keyDir, ...extra],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   await until('the sandbox prints its settings', async () =>
-    /WECHATPAY_PUBLIC_KEY_FILE=/.test(stderr) ? true : undefined,
+    ready.test(stderr) && /SP_MCHID=/.test(stderr) ? true : undefined,
   );
-  expect(stderr).toContain(`offline WeChat Pay v3 sandbox on http://127.0.0.1:${port}/wechatpay`);
   const settings = Object.fromEntries(
     [...stderr.matchAll(/^ {2}(WECHATPAY_[A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]),
   );
+  return { port, settings, stderr };
+}
+
+test('when durapay sandbox wechatpay runs, then the settings it prints let a v3 client take and query an order', async () => {
+  const { port, settings, stderr } = await start([], /WECHATPAY_PUBLIC_KEY_FILE=/);
+  expect(stderr).toContain(`offline WeChat Pay v3 sandbox on http://127.0.0.1:${port}/wechatpay`);
   // Secrets are named by file, never printed.
   expect(Object.keys(settings).sort()).toEqual([
     'WECHATPAY_APIV3_KEY_FILE',
@@ -91,5 +107,31 @@ test('when durapay sandbox wechatpay runs, then the settings it prints let a v3 
     out_trade_no: outTradeNo,
     trade_state: 'NOTPAY',
     amount: { total: 1 },
+  });
+});
+
+test('when it runs with --platform-certificates, then durapay configured from what it prints downloads its certificates and takes an order', async () => {
+  await stop();
+  const { settings } = await start(['--platform-certificates'], /WECHATPAY_PLATFORM_CERTIFICATES=download/);
+  expect(Object.keys(settings).filter((k) => k.startsWith('WECHATPAY_PUBLIC_KEY'))).toEqual([]);
+  const config = loadConfig(settings).wechatpay!;
+  expect(config.platformCertificates).toBe(true);
+  const channel = new WechatpayChannel({ ...config, timeoutMs: 5_000 });
+  const tradeNo = `CLIC${Date.now()}`;
+  const created = await channel.payments.create(
+    { subMerchantNo: '1900000109', currency: 'CNY' },
+    {
+      tradeNo,
+      amount: 1,
+      payMethod: 'qr_code',
+      subject: 'Tea',
+      expireAt: new Date(Date.now() + 600_000),
+      callbackUrl: 'http://127.0.0.1:9/notify',
+      profitSharing: false,
+    },
+  );
+  expect(created.payCredential.code_url).toContain('/wechatpay/checkout/');
+  expect(await channel.payments.query({ subMerchantNo: '1900000109' }, tradeNo)).toMatchObject({
+    status: 'pending',
   });
 });

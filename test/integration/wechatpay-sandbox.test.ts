@@ -8,7 +8,7 @@
  * Longer than 300 lines: the sandbox's whole API, each endpoint, error and injected fault with a
  * test of its own, sharing the client and callback helpers at the top.
  */
-import { randomUUID } from 'node:crypto';
+import { X509Certificate, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,7 @@ import {
   type WechatpaySandbox,
   type WechatpaySandboxKeys,
 } from '../../sandbox/wechatpay';
+import { loadConfig } from '../../src/platform/config';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { until } from '../support/wait';
 
@@ -53,7 +54,9 @@ interface LibraryResponse {
 type Segment = 'v3' | 'pay' | 'partner' | 'transactions' | Kind | 'outTradeNo' | '_out_trade_no_' | 'close';
 type SharingSegment = 'profitsharing' | 'receivers' | 'add' | 'orders' | '_out_order_no_' | 'unfreeze';
 type Chain = {
-  readonly [K in Segment | SharingSegment | 'refund' | 'domestic' | 'refunds' | '_out_refund_no_']: Chain;
+  readonly [
+    K in Segment | SharingSegment | 'refund' | 'domestic' | 'refunds' | '_out_refund_no_' | 'certificates'
+  ]: Chain;
 } & {
   get(config: Record<string, unknown>): Promise<LibraryResponse>;
   post(data: unknown, config?: Record<string, unknown>): Promise<LibraryResponse>;
@@ -999,6 +1002,27 @@ describe('callbacks', () => {
     expect(ids[1]).toBe(ids[0]);
   });
 
+  test('when the description injects [sandbox:callback-out-of-order], then the payment callback waits for a refund and comes after the refund’s', async () => {
+    const hook = await receiver();
+    const outTradeNo = await paidOrder({
+      notify_url: hook.url,
+      description: 'swapped [sandbox:callback-out-of-order]',
+    });
+    await new Promise((r) => setTimeout(r, QUIET_MS));
+    expect(hook.received).toHaveLength(0);
+    await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: tradeNo(),
+      notify_url: hook.url,
+      amount: { refund: 40, total: 100, currency: 'CNY' },
+    });
+    await until('both callbacks', async () => hook.received[1], WAIT_MS);
+    expect(hook.received.map((r) => openCallback(r).notification.event_type)).toEqual([
+      'REFUND.SUCCESS',
+      'TRANSACTION.SUCCESS',
+    ]);
+  });
+
   test('when the description injects [sandbox:callback-late], then the callback arrives 5 s × timeScale late', async () => {
     const hook = await receiver();
     const paidAt = Date.now();
@@ -1042,5 +1066,30 @@ describe('keys', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('when settings are asked for certificate mode, then they name no public key and ask durapay to download certificates', () => {
+    const settings = wechatpaySettings(keys, base, undefined, 'certificate');
+    expect(settings.WECHATPAY_PLATFORM_CERTIFICATES).toBe('download');
+    expect(Object.keys(settings).filter((k) => k.startsWith('WECHATPAY_PUBLIC_KEY'))).toEqual([]);
+    expect(loadConfig(settings).wechatpay).toMatchObject({ platformCertificates: true });
+  });
+});
+
+describe('platform certificates', () => {
+  test('when /v3/certificates is asked for, then each certificate is sealed with the APIv3 key under its serial, and the answer is signed', async () => {
+    const res = await call<{ data: { serial_no: string; encrypt_certificate: Record<string, string> }[] }>(
+      wxpay.v3.certificates.get({ ...ANY_STATUS }),
+    );
+    expect(res.status).toBe(200);
+    const [listed] = res.data.data;
+    expect(listed!.serial_no).toBe(sandbox.platformCertificates()[0]!.serial);
+    const { ciphertext, nonce, associated_data: aad } = listed!.encrypt_certificate;
+    expect(aad).toBe('certificate');
+    const pem = Aes.AesGcm.decrypt(ciphertext!, keys.apiV3Key, nonce!, aad);
+    const cert = new X509Certificate(pem);
+    expect(cert.serialNumber.toUpperCase()).toBe(listed!.serial_no);
+    // The public key mode's key and the certificate's are one pair here.
+    expect(cert.publicKey.export({ type: 'spki', format: 'pem' })).toBe(keys.platformPublicKeyPem);
   });
 });

@@ -110,7 +110,15 @@ export interface StackOptions {
    * Adds the `wechatpay` channel, against the offline WeChat Pay v3 sandbox mounted in this
    * stack's API at /wechatpay (its delays multiplied by timeScale).
    */
-  wechatpay?: { timeScale?: number; refundDelayMs?: number };
+  wechatpay?: {
+    timeScale?: number;
+    refundDelayMs?: number;
+    /**
+     * `certificate`: the sandbox names its key by platform-certificate serial and durapay is given
+     * no public key, only WECHATPAY_PLATFORM_CERTIFICATES=download.
+     */
+    platformIdentity?: 'public_key' | 'certificate';
+  };
 }
 
 /**
@@ -188,8 +196,12 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
               merchantSerial: wechatpayKeys.merchantSerial,
               merchantPrivateKey: wechatpayKeys.merchantPrivateKeyPem,
               apiV3Key: wechatpayKeys.apiV3Key,
-              publicKeyId: wechatpayKeys.platformPublicKeyId,
-              publicKey: wechatpayKeys.platformPublicKeyPem,
+              ...(options.wechatpay?.platformIdentity === 'certificate'
+                ? { platformCertificates: true, certificateRefreshGapMs: 100 }
+                : {
+                    publicKeyId: wechatpayKeys.platformPublicKeyId,
+                    publicKey: wechatpayKeys.platformPublicKeyPem,
+                  }),
               timeoutMs: CHANNEL_TIMEOUT_MS,
             },
           }),
@@ -238,6 +250,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       publicBaseUrl: wechatpayUrl,
       timeScale: options.wechatpay?.timeScale ?? 0.01,
       refundDelayMs: options.wechatpay?.refundDelayMs ?? 200,
+      platformIdentity: options.wechatpay?.platformIdentity ?? 'public_key',
       logger: logger.child({ component: 'wechatpay-sandbox' }),
     });
   const app = createApp({

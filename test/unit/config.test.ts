@@ -143,6 +143,21 @@ describe('loadConfig: WeChat Pay', () => {
       apiV3Key: 'durapayTestApiV3Key0123456789abc',
       publicKeyId: 'PUB_KEY_ID_0114232134912410000000000000',
       publicKey: platformPem,
+      platformCertificates: false,
+    });
+  });
+
+  test('when WECHATPAY_PLATFORM_CERTIFICATES is download, then no public key is needed and certificate mode is on', () => {
+    const { WECHATPAY_PUBLIC_KEY_ID: _id, WECHATPAY_PUBLIC_KEY: _key, ...rest } = full;
+    const config = loadConfig({ ...rest, WECHATPAY_PLATFORM_CERTIFICATES: 'download' }).wechatpay;
+    expect(config).toMatchObject({ platformCertificates: true });
+    expect(config?.publicKey).toBeUndefined();
+  });
+
+  test('when both a public key and certificate download are set, then both are trusted', () => {
+    expect(loadConfig({ ...full, WECHATPAY_PLATFORM_CERTIFICATES: 'download' }).wechatpay).toMatchObject({
+      publicKeyId: full.WECHATPAY_PUBLIC_KEY_ID,
+      platformCertificates: true,
     });
   });
 
@@ -169,8 +184,23 @@ describe('loadConfig: WeChat Pay', () => {
   test.each([
     [
       'a required setting is missing',
-      { WECHATPAY_PUBLIC_KEY_ID: undefined },
-      /"WECHATPAY_PUBLIC_KEY_ID" is required/,
+      { WECHATPAY_MERCHANT_SERIAL: undefined },
+      /"WECHATPAY_MERCHANT_SERIAL" is required/,
+    ],
+    [
+      'the public key id is given without the key',
+      { WECHATPAY_PUBLIC_KEY: undefined },
+      /"WECHATPAY_PUBLIC_KEY_ID" and "WECHATPAY_PUBLIC_KEY" \(or "WECHATPAY_PUBLIC_KEY_FILE"\) go together/,
+    ],
+    [
+      'neither a public key nor certificate download is set',
+      { WECHATPAY_PUBLIC_KEY: undefined, WECHATPAY_PUBLIC_KEY_ID: undefined },
+      /unless "WECHATPAY_PLATFORM_CERTIFICATES" is "download"/,
+    ],
+    [
+      'WECHATPAY_PLATFORM_CERTIFICATES is something other than download',
+      { WECHATPAY_PLATFORM_CERTIFICATES: 'yes' },
+      /WECHATPAY_PLATFORM_CERTIFICATES/,
     ],
     [
       'a key is given both inline and as a file',

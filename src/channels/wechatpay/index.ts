@@ -6,12 +6,11 @@
  * every call carries sp_mchid and the merchant's sub_mchid. The wire is wechatpay-axios-plugin's
  * (request signing, response verification); this adapter maps durapay's ports onto the partner
  * APIs, with wire types and state mapping in transformers.ts and callback crypto in
- * signature.ts. Onboarding is not offered yet: a caller meets the absent port and answers
- * internal_system.
+ * signature.ts; onboarding's body and states are in applyment.ts.
  */
-import type { KeyObject } from 'node:crypto';
-import { isAxiosError, type AxiosInstance } from 'axios';
-import { Decorator, Formatter, Rsa } from 'wechatpay-axios-plugin';
+import { createHash, type KeyObject } from 'node:crypto';
+import axios, { isAxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
+import { Decorator, Formatter, Multipart, Rsa } from 'wechatpay-axios-plugin';
 import type { Config, WechatpayConfig } from '../../platform/config';
 import { qrImage } from '../../platform/qr';
 import { ChannelError } from '../errors';
@@ -24,6 +23,8 @@ import type {
   ChannelCapabilities,
   ChannelContext,
   ChannelEvent,
+  ApplicationState,
+  OnboardingPort,
   PaymentState,
   PaymentsPort,
   ProfitSharingPort,
@@ -31,6 +32,8 @@ import type {
 } from '../ports';
 import { referenceOf } from '../ports';
 import type { ChannelFactory } from '../registry';
+import { PlatformKeyring, type CertificatesAnswer } from './certificates';
+import { applymentStateOf, checkApplyment, mediaMeta, submittedStateOf, toWireApplyment } from './applyment';
 import {
   appPayParams,
   decryptResource,
@@ -58,6 +61,8 @@ import {
 export interface WechatpayChannelOptions extends WechatpayConfig {
   /** How long one call may wait without receiving anything (axios' idle timeout, not a deadline). */
   timeoutMs: number;
+  /** Platform-certificate mode: the shortest gap between downloads an unknown serial asks for (1 min). */
+  certificateRefreshGapMs?: number;
 }
 
 /** 10^12 fen is SPEC's ceiling; WeChat Pay's own per-order limit is the merchant's. */
@@ -66,6 +71,16 @@ export const WECHATPAY_CAPABILITIES: ChannelCapabilities = {
   maxAmount: 10 ** 12,
   currency: 'CNY',
 };
+
+interface CallOptions {
+  /** The query string. */
+  params?: Record<string, string>;
+  /** A 404 with this code answers undefined: the object is unknown. */
+  notFoundCode?: string;
+  headers?: Record<string, string>;
+  /** A media upload's `meta`, the part of a multipart body the request signature covers. */
+  meta?: Record<string, string>;
+}
 
 interface WireError {
   code?: string;
@@ -80,23 +95,76 @@ function header(headers: Record<string, string>, name: string): string | undefin
 export class WechatpayChannel implements Channel {
   readonly code = 'wechatpay';
   readonly capabilities = WECHATPAY_CAPABILITIES;
-  private readonly http: AxiosInstance;
   private readonly merchantKey: KeyObject;
-  private readonly platformKeys: Map<string, KeyObject>;
+  private readonly keyring: PlatformKeyring;
+  /** The client, made again whenever the set of platform keys it verifies answers with changes. */
+  private http: { instance: AxiosInstance; serials: string } | undefined;
 
   constructor(private readonly options: WechatpayChannelOptions) {
     this.merchantKey = privateKeyFrom(options.merchantPrivateKey);
-    this.platformKeys = new Map([[options.publicKeyId, publicKeyFrom(options.publicKey)]]);
-    // The declared type omits axios' own settings, which jsonBased passes on to axios.create.
-    const settings = {
-      mchid: options.spMchid,
-      serial: options.merchantSerial,
+    this.keyring = new PlatformKeyring({
+      apiV3Key: options.apiV3Key,
+      ...(options.publicKeyId && options.publicKey
+        ? { publicKey: { id: options.publicKeyId, key: publicKeyFrom(options.publicKey) } }
+        : {}),
+      ...(options.platformCertificates ? { download: () => this.downloadCertificates() } : {}),
+      ...(options.certificateRefreshGapMs === undefined
+        ? {}
+        : { minRefreshGapMs: options.certificateRefreshGapMs }),
+    });
+  }
+
+  /** The library's signing settings (its declared type omits axios' own, which it passes on). */
+  private get signing() {
+    return {
+      mchid: this.options.spMchid,
+      serial: this.options.merchantSerial,
       privateKey: this.merchantKey,
-      certs: Object.fromEntries(this.platformKeys),
-      baseURL: `${options.baseUrl}/`,
-      timeout: options.timeoutMs,
+      baseURL: `${this.options.baseUrl}/`,
+      timeout: this.options.timeoutMs,
     };
-    this.http = Decorator.jsonBased(settings);
+  }
+
+  /** The library's client, verifying answers with every platform key trusted now. */
+  private async client(): Promise<AxiosInstance> {
+    const keys = await this.keyring.keys();
+    const serials = [...keys.keys()].sort().join(',');
+    if (this.http?.serials !== serials) {
+      this.http = {
+        instance: Decorator.jsonBased({ ...this.signing, certs: Object.fromEntries(keys) }),
+        serials,
+      };
+    }
+    return this.http.instance;
+  }
+
+  /**
+   * `GET /v3/certificates`, signed by the library's own request signer, its answer returned
+   * unverified as exact text: PlatformKeyring checks it, since no key is trusted before it.
+   */
+  private async downloadCertificates(): Promise<CertificatesAnswer> {
+    const http = axios.create({
+      ...this.signing,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      validateStatus: () => true,
+    });
+    http.interceptors.request.use(
+      Decorator.requestInterceptor() as (config: InternalAxiosRequestConfig) => InternalAxiosRequestConfig,
+    );
+    try {
+      const res = await http.get<string>('v3/certificates');
+      const headers: Record<string, string | undefined> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (typeof value === 'string') headers[name.toLowerCase()] = value;
+      }
+      return { status: res.status, headers, body: typeof res.data === 'string' ? res.data : '' };
+    } catch (err) {
+      throw new ChannelError(
+        'unreachable',
+        `WeChat Pay unreachable for the platform certificates: ${isAxiosError(err) ? (err.code ?? err.message) : String(err)}`,
+      );
+    }
   }
 
   readonly payments: PaymentsPort = {
@@ -146,8 +214,10 @@ export class WechatpayChannel implements Channel {
         'GET',
         `v3/pay/partner/transactions/out-trade-no/${encodeURIComponent(tradeNo)}`,
         undefined,
-        { sp_mchid: this.options.spMchid, sub_mchid: this.subMchid(ctx) },
-        'ORDER_NOT_EXIST',
+        {
+          params: { sp_mchid: this.options.spMchid, sub_mchid: this.subMchid(ctx) },
+          notFoundCode: 'ORDER_NOT_EXIST',
+        },
       );
       return answer === undefined ? { status: 'not_found' } : paymentStateOf(parseTransaction(answer));
     },
@@ -196,8 +266,7 @@ export class WechatpayChannel implements Channel {
         'GET',
         `v3/refund/domestic/refunds/${encodeURIComponent(refundNo)}`,
         undefined,
-        { sub_mchid: this.subMchid(ctx) },
-        'RESOURCE_NOT_EXISTS',
+        { params: { sub_mchid: this.subMchid(ctx) }, notFoundCode: 'RESOURCE_NOT_EXISTS' },
       );
       return answer === undefined ? { status: 'not_found' } : refundStateOf(answer);
     },
@@ -216,6 +285,7 @@ export class WechatpayChannel implements Channel {
         if (type === 'MERCHANT_ID' && !r.name) {
           throw new ChannelError('refused', `WeChat Pay needs the name of merchant receiver ${r.account}`);
         }
+        const sealer = r.name ? await this.keyring.sealer() : undefined;
         await this.call(
           'add profit sharing receiver',
           'POST',
@@ -225,14 +295,10 @@ export class WechatpayChannel implements Channel {
             appid: this.options.spAppid,
             type,
             account: r.account,
-            ...(r.name
-              ? { name: Rsa.encrypt(r.name, this.platformKeys.get(this.options.publicKeyId)!) }
-              : {}),
+            ...(r.name && sealer ? { name: Rsa.encrypt(r.name, sealer.key) } : {}),
             relation_type: 'PARTNER',
           },
-          undefined,
-          undefined,
-          { 'Wechatpay-Serial': this.options.publicKeyId },
+          sealer ? { headers: { 'Wechatpay-Serial': sealer.serial } } : {},
         );
       }
     },
@@ -262,15 +328,75 @@ export class WechatpayChannel implements Channel {
         'GET',
         `v3/profitsharing/orders/${encodeURIComponent(shareNo)}`,
         undefined,
-        { sub_mchid: this.subMchid(ctx), transaction_id: ctx.channelTradeNo },
-        'RESOURCE_NOT_EXISTS',
+        {
+          params: { sub_mchid: this.subMchid(ctx), transaction_id: ctx.channelTradeNo },
+          notFoundCode: 'RESOURCE_NOT_EXISTS',
+        },
       );
       return answer === undefined ? { status: 'not_found' } : sharingStateOf(answer);
     },
   };
 
+  /**
+   * Onboarding a sub-merchant (applyment4sub): images uploaded as media, the applyment submitted
+   * with durapay's application_id as its business_code and its sensitive fields sealed, then
+   * followed by business_code until it is FINISHED with the merchant's sub_mchid.
+   */
+  readonly onboarding: OnboardingPort = {
+    problemWith: (input) => {
+      try {
+        checkApplyment({ ...input, applicationId: '' });
+        return undefined;
+      } catch (err) {
+        return err instanceof ChannelError ? err.message : String(err);
+      }
+    },
+    uploadFile: async (_ctx, input) => {
+      const meta = mediaMeta(input, createHash('sha256').update(input.content).digest('hex'));
+      const form = new Multipart()
+        .append('meta', JSON.stringify(meta))
+        .append('file', input.content, meta.filename);
+      const answer = await this.call('upload media', 'POST', 'v3/merchant/media/upload', form.getBuffer(), {
+        headers: form.getHeaders() as Record<string, string>,
+        meta,
+      });
+      const mediaId = (answer as { media_id?: unknown } | undefined)?.media_id;
+      if (typeof mediaId !== 'string' || mediaId === '') {
+        throw new ChannelError('invalid_response', 'WeChat Pay media upload answered without media_id');
+      }
+      return { fileId: mediaId };
+    },
+    submit: async (_ctx, input): Promise<ApplicationState> => {
+      const sealer = await this.keyring.sealer();
+      const body = toWireApplyment(input, (plain) => Rsa.encrypt(plain, sealer.key));
+      // A retried submit finds the applyment its first try made, by business_code.
+      const earlier = await this.findApplyment(input.applicationId);
+      if (earlier) return earlier;
+      try {
+        return submittedStateOf(
+          await this.call('submit applyment', 'POST', 'v3/applyment4sub/applyment/', body, {
+            headers: { 'Wechatpay-Serial': sealer.serial },
+          }),
+        );
+      } catch (err) {
+        // No trustworthy answer: WeChat Pay may have taken it. Look before saying it failed.
+        if (!(err instanceof ChannelError) || err.kind === 'refused') throw err;
+        const found = await this.findApplyment(input.applicationId).catch(() => undefined);
+        if (!found) throw err;
+        return found;
+      }
+    },
+    query: async (_ctx, applicationId): Promise<ApplicationState> => {
+      const found = await this.findApplyment(applicationId);
+      if (!found) {
+        throw new ChannelError('refused', `WeChat Pay has no applyment with business_code ${applicationId}`);
+      }
+      return found;
+    },
+  };
+
   readonly callbacks: CallbacksPort = {
-    verify: (req: CallbackRequest): Promise<CallbackCheck> => Promise.resolve(this.verifyCallback(req)),
+    verify: (req: CallbackRequest): Promise<CallbackCheck> => this.verifyCallback(req),
     decode: async (req: CallbackRequest): Promise<ChannelEvent> => {
       let body: unknown;
       try {
@@ -306,6 +432,18 @@ export class WechatpayChannel implements Channel {
     }),
   };
 
+  /** The applyment of a business_code, or undefined when WeChat Pay has none. */
+  private async findApplyment(businessCode: string): Promise<ApplicationState | undefined> {
+    const answer = await this.call(
+      'query applyment',
+      'GET',
+      `v3/applyment4sub/applyment/business_code/${encodeURIComponent(businessCode)}`,
+      undefined,
+      { notFoundCode: 'RESOURCE_NOT_EXISTS' },
+    );
+    return answer === undefined ? undefined : applymentStateOf(answer);
+  }
+
   private get account() {
     return { spMchid: this.options.spMchid, spAppid: this.options.spAppid };
   }
@@ -326,7 +464,7 @@ export class WechatpayChannel implements Channel {
     return value;
   }
 
-  private verifyCallback(req: CallbackRequest): CallbackCheck {
+  private async verifyCallback(req: CallbackRequest): Promise<CallbackCheck> {
     const serial = header(req.headers, 'wechatpay-serial');
     const timestamp = header(req.headers, 'wechatpay-timestamp');
     const nonce = header(req.headers, 'wechatpay-nonce');
@@ -334,11 +472,12 @@ export class WechatpayChannel implements Channel {
     if (!serial || !timestamp || !nonce || !signature) {
       return { ok: false, reason: 'missing Wechatpay-Serial, -Timestamp, -Nonce or -Signature' };
     }
-    const key = this.platformKeys.get(serial);
-    if (!key) return { ok: false, reason: `unknown Wechatpay-Serial ${serial}` };
+    // The timestamp first: a stale or junk callback must not make durapay download certificates.
     if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > MAX_CLOCK_SKEW_S) {
       return { ok: false, reason: 'Wechatpay-Timestamp outside the tolerance' };
     }
+    const key = await this.keyring.find(serial).catch(() => undefined);
+    if (!key) return { ok: false, reason: `unknown Wechatpay-Serial ${serial}` };
     const body = req.rawBody.toString('utf8');
     return verifyWechatpaySignature({ timestamp, nonce, body, signature }, key)
       ? { ok: true }
@@ -355,18 +494,21 @@ export class WechatpayChannel implements Channel {
     method: 'GET' | 'POST',
     url: string,
     data?: unknown,
-    params?: Record<string, string>,
-    notFoundCode?: string,
-    headers?: Record<string, string>,
+    options: CallOptions = {},
   ): Promise<unknown> {
+    const { params, notFoundCode, headers, meta } = options;
     try {
-      const res = await this.http.request({ method, url, data, params, headers });
+      // `meta` is what a multipart upload is signed over (the library's request interceptor reads it).
+      const config = { method, url, data, params, headers, ...(meta ? { meta } : {}) };
+      const res = await (await this.client()).request(config);
       return res.data;
     } catch (err) {
       if (!isAxiosError(err)) throw err;
       // A 2xx whose signature, serial or timestamp failed: WeChat Pay may have done what was
       // asked, so this is not a refusal; the caller retries (every call is idempotent).
       if (err.code?.startsWith('EV3_')) {
+        // Perhaps signed by a platform certificate durapay has not fetched yet.
+        this.keyring.markStale();
         throw new ChannelError(
           'unreachable',
           `WeChat Pay ${what}: the answer failed verification (${err.code})`,

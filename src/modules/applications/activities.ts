@@ -3,7 +3,7 @@ import { ChannelError, toActivityFailure } from '../../channels/errors';
 import type { ApplicationState, OnboardingPort } from '../../channels/ports';
 import { ApplicationRepository, type ApplicationRow } from './repository';
 import { applicationView } from './view';
-import { MerchantRepository } from '../merchants';
+import { MerchantRepository, applicantOf } from '../merchants';
 import type { ActivityDeps } from '../../worker/activities';
 
 /**
@@ -50,13 +50,7 @@ export function createApplicationActivities(deps: ActivityDeps) {
           {},
           {
             applicationId: a.application_id,
-            merchant: {
-              merchantId: merchant.merchantId,
-              merchantName: merchant.merchantName,
-              licenseNo: merchant.licenseNo,
-              legalPerson: merchant.legalPerson,
-              bankAccount: merchant.bankAccount,
-            },
+            merchant: applicantOf(merchant),
             submitData: a.submit_data ?? {},
           },
         );

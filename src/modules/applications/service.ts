@@ -5,7 +5,7 @@ import { scaleDuration } from '../../platform/durations';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../platform/errors';
 import { generateApplicationId } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
-import { MerchantRepository } from '../merchants';
+import { MerchantRepository, applicantOf } from '../merchants';
 import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS, fileIdCandidates } from './rules';
 import { applicationWorkflowId, submitApplicationUpdate, type MerchantApplicationInput } from './messages';
 import { ApplicationRepository } from './repository';
@@ -84,11 +84,17 @@ export class ApplicationService {
     log: Logger,
   ): Promise<{ application_id: string }> {
     try {
-      if (!(await this.merchantExists(appId, merchantId))) throw merchantNotFound();
+      const merchant = await this.merchants.find(appId, merchantId);
+      if (!merchant) throw merchantNotFound();
       const onboarding = this.deps.channels.get(body.channel_code)?.onboarding;
       if (!onboarding) {
         throw new AppError('internal_system', `channel ${body.channel_code} does not support onboarding`);
       }
+      const problem = onboarding.problemWith?.({
+        merchant: applicantOf(merchant),
+        submitData: body.submit_data ?? {},
+      });
+      if (problem !== undefined) throw new AppError('invalid_param', problem);
       await this.checkFileReferences(appId, body.channel_code, onboarding.fileIdPattern, body.submit_data);
       const opened = await this.repository.open({
         applicationId: generateApplicationId(),

@@ -22,6 +22,7 @@ import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
 import { parseJsonBody } from '../../platform/http/body';
 import type { ChannelRegistry } from '../../channels/registry';
+import { ChannelError } from '../../channels/errors';
 import type { Database } from '../../platform/db';
 import { receiveMultipart } from '../../platform/http/multipart';
 import { lenientQueryValue, pathValue, validate } from '../../platform/http/validation';
@@ -193,6 +194,11 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
       try {
         ({ fileId } = await onboarding.uploadFile({}, { fileName, mediaType, content }));
       } catch (err) {
+        // A channel that says why it will not take the file (WeChat Pay takes no PDF) is heard.
+        if (err instanceof ChannelError && err.kind === 'refused') {
+          log(res).warn('upload refused by the channel', { channel_code: channelCode, error: err.message });
+          throw new AppError('internal_system', `channel ${channelCode} refused the upload: ${err.message}`);
+        }
         throw internalError(res, `upload to channel ${channelCode} failed`, err);
       }
       try {

@@ -2,6 +2,17 @@ import { isoOrNull } from '../../platform/dates';
 import { maskBankAccount } from './rules';
 import type { Merchant } from './model';
 
+/** What a channel's onboarding is told of the merchant: its record, the bank account in full. */
+export function applicantOf(m: Merchant) {
+  return {
+    merchantId: m.merchantId,
+    merchantName: m.merchantName,
+    licenseNo: m.licenseNo,
+    legalPerson: m.legalPerson,
+    bankAccount: m.bankAccount,
+  };
+}
+
 /** The merchant as GET /api/v1/merchant[/{id}] shows it (SPEC §5.2): the bank account masked. */
 export function merchantView(m: Merchant) {
   return {
