@@ -90,6 +90,10 @@ interface SandboxFaults {
 /** A refund whose reason holds this is answered 2 s after the channel accepted it. */
 const REFUND_SLOW_MARKER = '[sandbox:slow]';
 const SLOW_REFUND_ANSWER_MS = 2_000;
+/** A refund whose reason holds this is accepted, and every request for it is cut off unanswered. */
+const REFUND_NO_ANSWER_MARKER = '[sandbox:no-answer]';
+/** A refund whose reason holds this never reaches the channel: the connection is cut at once. */
+const REFUND_UNREACHABLE_MARKER = '[sandbox:unreachable]';
 
 const reference = Joi.string()
   .min(1)
@@ -500,6 +504,10 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
 
   router.post('/v1/refunds', async (req, res) => {
     const body = validate(createRefundSchema, jsonBody(req));
+    if (body.reason?.includes(REFUND_UNREACHABLE_MARKER)) {
+      req.socket.destroy();
+      return;
+    }
     if (body.reason?.includes('[sandbox:refuse]')) {
       throw new SandboxRefusal(
         422,
@@ -516,6 +524,10 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       scheduleSettle(refund.refund_no, deps.refundDelayMs);
       // Accepted before the answer is late: a caller that gave up finds it on retry.
       if (body.reason?.includes(REFUND_SLOW_MARKER)) await sleep(SLOW_REFUND_ANSWER_MS);
+    }
+    if (body.reason?.includes(REFUND_NO_ANSWER_MARKER)) {
+      req.socket.destroy();
+      return;
     }
     res.json(refundState(refund));
   });

@@ -709,6 +709,91 @@ describe('refunds', () => {
     expect(again.code).toBe('success');
   });
 
+  test('when the channel accepts a refund but its answer never arrives, then 502 channel_timeout, the amount stays reserved, and the refund ends success as the channel has it', async () => {
+    const paid = await paidOrder();
+    const merchantRefundNo = `MR-${randomUUID()}`;
+    const lost = await post('/api/v1/pay/refund', {
+      trade_no: paid.trade_no,
+      refund_amount: 60,
+      reason: 'answer lost [sandbox:no-answer]',
+      merchant_refund_no: merchantRefundNo,
+    });
+    expect(lost.status).toBe(502);
+    expect(await envelope(lost)).toMatchObject({ code: 'channel_timeout', data: null });
+    // Reserved, not released: 60 may already be back with the buyer.
+    const over = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 50 });
+    expect((await envelope(over)).code).toBe('refund_amount_exceed');
+    // The same merchant_refund_no finds the refund that is being followed.
+    const again = await envelope<{ refund_no: string; status: string }>(
+      await post('/api/v1/pay/refund', {
+        trade_no: paid.trade_no,
+        refund_amount: 60,
+        merchant_refund_no: merchantRefundNo,
+      }),
+    );
+    expect(again.code).toBe('success');
+    const refundNo = again.data!.refund_no;
+    await until('refund success', async () =>
+      (await envelope(await get(`/api/v1/pay/refund/query/${refundNo}`))).data!.status === 'success'
+        ? true
+        : undefined,
+    );
+    await statusIs(paid.trade_no, 'partially_refunded')();
+    expect({
+      refunded: (await query(paid.trade_no)).refunded_amount,
+      atChannel: await count(
+        "SELECT COALESCE(SUM(amount), 0) AS n FROM sandbox_refunds WHERE trade_no = :t AND status = 'success'",
+        { t: paid.trade_no },
+      ),
+    }).toEqual({ refunded: 60, atChannel: 60 });
+    await until('refund.succeeded', async () =>
+      receiver.received.some((r) => r.body.includes(refundNo) && r.body.includes('refund.succeeded'))
+        ? true
+        : undefined,
+    );
+  });
+
+  test('when a refund never reaches the channel, then 502 channel_timeout, and once the channel twice has no such refund it ends failed and its amount is free again', async () => {
+    const paid = await paidOrder();
+    const merchantRefundNo = `MR-${randomUUID()}`;
+    const cut = await post('/api/v1/pay/refund', {
+      trade_no: paid.trade_no,
+      refund_amount: 100,
+      reason: 'cut off [sandbox:unreachable]',
+      merchant_refund_no: merchantRefundNo,
+    });
+    expect(cut.status).toBe(502);
+    expect(await envelope(cut)).toMatchObject({ code: 'channel_timeout', data: null });
+    const again = await envelope<{ refund_no: string }>(
+      await post('/api/v1/pay/refund', {
+        trade_no: paid.trade_no,
+        refund_amount: 100,
+        merchant_refund_no: merchantRefundNo,
+      }),
+    );
+    const refundNo = again.data!.refund_no;
+    await until('refund failed', async () =>
+      (await envelope(await get(`/api/v1/pay/refund/query/${refundNo}`))).data!.status === 'failed'
+        ? true
+        : undefined,
+    );
+    await until('refund.failed', async () =>
+      receiver.received.some((r) => r.body.includes(refundNo) && r.body.includes('refund.failed'))
+        ? true
+        : undefined,
+    );
+    const full = await until('the amount to be released', async () => {
+      const r = await envelope(
+        await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 100 }),
+      );
+      return r.code === 'success' ? r : undefined;
+    });
+    expect(full.data).toMatchObject({ refund_amount: 100, status: 'processing' });
+    expect(
+      await count('SELECT count(*) AS n FROM sandbox_refunds WHERE refund_no = :r', { r: refundNo }),
+    ).toBe(0);
+  });
+
   test('when a refund or close reaches an order whose workflow has ended, then it answers from the read model, never 500', async () => {
     const paid = await paidOrder(100);
     const merchantOrderNo = (await query(paid.trade_no)).merchant_order_no as string;

@@ -15,6 +15,11 @@ export const patches = {
    * later; it was closed locally, which could close an order the buyer had paid.
    */
   orderExpiryWaitsForChannel: 'order-expiry-waits-for-channel',
+  /**
+   * A refund whose channel call got no answer stays in flight and is settled by what the channel
+   * says when asked; it was recorded as failed, releasing an amount the channel may have refunded.
+   */
+  refundUnansweredStaysInFlight: 'refund-unanswered-stays-in-flight',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>

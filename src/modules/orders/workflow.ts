@@ -316,6 +316,27 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     return { reserved: true };
   }
 
+  /** The refund's own workflow follows it to a final state (callback or polling) and reports back. */
+  async function followRefund(req: RefundRequest, how: { unanswered?: boolean }): Promise<void> {
+    await startChild<typeof refundWorkflow>('refundWorkflow', {
+      workflowId: refundWorkflowId(req.refundNo),
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [
+        {
+          appId: input.appId,
+          tradeNo: state.tradeNo,
+          refundNo: req.refundNo,
+          channelCode: input.channelCode,
+          amount: req.amount,
+          orderWorkflowId: workflowInfo().workflowId,
+          pollGapsMs: input.timings.refundPollGapsMs,
+          pollForMs: input.timings.refundPollForMs,
+          ...(how.unanswered ? { unanswered: true } : {}),
+        },
+      ],
+    });
+  }
+
   /** Makes a reserved refund at the channel and hands it to its own workflow. */
   async function performRefund(req: RefundRequest): Promise<RefundResult> {
     const amount = state.request!.amount;
@@ -341,9 +362,25 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         callbackUrl: input.callbackUrl,
       });
     } catch (err) {
-      // Refused or unreachable: the refund failed and its amount is free again.
-      state.inFlightAmount -= req.amount;
       const f = failureOf(err, 'channel_timeout');
+      if (f.code === 'channel_timeout' && patched(patches.refundUnansweredStaysInFlight)) {
+        // No answer is not a refusal: the channel may have accepted the refund before it was
+        // cut off. The client hears channel_timeout (SPEC §3.5); the amount stays reserved, and
+        // the refund's workflow asks the channel until it says how the refund stands.
+        const result: RefundResult = {
+          refund_no: req.refundNo,
+          trade_no: state.tradeNo,
+          refund_amount: req.amount,
+          status: 'processing',
+          channel_refund_no: null,
+        };
+        state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
+        if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
+        await followRefund(req, { unanswered: true });
+        throw appFailure(f.code, f.message);
+      }
+      // Refused: the refund failed and its amount is free again.
+      state.inFlightAmount -= req.amount;
       await db.recordRefundSettled({
         refundNo: req.refundNo,
         status: 'failed',
@@ -364,23 +401,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
     if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
     await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
-    // The refund's own workflow follows it to a final state (callback or polling) and reports back.
-    await startChild<typeof refundWorkflow>('refundWorkflow', {
-      workflowId: refundWorkflowId(req.refundNo),
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      args: [
-        {
-          appId: input.appId,
-          tradeNo: state.tradeNo,
-          refundNo: req.refundNo,
-          channelCode: input.channelCode,
-          amount: req.amount,
-          orderWorkflowId: workflowInfo().workflowId,
-          pollGapsMs: input.timings.refundPollGapsMs,
-          pollForMs: input.timings.refundPollForMs,
-        },
-      ],
-    });
+    await followRefund(req, {});
     return result;
   }
 

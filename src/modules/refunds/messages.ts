@@ -19,6 +19,12 @@ export interface RefundWorkflowInput {
   orderWorkflowId: string;
   pollGapsMs: number[];
   pollForMs: number;
+  /**
+   * The channel never answered the request for this refund: it may or may not have it. Two
+   * queries in a row that find no such refund settle it as failed (a request cut off on its way
+   * is not taken up by the channel later than the next query); anything else is followed as usual.
+   */
+  unanswered?: boolean;
 }
 
 export const refundResultSignal = defineSignal<[RefundSignal]>('refundResult');

@@ -33,6 +33,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
 
   const giveUpAt = Date.now() + input.pollForMs;
   let final: RefundSignal | undefined;
+  let notFoundInARow = 0;
   for (let i = 0; !final; i++) {
     const remaining = giveUpAt - Date.now();
     if (remaining <= 0) break;
@@ -59,6 +60,15 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
           channelRefundNo: st.channelRefundNo,
           refundedAt: null,
           reason: st.reason,
+        };
+      }
+      notFoundInARow = st.status === 'not_found' ? notFoundInARow + 1 : 0;
+      if (input.unanswered && notFoundInARow >= 2) {
+        final = {
+          status: 'failed',
+          channelRefundNo: null,
+          refundedAt: null,
+          reason: 'the channel did not answer the refund request and has no such refund',
         };
       }
     } catch (err) {
