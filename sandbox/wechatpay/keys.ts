@@ -5,8 +5,8 @@
  * development stack keeps them in a directory so that durapay's settings survive a restart.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { keyStore } from '../key-store';
 import { randomAlphanumeric, randomDigits } from './wire';
 
 export interface WechatpaySandboxKeys {
@@ -149,62 +149,22 @@ function checkKeys(value: unknown, file: string): WechatpaySandboxKeys {
   };
 }
 
-/** Writes through a temporary file, owner-only from its creation, so no reader sees half a key. */
-function writePrivately(file: string, content: string): void {
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
-  fs.renameSync(temporary, file);
-}
+const store = keyStore<WechatpaySandboxKeys>({
+  file: WECHATPAY_SANDBOX_KEY_FILES.keys,
+  companions: (keys) => ({
+    [WECHATPAY_SANDBOX_KEY_FILES.merchantPrivateKey]: keys.merchantPrivateKeyPem,
+    [WECHATPAY_SANDBOX_KEY_FILES.apiV3Key]: keys.apiV3Key,
+    [WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey]: keys.platformPublicKeyPem,
+  }),
+  check: checkKeys,
+  generate: generateWechatpaySandboxKeys,
+});
 
-function companionFiles(dir: string, keys: WechatpaySandboxKeys): [string, string][] {
-  return [
-    [path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.merchantPrivateKey), keys.merchantPrivateKeyPem],
-    [path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.apiV3Key), keys.apiV3Key],
-    [path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey), keys.platformPublicKeyPem],
-  ];
-}
-
-/** Saves the keys as JSON plus the three files the *_FILE settings name, every one mode 0600. */
-export function saveWechatpaySandboxKeys(dir: string, keys: WechatpaySandboxKeys): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const [file, content] of companionFiles(dir, keys)) writePrivately(file, content);
-  // The JSON last: its presence is what marks the directory as complete.
-  writePrivately(path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.keys), `${JSON.stringify(keys, null, 2)}\n`);
-}
-
+/** Saves the keys as JSON plus the files the *_FILE settings name, every one mode 0600. */
+export const saveWechatpaySandboxKeys = (dir: string, keys: WechatpaySandboxKeys): void =>
+  store.save(dir, keys);
 /** The keys saved in `dir`, or undefined when none are; throws on a file that is not ours. */
-export function loadWechatpaySandboxKeys(dir: string): WechatpaySandboxKeys | undefined {
-  const file = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.keys);
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error(`${file} is not valid JSON`);
-  }
-  return checkKeys(parsed, file);
-}
-
-/**
- * The keys saved in `dir`, or new ones saved there. A damaged file is an error rather than
- * replaced: new keys would silently invalidate the settings a stack was started with.
- */
-export function loadOrCreateWechatpaySandboxKeys(dir: string): WechatpaySandboxKeys {
-  const existing = loadWechatpaySandboxKeys(dir);
-  if (existing) {
-    // The JSON is the truth; a PEM someone deleted comes back, since a *_FILE setting names it.
-    for (const [file, content] of companionFiles(dir, existing)) {
-      if (!fs.existsSync(file)) writePrivately(file, content);
-    }
-    return existing;
-  }
-  const keys = generateWechatpaySandboxKeys();
-  saveWechatpaySandboxKeys(dir, keys);
-  return keys;
-}
+export const loadWechatpaySandboxKeys = (dir: string): WechatpaySandboxKeys | undefined => store.load(dir);
+/** The keys saved in `dir`, or new ones saved there (a damaged file is an error, never replaced). */
+export const loadOrCreateWechatpaySandboxKeys = (dir: string): WechatpaySandboxKeys =>
+  store.loadOrCreate(dir);

@@ -4,23 +4,16 @@
  * forms and no script, so its Content-Security-Policy can forbid every script; only escaped
  * text varies.
  */
-import { escapeHtml, formatYuan } from '../html';
+import { checkoutStyle, escapeHtml, formatYuan } from '../html';
 
 /** No script at all; forms post back to this origin only; a QR image is a data: URL. */
 export const CHECKOUT_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-const STYLE = `
-  body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #222; }
-  h1 { font-size: 1.2rem; color: #555; }
-  .amount { font-size: 2.4rem; margin: 0.5rem 0 1.5rem; }
-  dl { display: grid; grid-template-columns: auto 1fr; gap: 0.3rem 1rem; font-size: 0.9rem; }
-  dt { color: #777; }
-  form { display: inline; }
-  button { font-size: 1rem; padding: 0.6rem 1.2rem; margin: 1rem 0.5rem 0 0; border-radius: 6px; border: 1px solid #999; cursor: pointer; }
-  button.pay { background: #07c160; color: #fff; border-color: #07c160; }
-  .qr { display: block; width: 10rem; height: 10rem; margin: 0 0 1rem; image-rendering: pixelated; }
-`;
+const STYLE = checkoutStyle(
+  '#07c160',
+  `  .qr { display: block; width: 10rem; height: 10rem; margin: 0 0 1rem; image-rendering: pixelated; }`,
+);
 
 export interface CheckoutView {
   description: string;
