@@ -1,0 +1,30 @@
+/**
+ * An offline Alipay open-platform gateway (gateway.do, API v2 with RSA2: face-to-face, JSAPI,
+ * page, wap and app payments, refunds, royalty settles and 直付通 onboarding): a router that
+ * signs and checks the wire as Alipay does, its made-up credentials, the settings that point
+ * durapay at it, and readers of its state for tests. Independent of durapay's Alipay adapter and
+ * of alipay-sdk on purpose.
+ */
+export { createAlipaySandbox, type AlipaySandbox, type AlipaySandboxOptions } from './router';
+export type { GatewayLogger as AlipaySandboxLogger } from './gateway';
+export { NOTIFY_RETRY_DELAYS_MS, type NotificationHistory } from './notify';
+export {
+  ALIPAY_SANDBOX_KEY_FILES,
+  alipaySettings,
+  generateAlipaySandboxKeys,
+  loadAlipaySandboxKeys,
+  loadOrCreateAlipaySandboxKeys,
+  saveAlipaySandboxKeys,
+  type AlipaySandboxKeys,
+} from './keys';
+export type { PayMethod, RefundStatus, TradeStatus } from './store';
+export type { AlipaySandboxTrade } from './views';
+export type {
+  AlipaySandboxRelation,
+  AlipaySandboxSettlement,
+  ReceiverType,
+  RoyaltyParameter,
+  SettleDetail,
+  SettleState,
+} from './royalty';
+export type { AlipaySandboxZftOrder, ZftOrderView, ZftStatus } from './zft';

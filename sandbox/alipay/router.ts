@@ -1,0 +1,278 @@
+/**
+ * An offline Alipay open-platform gateway as an Express router: `gateway.do` (API v2, RSA2) with
+ * every request's signature checked against the app public key and every answer signed with the
+ * Alipay private key, the app's submit of an order string (`/app-pay`, as the Alipay app would),
+ * and the buyer's cashier (`/cashier/<trade_no>`). Any client with its answer verification on can
+ * talk to it; it is written on node:crypto alone (./wire.ts) so that such a test is one of
+ * interoperability. The methods are in trade-methods.ts, royalty-methods.ts and zft.ts.
+ */
+import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
+import { readRawBody } from '../../src/platform/http/raw-body';
+import { AlipayGateway, type Call, type GatewayLogger } from './gateway';
+import { pageOrScriptBody, readGatewayRequest, type GatewayRequest } from './http';
+import type { AlipaySandboxKeys } from './keys';
+import type { NotificationHistory } from './notify';
+import { CASHIER_CSP, cashierPage, errorPage, notFoundPage } from './pages';
+import { RoyaltyBook, type AlipaySandboxRelation, type AlipaySandboxSettlement } from './royalty';
+import { royaltyHandlers } from './royalty-methods';
+import type { PayMethod, TradeRecord } from './store';
+import { PAGE_METHODS, openPaymentTrade, tradeHandlers } from './trade-methods';
+import { checkCommonParams } from './verify';
+import { tradeSnapshot, yuan, type AlipaySandboxTrade } from './views';
+import {
+  AlipayError,
+  invalidArgument,
+  missingArgument,
+  responseKey,
+  signedAnswer,
+  success,
+  systemError,
+} from './wire';
+import { ZftBook, zftHandlers, type AlipaySandboxZftOrder } from './zft';
+
+export interface AlipaySandboxOptions {
+  keys: AlipaySandboxKeys;
+  /** Where the router is mounted as seen from outside, e.g. http://127.0.0.1:3000/alipay. */
+  publicBaseUrl: string;
+  /** Multiplies every delay (notification retries, slow refunds, trade timeouts); 1 by default. */
+  timeScale?: number;
+  /** How long a `[sandbox:slow]` refund stays processing, before timeScale; 1000 by default. */
+  refundDelayMs?: number;
+  logger?: GatewayLogger;
+}
+
+export interface AlipaySandbox {
+  router: Router;
+  /** Stops every timer (notification retries, slow refunds, expiries) and aborts notifications. */
+  close(): void;
+  /** A copy of a trade as it stands now, or undefined when the gateway never saw it. */
+  trade(outTradeNo: string): AlipaySandboxTrade | undefined;
+  /** Every notification POST made for a trade. */
+  notifications(outTradeNo: string): NotificationHistory;
+  /** A trade's royalty settle orders, as a query would see them now. */
+  settlements(tradeNo: string): AlipaySandboxSettlement[];
+  /** The royalty receivers bound to the app. */
+  relations(): AlipaySandboxRelation[];
+  /** A secondary merchant's application by external_id; a look does not move it. */
+  zftOrder(externalId: string): AlipaySandboxZftOrder | undefined;
+  /** How many requests of a method arrived (gateway.do and the app's submit), valid or not. */
+  requests(method: string): number;
+}
+
+const silentLogger: GatewayLogger = { info() {}, warn() {} };
+/** An image of 10 MB and the rest of its form. */
+const MAX_BODY_BYTES = 11 * 1024 * 1024;
+const METHOD_NAME = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+$/i;
+const UNAVAILABLE = '[sandbox:unavailable]';
+
+export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbox {
+  const logger = options.logger ?? silentLogger;
+  const scale = options.timeScale ?? 1;
+  const gateway = new AlipayGateway({
+    keys: options.keys,
+    base: options.publicBaseUrl.replace(/\/+$/, ''),
+    scale,
+    refundDelayMs: (options.refundDelayMs ?? 1000) * scale,
+    logger,
+  });
+  const royalty = new RoyaltyBook();
+  const zft = new ZftBook();
+  const handlers = { ...tradeHandlers(gateway), ...royaltyHandlers(gateway, royalty), ...zftHandlers(zft) };
+  const counts = new Map<string, number>();
+
+  /** A signed answer under the method's key; error_response when there is no usable method. */
+  function answer(res: Response, method: string | undefined, value: Record<string, unknown>): void {
+    const key = method !== undefined && METHOD_NAME.test(method) ? responseKey(method) : 'error_response';
+    res
+      .status(200)
+      .type('application/json; charset=utf-8')
+      .send(signedAnswer(key, value, gateway.privateKey));
+  }
+
+  /** A request's parameters, counted and checked as the gateway does before any method runs. */
+  function verifiedCall(request: GatewayRequest): Call {
+    const method = request.params.method;
+    if (method) counts.set(method, (counts.get(method) ?? 0) + 1);
+    if (!method) throw missingArgument('isv.missing-method', '缺少方法名参数 method');
+    if (request.conflict !== undefined) {
+      throw invalidArgument('isv.invalid-parameter', `参数无效 ${request.conflict}: sent twice, differently`);
+    }
+    const call: Call = { method, params: request.params, files: request.files, now: Date.now() };
+    checkCommonParams(call.params, gateway.app, call.now);
+    if (call.params.biz_content?.includes(UNAVAILABLE)) {
+      throw systemError(`系统繁忙 (fault injection: ${UNAVAILABLE})`);
+    }
+    return call;
+  }
+
+  /** A business refusal is routine (a poller asking for a trade not yet made); the others are not. */
+  function refused(req: Request, err: AlipayError): void {
+    const meta = { path: req.path, code: err.code, sub_code: err.subCode };
+    if (err.code === '40004') logger.info('alipay sandbox request refused', meta);
+    else logger.warn('alipay sandbox request refused', meta);
+  }
+
+  const router = express.Router({ caseSensitive: true });
+  // Its own bodies, as sent: the signature covers the decoded parameters of exactly these bytes.
+  router.use(readRawBody({ limit: MAX_BODY_BYTES }));
+
+  router.all('/gateway.do', async (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'POST') {
+      res.status(405).set('Allow', 'GET, POST').end();
+      return;
+    }
+    let method: string | undefined;
+    try {
+      const request = await readGatewayRequest(req, false);
+      method = request.params.method;
+      const call = verifiedCall(request);
+      if (PAGE_METHODS.includes(call.method)) {
+        // The buyer's browser, sent by the merchant's page: the trade exists from this visit on.
+        const { trade } = openPaymentTrade(gateway, call.method as PayMethod, call);
+        res.set('Cache-Control', 'no-store').redirect(302, gateway.cashierUrl(trade));
+        return;
+      }
+      const handler = Object.hasOwn(handlers, call.method) ? handlers[call.method] : undefined;
+      if (!handler) throw invalidArgument('isv.invalid-method', `不存在的方法名: ${call.method}`);
+      answer(res, call.method, success(await handler(call)));
+    } catch (err) {
+      if (!(err instanceof AlipayError)) throw err;
+      refused(req, err);
+      // A body that could not be read still names its method in the query string.
+      method ??= new URL(req.originalUrl, 'http://gateway.invalid').searchParams.get('method') ?? undefined;
+      if (method !== undefined && PAGE_METHODS.includes(method)) {
+        res
+          .status(400)
+          .set('Content-Security-Policy', CASHIER_CSP)
+          .type('html')
+          .send(errorPage(err.code, err.subCode, err.subMsg));
+        return;
+      }
+      answer(res, method, err.body());
+    }
+  });
+
+  // The Alipay app submitting an order string the merchant's server made (sdkExecute).
+  router.post('/app-pay', async (req, res) => {
+    try {
+      const call = verifiedCall(await readGatewayRequest(req, true));
+      if (call.method !== 'alipay.trade.app.pay') {
+        throw invalidArgument('isv.invalid-method', `不存在的方法名: ${call.method} is not an app payment`);
+      }
+      const { trade } = openPaymentTrade(gateway, 'alipay.trade.app.pay', call);
+      res.json({
+        cashier_url: gateway.cashierUrl(trade),
+        out_trade_no: trade.order.out_trade_no,
+        trade_no: trade.tradeNo,
+      });
+    } catch (err) {
+      if (!(err instanceof AlipayError)) throw err;
+      refused(req, err);
+      res.status(400).json(err.body());
+    }
+  });
+
+  function cashierTrade(req: Request): TradeRecord | undefined {
+    const trade = gateway.trades.peekByTradeNo(String(req.params.tradeNo));
+    return trade && gateway.touch(trade, Date.now());
+  }
+
+  router.get('/cashier/:tradeNo', (req, res) => {
+    res.set('Content-Security-Policy', CASHIER_CSP).set('Cache-Control', 'no-store');
+    const trade = cashierTrade(req);
+    if (!trade) {
+      res.status(404).type('html').send(notFoundPage());
+      return;
+    }
+    // Opening the cashier is the buyer scanning the code.
+    gateway.scan(trade, Date.now());
+    res.type('html').send(
+      cashierPage({
+        subject: trade.order.subject,
+        totalAmount: yuan(trade.totalFen),
+        outTradeNo: trade.order.out_trade_no,
+        tradeNo: trade.tradeNo,
+        method: trade.method,
+        tradeStatus: trade.status,
+        payable: trade.status === 'WAIT_BUYER_PAY',
+        returnLink: gateway.returnLink(trade, Date.now()),
+      }),
+    );
+  });
+
+  /** The buyer's choice; a form from the page goes back to a page, a script gets JSON. */
+  router.post('/cashier/:tradeNo', (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const trade = cashierTrade(req);
+    if (!trade) {
+      res.status(404).json({ error: 'TRADE_NOT_EXIST', message: 'no such trade_no' });
+      return;
+    }
+    const { body, fromPage } = pageOrScriptBody(req);
+    const result = (body as { result?: unknown } | undefined)?.result;
+    if (result !== 'success' && result !== 'fail') {
+      res.status(400).json({ error: 'INVALID_PARAMETER', message: 'result is "success" or "fail"' });
+      return;
+    }
+    const now = Date.now();
+    const refusal =
+      trade.status === 'TRADE_CLOSED'
+        ? 'the trade is closed (closed, expired or refunded in full)'
+        : result === 'fail' && trade.status !== 'WAIT_BUYER_PAY'
+          ? 'the trade is paid'
+          : undefined;
+    if (refusal === undefined) {
+      gateway.scan(trade, now);
+      if (result === 'success') gateway.pay(trade, now);
+    }
+    if (fromPage) {
+      res.redirect(303, (refusal === undefined && gateway.returnLink(trade, now)) || req.originalUrl);
+      return;
+    }
+    if (refusal !== undefined) {
+      res.status(409).json({ error: 'TRADE_STATUS_ERROR', message: refusal, trade_status: trade.status });
+      return;
+    }
+    const back = gateway.returnLink(trade, now);
+    res.json({
+      trade_status: trade.status,
+      out_trade_no: trade.order.out_trade_no,
+      trade_no: trade.tradeNo,
+      ...(back === undefined ? {} : { return_url: back }),
+    });
+  });
+
+  router.use((req: Request, res: Response) => {
+    res.status(404).json({ error: 'NOT_FOUND', message: `no such path: ${req.method} ${req.path}` });
+  });
+
+  const errors: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+    const method = new URL(req.originalUrl, 'http://gateway.invalid').searchParams.get('method') ?? undefined;
+    // body-parser's own errors (too large, aborted) carry a 4xx status and a safe message.
+    const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
+    const failure =
+      typeof status === 'number' && status >= 400 && status < 500
+        ? invalidArgument('isv.invalid-parameter', err instanceof Error ? err.message : String(err))
+        : systemError('系统繁忙');
+    logger.warn('alipay sandbox request failed', {
+      path: req.path,
+      error: err instanceof Error ? err.message : String(err),
+    });
+    answer(res, method, failure.body());
+  };
+  router.use(errors);
+
+  return {
+    router,
+    close: () => gateway.stop(),
+    trade(outTradeNo) {
+      const trade = gateway.trades.peek(outTradeNo);
+      return trade && tradeSnapshot(gateway.touch(trade, Date.now()));
+    },
+    notifications: (outTradeNo) => gateway.notifier.history(outTradeNo),
+    settlements: (tradeNo) => royalty.settlementsOf(tradeNo, Date.now(), gateway.options.refundDelayMs),
+    relations: () => royalty.listRelations(),
+    zftOrder: (externalId) => zft.peek(externalId),
+    requests: (method) => counts.get(method) ?? 0,
+  };
+}
