@@ -7,7 +7,7 @@ import { AppRepository, NonceStore, RateLimiter, type AuthDeps } from '../module
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
 import type { Logger } from '../platform/logger';
-import { sandboxUpstream, wechatpaySandboxUpstream } from '../sandbox-hook';
+import { alipaySandboxUpstream, sandboxUpstream, wechatpaySandboxUpstream } from '../sandbox-hook';
 import { createApp } from './app';
 import { listenApi } from './http-server';
 import type { ReadinessProbes } from './health';
@@ -56,6 +56,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   const auth = authDeps(db, masterKey, config.rateLimit);
   const business = Connection.lazy({ address: requireTemporalAddress(config) });
   const wechatpayUpstream = wechatpaySandboxUpstream(config, logger);
+  const alipayUpstream = alipaySandboxUpstream(config, logger);
   const app = createApp({
     logger,
     readiness: readinessProbes(db, temporal),
@@ -74,7 +75,10 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     },
     // Development hook: the simulated upstream, when the sandbox is enabled.
     sandbox: sandboxUpstream(config, masterKey, db, logger),
-    upstreams: wechatpayUpstream ? { '/wechatpay': wechatpayUpstream } : {},
+    upstreams: {
+      ...(wechatpayUpstream ? { '/wechatpay': wechatpayUpstream } : {}),
+      ...(alipayUpstream ? { '/alipay': alipayUpstream } : {}),
+    },
   });
   // Nonces outlive their window by design; sweep expired ones so the table stays small.
   const sweeper = setInterval(() => {

@@ -1,5 +1,6 @@
 import type { Config } from '../platform/config';
 import type { Channel } from './ports';
+import { alipayChannelsFromConfig } from './alipay';
 import { sandboxChannelsFromConfig } from './sandbox';
 import { wechatpayChannelsFromConfig } from './wechatpay';
 
@@ -18,7 +19,11 @@ export interface ChannelFactory {
 export type ChannelFromConfig = (config: Config, masterKey: Buffer) => ChannelFactory | undefined;
 
 /** Every channel durapay knows. Adding one: a folder under src/channels/ and one line here. */
-const CHANNELS: readonly ChannelFromConfig[] = [sandboxChannelsFromConfig, wechatpayChannelsFromConfig];
+const CHANNELS: readonly ChannelFromConfig[] = [
+  sandboxChannelsFromConfig,
+  wechatpayChannelsFromConfig,
+  alipayChannelsFromConfig,
+];
 
 export interface ChannelRegistry {
   /**

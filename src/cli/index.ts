@@ -14,7 +14,12 @@ import { connectClient } from '../platform/temporal';
 import { bundleWorkflows } from '../worker';
 import { runWorkerProcess } from '../worker/main';
 import { diagnosticWorkflowId, type DiagnosticResult } from '../diagnostics/messages';
-import { migrateSandboxUpstream, serveSandboxUpstream, serveWechatpaySandbox } from '../sandbox-hook';
+import {
+  migrateSandboxUpstream,
+  serveAlipaySandbox,
+  serveSandboxUpstream,
+  serveWechatpaySandbox,
+} from '../sandbox-hook';
 import { registerAppCommands } from './apps';
 import { withDatabase } from './database';
 import { runStart } from './start';
@@ -175,23 +180,44 @@ program
   .command('sandbox')
   .argument(
     '[channel]',
-    'sandbox (the simulated sandbox channel) or wechatpay (the offline WeChat Pay v3)',
+    'sandbox (the simulated sandbox channel), wechatpay (the offline WeChat Pay v3) or alipay (the offline Alipay gateway)',
     'sandbox',
   )
   .description(
-    'run a simulated upstream on its own: the sandbox channel (for SANDBOX_BASE_URL), or the offline WeChat Pay v3 sandbox (for WECHATPAY_*)',
+    'run a simulated upstream on its own: the sandbox channel (for SANDBOX_BASE_URL), the offline WeChat Pay v3 sandbox (for WECHATPAY_*) or the offline Alipay gateway (for ALIPAY_*)',
   )
-  .option('--port <port>', 'port to listen on (default 8090, wechatpay 8091)')
-  .option('--keys <dir>', 'wechatpay: where its keys are kept (default .durapay/wechatpay-sandbox)')
+  .option('--port <port>', 'port to listen on (default 8090, wechatpay 8091, alipay 8092)')
+  .option(
+    '--keys <dir>',
+    'wechatpay, alipay: where its keys are kept (default .durapay/wechatpay-sandbox, .durapay/alipay-sandbox)',
+  )
   .option(
     '--platform-certificates',
     'wechatpay: name the signing key by platform-certificate serial (for WECHATPAY_PLATFORM_CERTIFICATES=download)',
   )
   .action(async (channel: string, opts: { port?: string; keys?: string; platformCertificates?: boolean }) => {
     const { config, logger } = boot('sandbox');
-    if (channel !== 'sandbox' && channel !== 'wechatpay') fail('the channel must be sandbox or wechatpay');
-    const port = Number(opts.port ?? (channel === 'wechatpay' ? '8091' : '8090'));
+    if (channel !== 'sandbox' && channel !== 'wechatpay' && channel !== 'alipay') {
+      fail('the channel must be sandbox, wechatpay or alipay');
+    }
+    const port = Number(opts.port ?? { sandbox: '8090', wechatpay: '8091', alipay: '8092' }[channel]);
     if (!Number.isInteger(port) || port < 1 || port > 65535) fail('--port must be a port number');
+    if (channel === 'alipay') {
+      const gateway = await serveAlipaySandbox(
+        config,
+        { port, host: '127.0.0.1', keyDir: opts.keys },
+        logger,
+      ).catch(fail);
+      console.error(`offline Alipay gateway on ${gateway.url}/gateway.do`);
+      console.error('durapay settings for it (the API and the worker):');
+      for (const [key, value] of Object.entries(gateway.settings)) console.error(`  ${key}=${value}`);
+      await new Promise((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await gateway.close();
+      process.exit(0);
+    }
     if (channel === 'wechatpay') {
       const sandbox = await serveWechatpaySandbox(
         config,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from '../platform/config';
 import { connectDatabase, describeDatabaseUrl } from '../platform/db';
 import { migrateUp } from '../platform/db/migrate';
-import { migrateSandboxUpstream, wechatpayDevelopmentEnv } from '../sandbox-hook';
+import { alipayDevelopmentEnv, migrateSandboxUpstream, wechatpayDevelopmentEnv } from '../sandbox-hook';
 import { spawnEmbeddedPostgres } from './dev/embedded-postgres';
 import { waitForReady } from '../platform/net';
 import { DURAPAY_BIN } from '../platform/paths';
@@ -151,14 +151,16 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       await db.close();
     }
 
-    // Development hook: the offline WeChat Pay sandbox, when no real account is configured.
+    // Development hook: the offline WeChat Pay and Alipay upstreams, when no real account is configured.
     const wechatpayEnv = wechatpayDevelopmentEnv(config);
+    const alipayEnv = alipayDevelopmentEnv(config);
     const env = {
       ...process.env,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       DURAPAY_ENV: config.env,
       ...wechatpayEnv,
+      ...alipayEnv,
     };
     for (const role of ['worker', 'api'] as const) {
       const child = new Supervised({
@@ -198,6 +200,13 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
       );
     } else if (config.wechatpay) {
       say(`  WeChat Pay    ${config.wechatpay.baseUrl} (sp_mchid ${config.wechatpay.spMchid})`);
+    }
+    if (alipayEnv.ALIPAY_GATEWAY_URL) {
+      say(
+        `  Alipay        offline gateway at ${alipayEnv.ALIPAY_GATEWAY_URL} (app_id ${alipayEnv.ALIPAY_APP_ID})`,
+      );
+    } else if (config.alipay) {
+      say(`  Alipay        ${config.alipay.gatewayUrl} (app_id ${config.alipay.appId})`);
     }
     const devAppPath = path.join(config.dataDir, DEV_APP_FILE);
     if (createdDevApp) {

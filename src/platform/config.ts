@@ -1,6 +1,6 @@
 // Longer than 300 lines: every setting durapay reads, its schema and its checks in one place,
 // so that a process either starts with a whole, valid configuration or says which variable is wrong.
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,12 +81,19 @@ export interface Config {
      * (WECHATPAY_SANDBOX_ENABLED; `npm start` sets it when no WeChat Pay account is configured).
      */
     wechatpay: boolean;
+    /**
+     * Whether the API mounts the offline Alipay gateway at /alipay (ALIPAY_SANDBOX_ENABLED;
+     * `npm start` sets it when no Alipay app is configured).
+     */
+    alipay: boolean;
   };
   /**
    * The WeChat Pay service-provider account (WECHATPAY_*), when one is configured: every key is
    * read once at start, from the variable or from the file its _FILE variable names, and checked.
    */
   wechatpay?: WechatpayConfig;
+  /** The Alipay app (ALIPAY_*), when one is configured; keys read once at start and checked. */
+  alipay?: AlipayConfig;
   rateLimit: {
     /** Sustained requests per second per app. */
     perSecond: number;
@@ -201,6 +208,16 @@ const schema = Joi.object({
   WECHATPAY_PUBLIC_KEY: Joi.string(),
   WECHATPAY_PUBLIC_KEY_FILE: Joi.string(),
   WECHATPAY_PLATFORM_CERTIFICATES: Joi.string().valid('download'),
+  ALIPAY_SANDBOX_ENABLED: Joi.boolean(),
+  ALIPAY_GATEWAY_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('https://openapi.alipay.com/gateway.do'),
+  ALIPAY_APP_ID: Joi.string().pattern(/^\d{8,32}$/, 'digits'),
+  ALIPAY_SELLER_ID: Joi.string().pattern(/^2088\d{12}$/, 'a 2088… PID'),
+  ALIPAY_PRIVATE_KEY: Joi.string(),
+  ALIPAY_PRIVATE_KEY_FILE: Joi.string(),
+  ALIPAY_PUBLIC_KEY: Joi.string(),
+  ALIPAY_PUBLIC_KEY_FILE: Joi.string(),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
 })
@@ -287,8 +304,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       refundDelayMs: num('SANDBOX_REFUND_DELAY_MS'),
       maxAmount: num('SANDBOX_MAX_AMOUNT'),
       wechatpay: Boolean(v.WECHATPAY_SANDBOX_ENABLED ?? false),
+      alipay: Boolean(v.ALIPAY_SANDBOX_ENABLED ?? false),
     },
     wechatpay: wechatpayConfig(str, cwd),
+    alipay: alipayConfig(str, cwd),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     timeScale: num('DURAPAY_TIME_SCALE'),
   });
@@ -327,6 +346,85 @@ function secretSetting(
     const code = (err as { code?: unknown }).code;
     throw new ConfigError(`invalid configuration: "${key}_FILE" cannot be read (${String(code ?? err)})`);
   }
+}
+
+export interface AlipayConfig {
+  /** Alipay's gateway (…/gateway.do): Alipay's own, or durapay's offline one in development and tests. */
+  gatewayUrl: string;
+  appId: string;
+  /** The seller's PID (2088…), when set: a notification for another seller is refused. */
+  sellerId?: string;
+  /** The application private key, as PKCS#8 PEM whatever form it was given in. */
+  privateKey: string;
+  /** Alipay's public key (SPKI PEM): answers and notifications are verified with it. */
+  alipayPublicKey: string;
+}
+
+/** A key given as PEM or as the bare base64 Alipay's key tool prints, as a KeyObject. */
+function rsaKeyFrom(text: string, kind: 'private' | 'public'): KeyObject | undefined {
+  const value = pem(text).trim();
+  const attempts: (() => KeyObject)[] = value.includes('-----BEGIN')
+    ? [() => (kind === 'private' ? createPrivateKey(value) : createPublicKey(value))]
+    : [
+        ...(['pkcs8', 'pkcs1'] as const).map(
+          (type) => () =>
+            kind === 'private'
+              ? createPrivateKey({ key: Buffer.from(value, 'base64'), format: 'der', type })
+              : createPublicKey({
+                  key: Buffer.from(value, 'base64'),
+                  format: 'der',
+                  type: type === 'pkcs8' ? 'spki' : 'pkcs1',
+                }),
+        ),
+      ];
+  for (const attempt of attempts) {
+    try {
+      const key = attempt();
+      if (key.asymmetricKeyType === 'rsa') return key;
+    } catch {
+      // the next form
+    }
+  }
+  return undefined;
+}
+
+/** The Alipay app when ALIPAY_APP_ID is set; its two keys are then required. */
+function alipayConfig(str: (key: string) => string | undefined, cwd: string): AlipayConfig | undefined {
+  const appId = str('ALIPAY_APP_ID');
+  if (appId === undefined) return undefined;
+  const privateText = secretSetting(str, 'ALIPAY_PRIVATE_KEY', cwd);
+  const publicText = secretSetting(str, 'ALIPAY_PUBLIC_KEY', cwd);
+  for (const [key, value] of [
+    ['ALIPAY_PRIVATE_KEY', privateText],
+    ['ALIPAY_PUBLIC_KEY', publicText],
+  ] as const) {
+    if (value === undefined || value.trim() === '') {
+      throw new ConfigError(
+        `invalid configuration: "${key}" (or "${key}_FILE") is required when "ALIPAY_APP_ID" is set`,
+      );
+    }
+  }
+  const privateKey = rsaKeyFrom(privateText!, 'private');
+  if (!privateKey) {
+    throw new ConfigError(
+      'invalid configuration: "ALIPAY_PRIVATE_KEY" is not an RSA private key (PEM, or base64 PKCS#8 or PKCS#1)',
+    );
+  }
+  // A private key would also yield a public one: refuse it, it is not Alipay's key.
+  const publicKey = /PRIVATE KEY-----/.test(publicText!) ? undefined : rsaKeyFrom(publicText!, 'public');
+  if (!publicKey) {
+    throw new ConfigError(
+      'invalid configuration: "ALIPAY_PUBLIC_KEY" is not an RSA public key (PEM or base64); it is Alipay\'s key, not the app\'s',
+    );
+  }
+  const sellerId = str('ALIPAY_SELLER_ID');
+  return {
+    gatewayUrl: str('ALIPAY_GATEWAY_URL')!,
+    appId,
+    ...(sellerId ? { sellerId } : {}),
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    alipayPublicKey: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+  };
 }
 
 /** A PEM given in one line with literal \\n escapes (common in container settings), as lines. */

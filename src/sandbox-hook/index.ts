@@ -16,6 +16,12 @@ import {
   loadWechatpaySandboxKeys,
   wechatpaySettings,
 } from '../../sandbox/wechatpay';
+import {
+  alipaySettings,
+  createAlipaySandbox,
+  loadAlipaySandboxKeys,
+  loadOrCreateAlipaySandboxKeys,
+} from '../../sandbox/alipay';
 import { sandboxSecret } from '../channels/sandbox';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/db';
@@ -153,6 +159,84 @@ export async function serveWechatpaySandbox(
   return {
     url,
     settings: wechatpaySettings(keys, url, keyDir, listen.platformIdentity ?? 'public_key'),
+    async close() {
+      sandbox.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
+}
+
+/** Where development keeps the offline Alipay gateway's keys (0600, reused across starts). */
+function alipayKeyDir(config: Config): string {
+  return path.join(config.dataDir, 'alipay-sandbox');
+}
+
+/**
+ * `npm start` in development without an Alipay app: the settings that point the API and the
+ * worker at the offline Alipay gateway the API mounts at /alipay (keys made once). Nothing in
+ * production, nor when ALIPAY_APP_ID names a real app.
+ */
+export function alipayDevelopmentEnv(config: Config): Record<string, string> {
+  if (config.env === 'production' || !config.sandbox.enabled || config.alipay) return {};
+  const dir = alipayKeyDir(config);
+  const keys = loadOrCreateAlipaySandboxKeys(dir);
+  return {
+    ...alipaySettings(keys, `${config.payments.publicBaseUrl}/alipay/gateway.do`, dir),
+    ALIPAY_SANDBOX_ENABLED: 'true',
+  };
+}
+
+/** The offline Alipay gateway to mount at /alipay, when ALIPAY_SANDBOX_ENABLED says so. */
+export function alipaySandboxUpstream(config: Config, logger: Logger): RequestHandler | undefined {
+  if (!config.sandbox.alipay) return undefined;
+  const keys = loadAlipaySandboxKeys(alipayKeyDir(config));
+  if (!keys) {
+    throw new Error(
+      `ALIPAY_SANDBOX_ENABLED is set but there are no gateway keys in ${alipayKeyDir(config)} (npm start makes them)`,
+    );
+  }
+  return createAlipaySandbox({
+    keys,
+    publicBaseUrl: `${config.payments.publicBaseUrl}/alipay`,
+    timeScale: config.timeScale,
+    refundDelayMs: config.sandbox.refundDelayMs,
+    logger: logger.child({ component: 'alipay-sandbox' }),
+  }).router;
+}
+
+/**
+ * `durapay sandbox alipay`: the offline Alipay gateway alone on its own port, with keys kept in
+ * `keyDir` (made on the first run). Answers its URL and the ALIPAY_* settings that point durapay
+ * at it (keys by _FILE, so no secret is printed).
+ */
+export async function serveAlipaySandbox(
+  config: Config,
+  listen: { port: number; host: string; keyDir?: string },
+  logger: Logger,
+): Promise<{ url: string; settings: Record<string, string>; close(): Promise<void> }> {
+  const keyDir = path.resolve(listen.keyDir ?? alipayKeyDir(config));
+  const keys = loadOrCreateAlipaySandboxKeys(keyDir);
+  const url = `http://${listen.host}:${listen.port}/alipay`;
+  const sandbox = createAlipaySandbox({
+    keys,
+    publicBaseUrl: url,
+    timeScale: config.timeScale,
+    refundDelayMs: config.sandbox.refundDelayMs,
+    logger: logger.child({ component: 'alipay-sandbox' }),
+  });
+  const app = express();
+  app.set('case sensitive routing', true);
+  app.disable('x-powered-by');
+  app.use('/alipay', sandbox.router);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(listen.port, listen.host, (err?: Error) =>
+      err ? reject(err) : resolve(listening),
+    );
+  });
+  return {
+    url,
+    settings: alipaySettings(keys, `${url}/gateway.do`, keyDir),
     async close() {
       sandbox.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));

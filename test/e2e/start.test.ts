@@ -13,6 +13,7 @@ import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
+import { until } from '../support/wait';
 
 jest.setTimeout(240_000);
 
@@ -179,6 +180,40 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   expect(wechatpay.data!.pay_credential.code_url).toMatch(
     `http://127.0.0.1:${ports.api}/wechatpay/checkout/`,
   );
+
+  // Without an Alipay app, the offline Alipay gateway is mounted and its keys kept; an Alipay order
+  // goes through the whole stack with the settings npm start gave the API and the worker.
+  const alipayKeys = path.join(dataDir, 'alipay-sandbox', 'alipay-sandbox-keys.json');
+  expect(fs.statSync(alipayKeys).mode & 0o777).toBe(0o600);
+  const { appId } = JSON.parse(fs.readFileSync(alipayKeys, 'utf8')) as { appId: string };
+  expect(first.stderr()).toContain(
+    `Alipay        offline gateway at http://127.0.0.1:${ports.api}/alipay/gateway.do (app_id ${appId})`,
+  );
+  const alipay = await envelope<{ trade_no: string; pay_credential: { qr_code: string } }>(
+    await signedFetch(api, dev, 'POST', '/api/v1/pay/unified-order', {
+      json: {
+        merchant_order_no: 'ALI-START-1',
+        channel_code: 'alipay',
+        pay_method: 'qr_code',
+        amount: 100,
+        subject: 'Tea',
+        notify_url: 'http://127.0.0.1:9/hook',
+      },
+    }),
+  );
+  expect(alipay.code).toBe('success');
+  const paid = await fetch(alipay.data!.pay_credential.qr_code, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"result":"success"}',
+  });
+  expect(paid.status).toBe(200);
+  await until('the Alipay order paid', async () => {
+    const q = await envelope<{ status: string }>(
+      await signedFetch(api, dev, 'GET', `/api/v1/pay/query/${alipay.data!.trade_no}`),
+    );
+    return q.data?.status === 'paid' ? true : undefined;
+  });
 
   const tree = descendants(first.child.pid!);
   // postgres (wrapper + server), temporal, worker, api at least.

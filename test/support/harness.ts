@@ -23,6 +23,13 @@ import { createChannelRegistry } from '../../src/channels/registry';
 import { sandboxChannelFactory } from '../../src/channels/sandbox';
 import { createSandboxRouter } from '../../sandbox';
 import { wechatpayChannelFactory } from '../../src/channels/wechatpay';
+import { alipayChannelFactory } from '../../src/channels/alipay';
+import {
+  createAlipaySandbox,
+  generateAlipaySandboxKeys,
+  type AlipaySandbox,
+  type AlipaySandboxKeys,
+} from '../../sandbox/alipay';
 import {
   createWechatpaySandbox,
   generateWechatpaySandboxKeys,
@@ -119,6 +126,11 @@ export interface StackOptions {
      */
     platformIdentity?: 'public_key' | 'certificate';
   };
+  /**
+   * Adds the `alipay` channel, against the offline Alipay gateway mounted in this stack's API at
+   * /alipay (its delays multiplied by timeScale).
+   */
+  alipay?: { timeScale?: number; refundDelayMs?: number };
 }
 
 /**
@@ -142,6 +154,8 @@ export interface TestStack {
   sandboxSecret: string;
   /** The offline WeChat Pay sandbox's keys and base URL, when the stack has the channel. */
   wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string; sandbox: WechatpaySandbox };
+  /** The offline Alipay gateway's keys and base URL (its gateway is baseUrl/gateway.do), when the stack has the channel. */
+  alipay?: { keys: AlipaySandboxKeys; baseUrl: string; sandbox: AlipaySandbox };
   /** The dependencies the worker's activities run with (to call an activity function directly). */
   activityDeps: ActivityDeps;
   /** A new app of this stack's database, with its plaintext credentials. */
@@ -177,6 +191,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const sandboxSecret = randomBytes(16).toString('hex');
   const wechatpayKeys = options.wechatpay ? generateWechatpaySandboxKeys() : undefined;
   const wechatpayUrl = `${baseUrl}/wechatpay`;
+  const alipayKeys = options.alipay ? generateAlipaySandboxKeys() : undefined;
+  const alipayUrl = `${baseUrl}/alipay`;
   const channels = createChannelRegistry([
     sandboxChannelFactory({
       default: {
@@ -202,6 +218,20 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
                     publicKeyId: wechatpayKeys.platformPublicKeyId,
                     publicKey: wechatpayKeys.platformPublicKeyPem,
                   }),
+              timeoutMs: CHANNEL_TIMEOUT_MS,
+            },
+          }),
+        ]
+      : []),
+    ...(alipayKeys
+      ? [
+          alipayChannelFactory({
+            default: {
+              gatewayUrl: `${alipayUrl}/gateway.do`,
+              appId: alipayKeys.appId,
+              sellerId: alipayKeys.sellerId,
+              privateKey: alipayKeys.appPrivateKeyPem,
+              alipayPublicKey: alipayKeys.alipayPublicKeyPem,
               timeoutMs: CHANNEL_TIMEOUT_MS,
             },
           }),
@@ -253,10 +283,22 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       platformIdentity: options.wechatpay?.platformIdentity ?? 'public_key',
       logger: logger.child({ component: 'wechatpay-sandbox' }),
     });
+  const alipaySandbox =
+    alipayKeys &&
+    createAlipaySandbox({
+      keys: alipayKeys,
+      publicBaseUrl: alipayUrl,
+      timeScale: options.alipay?.timeScale ?? 0.001,
+      refundDelayMs: options.alipay?.refundDelayMs ?? 200,
+      logger: logger.child({ component: 'alipay-sandbox' }),
+    });
   const app = createApp({
     logger,
     readiness: readinessProbes(database.db, probe),
-    upstreams: wechatpaySandbox ? { '/wechatpay': wechatpaySandbox.router } : {},
+    upstreams: {
+      ...(wechatpaySandbox ? { '/wechatpay': wechatpaySandbox.router } : {}),
+      ...(alipaySandbox ? { '/alipay': alipaySandbox.router } : {}),
+    },
     auth,
     services,
     sandbox: createSandboxRouter({
@@ -279,6 +321,9 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     ...(wechatpayKeys && wechatpaySandbox
       ? { wechatpay: { keys: wechatpayKeys, baseUrl: wechatpayUrl, sandbox: wechatpaySandbox } }
       : {}),
+    ...(alipayKeys && alipaySandbox
+      ? { alipay: { keys: alipayKeys, baseUrl: alipayUrl, sandbox: alipaySandbox } }
+      : {}),
     activityDeps,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,
@@ -292,6 +337,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       wechatpaySandbox?.close();
+      alipaySandbox?.close();
       worker.shutdown();
       await running;
       await nativeConnection.close();

@@ -241,3 +241,70 @@ describe('loadConfig: WeChat Pay', () => {
     expect((error as Error).message).not.toMatch(/SECRETVALUE|BEGIN/);
   });
 });
+
+describe('loadConfig: Alipay', () => {
+  const app = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const alipay = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const appPem = app.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const alipayPem = alipay.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const full = {
+    ALIPAY_APP_ID: '2021000000000001',
+    ALIPAY_PRIVATE_KEY: appPem,
+    ALIPAY_PUBLIC_KEY: alipayPem,
+  };
+
+  test('when ALIPAY_APP_ID is not set, then there is no Alipay app; when it is, then the gateway defaults to Alipay', () => {
+    expect(loadConfig({}).alipay).toBeUndefined();
+    expect(loadConfig(full).alipay).toEqual({
+      gatewayUrl: 'https://openapi.alipay.com/gateway.do',
+      appId: '2021000000000001',
+      privateKey: appPem,
+      alipayPublicKey: alipayPem,
+    });
+  });
+
+  test("when the keys come as the bare base64 of Alipay's key tool (PKCS#1 or PKCS#8), then they are read as PEM", () => {
+    const bare = (der: Buffer) => der.toString('base64');
+    const pkcs1 = bare(app.privateKey.export({ type: 'pkcs1', format: 'der' }));
+    const pkcs8 = bare(app.privateKey.export({ type: 'pkcs8', format: 'der' }));
+    const spki = bare(alipay.publicKey.export({ type: 'spki', format: 'der' }));
+    for (const privateKey of [pkcs1, pkcs8]) {
+      expect(
+        loadConfig({ ...full, ALIPAY_PRIVATE_KEY: privateKey, ALIPAY_PUBLIC_KEY: spki }).alipay,
+      ).toMatchObject({
+        privateKey: appPem,
+        alipayPublicKey: alipayPem,
+      });
+    }
+  });
+
+  test.each([
+    [
+      'the private key is missing',
+      { ALIPAY_PRIVATE_KEY: undefined },
+      /"ALIPAY_PRIVATE_KEY" \(or "ALIPAY_PRIVATE_KEY_FILE"\) is required/,
+    ],
+    [
+      'the private key is not a key',
+      { ALIPAY_PRIVATE_KEY: 'SECRETVALUE' },
+      /"ALIPAY_PRIVATE_KEY" is not an RSA private key/,
+    ],
+    [
+      'the app private key is given as Alipay public key',
+      { ALIPAY_PUBLIC_KEY: appPem },
+      /"ALIPAY_PUBLIC_KEY" is not an RSA public key/,
+    ],
+    ['the app id is not digits', { ALIPAY_APP_ID: 'app' }, /ALIPAY_APP_ID/],
+    ['the seller id is not a PID', { ALIPAY_SELLER_ID: '1234' }, /ALIPAY_SELLER_ID/],
+  ])('when %s, then start-up fails naming the setting, never its value', (_what, change, message) => {
+    let error: unknown;
+    try {
+      loadConfig({ ...full, ...change } as Record<string, string | undefined>);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toMatch(/SECRETVALUE|BEGIN/);
+  });
+});
