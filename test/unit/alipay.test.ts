@@ -4,7 +4,7 @@
  * `trade_status_sync` notification and Alipay public key that alipay-sdk publishes in its tests.
  */
 import fc from 'fast-check';
-import { AlipayChannel } from '../../src/channels/alipay';
+import { AlipayChannel, safeText } from '../../src/channels/alipay';
 import {
   ALIPAY_MAX_AMOUNT_FEN,
   beijingTime,
@@ -101,6 +101,13 @@ describe("Alipay's published notification vector", () => {
     expect([
       channel.verifyNotify(asForm({ ...VECTOR, sign: flipped })).ok,
       channel.verifyNotify(asForm(unsigned)).ok,
+    ]).toEqual([false, false]);
+  });
+
+  test('when the notification says sign_type RSA (SHA-1) or one unknown, then it does not verify, and nothing throws', () => {
+    expect([
+      channel.verifyNotify(asForm({ ...VECTOR, sign_type: 'RSA' })).ok,
+      channel.verifyNotify(asForm({ ...VECTOR, sign_type: 'MD5' })).ok,
     ]).toEqual([false, false]);
   });
 
@@ -267,5 +274,17 @@ describe('state mapping', () => {
       buyer_id: '2088000000000002',
       sub_merchant: { merchant_id: '2088000000000003' },
     });
+  });
+});
+
+describe("Alipay's words in durapay's messages", () => {
+  test('when Alipay quotes a signed string or numbers, then the message is cut before it and the numbers are masked', () => {
+    expect(safeText('验签出错，验签字符串为：app_id=2021&biz_content={"cert_no":"11010519491231002X"}')).toBe(
+      '验签出错，',
+    );
+    expect(safeText('证件号 11010519491231002X 与姓名不符，手机 13800138000')).toBe(
+      '证件号 11…02X 与姓名不符，手机 13…00',
+    );
+    expect(safeText('x'.repeat(500))).toHaveLength(120);
   });
 });

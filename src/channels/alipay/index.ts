@@ -152,9 +152,18 @@ export class AlipayChannel implements Channel {
         // Paid first: the query below has the payment.
         if (!(err instanceof ChannelError && err.message.startsWith('ACQ.TRADE_STATUS_ERROR'))) throw err;
       }
-      // No trade (a page never opened; its time_expire keeps it from being paid later) is closed.
       const state = await this.payments.query(ctx, tradeNo);
-      return state.status === 'pending' || state.status === 'not_found' ? { status: 'closed' } : state;
+      // A trade still waiting after the close was opened by the buyer meanwhile: not closed yet.
+      if (state.status === 'pending') {
+        throw new ChannelError(
+          'unreachable',
+          `Alipay still has trade ${tradeNo} waiting for payment after the close`,
+        );
+      }
+      // No trade: a code nobody scanned or a page nobody opened. Alipay cannot close what it does
+      // not have; a buyer who opens it before time_expire still pays, and that payment's
+      // notification is recorded as paid after close, flagged for refund review.
+      return state.status === 'not_found' ? { status: 'closed' } : state;
     },
   };
 
@@ -170,8 +179,9 @@ export class AlipayChannel implements Channel {
         // Money moved now, or a refund Alipay took to finish later: the query says which.
         return refundAnswerStateOf(answer) ?? (await this.refunds.query(ctx, input));
       } catch (err) {
-        // No trustworthy answer: Alipay may have taken the refund. Ask for it before saying it failed.
-        if (!(err instanceof ChannelError) || err.kind === 'refused') throw err;
+        // No trustworthy answer, or a refusal a retry of a refund that went through can earn
+        // (ACQ.TRADE_HAS_CLOSE after a full refund): ask for the refund before saying it failed.
+        if (!(err instanceof ChannelError)) throw err;
         const found = await this.refunds.query(ctx, input).catch(() => undefined);
         if (found === undefined || found.status === 'not_found') throw err;
         return found;
@@ -216,6 +226,8 @@ export class AlipayChannel implements Channel {
             amount: yuanOf(r.amount),
             desc: `profit sharing of ${input.tradeNo}`,
           })),
+          // The one settlement of the trade: what is left frozen goes to the seller.
+          extend_params: { royalty_finish: 'true' },
         },
         ...this.authOf(ctx),
       });
@@ -331,6 +343,10 @@ export class AlipayChannel implements Channel {
       return { ok: false, reason: 'the notification is not a form' };
     }
     if (!params.sign) return { ok: false, reason: 'the notification has no sign' };
+    // RSA2 only: RSA (SHA-1) is not accepted, and an unknown type would make the SDK throw.
+    if (params.sign_type !== undefined && params.sign_type !== 'RSA2') {
+      return { ok: false, reason: `sign_type ${params.sign_type} is not RSA2` };
+    }
     // Values arrive form-decoded; checkNotifySignV2 signs them as they are (no second decoding).
     return this.sdk.checkNotifySignV2(params)
       ? { ok: true }
@@ -346,7 +362,8 @@ export class AlipayChannel implements Channel {
       },
     );
     const orders = Array.isArray(answer?.orders) ? (answer.orders as Record<string, unknown>[]) : [];
-    const order = orders.find((o) => o?.external_id === applicationId) ?? orders[0];
+    // Only this application's order: another's smid would route this merchant's money elsewhere.
+    const order = orders.find((o) => o?.external_id === applicationId);
     return order === undefined ? undefined : zftStateOf(order);
   }
 
@@ -387,15 +404,16 @@ export class AlipayChannel implements Channel {
     let answer: Answer;
     try {
       // Alipay reads timestamp as Beijing time; the SDK would write this machine's local time.
-      answer = (await this.sdk.exec(
-        method,
-        formData ? params : { ...params, timestamp: beijingTime(new Date()) },
-        {
-          validateSign: true,
-          ...(formData ? { formData } : {}),
-        },
-      )) as Answer;
+      const signed = formData ? params : { ...params, timestamp: beijingTime(new Date()) };
+      answer = (await this.sdk.exec(method, signed, {
+        validateSign: true,
+        ...(formData ? { formData } : {}),
+      })) as Answer;
     } catch (err) {
+      if (err instanceof TypeError && (err as { code?: string }).code === 'ERR_INVALID_ARG_TYPE') {
+        // An answer without a sign: Alipay does not sign some of its errors (an unknown app id).
+        throw new ChannelError('refused', `Alipay answered ${what} with an unsigned error`);
+      }
       if (!(err instanceof AlipayRequestError)) throw err;
       const cause = err.cause as { name?: string; code?: string } | undefined;
       if (cause?.name?.includes('Timeout') || cause?.code === 'UND_ERR_HEADERS_TIMEOUT') {
@@ -407,19 +425,37 @@ export class AlipayChannel implements Channel {
       // Never the raw answer in the message: a verification failure's text quotes it whole.
       const why = err.message.startsWith('验签失败')
         ? 'the answer failed signature verification'
-        : err.message.slice(0, 200);
+        : safeText(err.message);
       throw new ChannelError('unreachable', `Alipay could not ${what}: ${why}`);
     }
     const code = String(answer.code ?? '');
     if (code === '10000') return answer;
     const subCode = typeof answer.sub_code === 'string' ? answer.sub_code : `CODE_${code}`;
-    const subMsg = typeof answer.sub_msg === 'string' ? answer.sub_msg : '';
+    // A signature failure's sub_msg quotes the signed string, biz_content and all (identity
+    // numbers, for an application): never passed on. Any other is cut short and masked.
+    const subMsg =
+      typeof answer.sub_msg === 'string' && !/invalid-signature/.test(subCode)
+        ? safeText(answer.sub_msg)
+        : '';
     if (NOT_FOUND.has(subCode)) return undefined;
-    if (code === '20000' || code === '20001' || /SYSTEM_ERROR|UNKNOW_ERROR/.test(subCode)) {
+    if (code === '20000' || /SYSTEM_ERROR|UNKNOW_ERROR/.test(subCode)) {
       throw new ChannelError('unreachable', `Alipay could not ${what}: ${subCode} ${subMsg}`.trim());
     }
+    // 20001 (an app_auth_token refused), 4000x (arguments, permissions) and 40004 (business).
     throw new ChannelError('refused', `${subCode}: ${subMsg}`.trim());
   }
+}
+
+/**
+ * Alipay's words as durapay passes them on: cut before any quoted signed string, at most 120
+ * characters, long digit runs (identity, card and phone numbers) masked.
+ */
+export function safeText(text: string): string {
+  const cut = text.split(/验签字符串|validateStr|signStr/)[0]!;
+  return cut
+    .replace(/\d{6,}/g, (digits) => `${digits.slice(0, 2)}…${digits.slice(-2)}`)
+    .slice(0, 120)
+    .trim();
 }
 
 /** A secondary merchant's smid (a 2088… PID), as opposed to an app_auth_token. */
@@ -446,6 +482,7 @@ export function alipayChannelFactory(accounts: Record<string, AlipayChannelOptio
 export function alipayChannelsFromConfig(config: Config): ChannelFactory | undefined {
   if (!config.alipay) return undefined;
   return alipayChannelFactory({
-    default: { ...config.alipay, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000) },
+    // Short enough that a refund's follow-up query fits in the same attempt of its activity.
+    default: { ...config.alipay, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 5_000) },
   });
 }
