@@ -159,6 +159,39 @@ describe('creates', () => {
   });
 });
 
+describe('merchants', () => {
+  async function merchantWith(subMerchantNo: string): Promise<string> {
+    const merchantId = `MAL-${randomUUID().slice(0, 8)}`;
+    expect(
+      (await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' })).code,
+    ).toBe('success');
+    await stack.database.db.sequelize.query(
+      "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+      { replacements: { sub: subMerchantNo, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
+    );
+    return merchantId;
+  }
+
+  test('when a merchant authorised the app, then its app_auth_token goes with the create and the order pays and refunds under it', async () => {
+    const token = `202611BB${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const merchantId = await merchantWith(token);
+    const created = await paidOrder({ merchant_id: merchantId });
+    expect(stack.alipay!.sandbox.trade(created.trade_no)).toMatchObject({ app_auth_token: token });
+    expect(stack.alipay!.sandbox.trade(created.trade_no)).not.toHaveProperty('sub_merchant');
+    const refund = await pay.post('/api/v1/pay/refund', { trade_no: created.trade_no, refund_amount: 100 });
+    expect(refund.code).toBe('success');
+    await pay.statusIs(created.trade_no, 'refunded');
+  });
+
+  test('when a secondary merchant (smid) sells, then each trade names it in sub_merchant and sends no app_auth_token', async () => {
+    const merchantId = await merchantWith('2088000000000777');
+    const created = await create({ merchant_id: merchantId });
+    const trade = stack.alipay!.sandbox.trade(created.trade_no);
+    expect(trade).toMatchObject({ sub_merchant: { merchant_id: '2088000000000777' } });
+    expect(trade?.app_auth_token ?? null).toBeNull();
+  });
+});
+
 describe('payments', () => {
   test.each(['qr_code', 'web', 'h5', 'app', 'jsapi', 'mini_program'])(
     'when the buyer pays a %s order at the cashier, then the notification makes it paid and payment.succeeded is sent once',
