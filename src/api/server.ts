@@ -3,7 +3,14 @@ import { Client, Connection } from '@temporalio/client';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
 import { channelsFromConfig } from '../channels/registry';
 import { connectDatabase, type Database } from '../platform/db';
-import { AppRepository, NonceStore, RateLimiter, type AuthDeps } from '../modules/apps';
+import {
+  AppCache,
+  AppRepository,
+  NonceStore,
+  RequestAdmission,
+  listenForAppChanges,
+  type AuthDeps,
+} from '../modules/apps';
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
 import type { Logger } from '../platform/logger';
@@ -35,11 +42,20 @@ export function readinessProbes(db: Database, temporal: Connection): ReadinessPr
   };
 }
 
-export function authDeps(db: Database, masterKey: Buffer, rateLimit: Config['rateLimit']): AuthDeps {
+export function authDeps(
+  db: Database,
+  masterKey: Buffer,
+  rateLimit: Config['rateLimit'],
+): AuthDeps & { appLookup: AppCache } {
+  const apps = new AppRepository(db, new SecretBox(masterKey));
+  // Serves entries only while listenForAppChanges hears changes; until then it reads through.
+  const appLookup = new AppCache(apps);
+  apps.onChange = (appId) => appLookup.invalidate(appId);
   return {
-    apps: new AppRepository(db, new SecretBox(masterKey)),
+    apps,
+    appLookup,
     nonces: new NonceStore(db),
-    rateLimiter: new RateLimiter(db, rateLimit.perSecond, rateLimit.burst),
+    admission: new RequestAdmission(db, rateLimit.perSecond, rateLimit.burst),
   };
 }
 
@@ -54,6 +70,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   const db = connectDatabase(requireDatabaseUrl(config), { acquireTimeoutMs: 3_000 });
   const temporal = probeConnection(requireTemporalAddress(config));
   const auth = authDeps(db, masterKey, config.rateLimit);
+  const stopListening = listenForAppChanges(db, auth.appLookup, logger);
   const business = Connection.lazy({ address: requireTemporalAddress(config) });
   const wechatpayUpstream = wechatpaySandboxUpstream(config, logger);
   const alipayUpstream = alipaySandboxUpstream(config, logger);
@@ -93,6 +110,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     server,
     async stop() {
       clearInterval(sweeper);
+      await stopListening();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await Promise.allSettled([db.close(), temporal.close(), business.close()]);

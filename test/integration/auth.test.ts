@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { createSigner, httpbis } from 'http-message-signatures';
 import { createApp } from '../../src/api/app';
 import { readinessProbes } from '../../src/api/server';
-import { RateLimiter, type AppCredentials } from '../../src/modules/apps/repository';
+import { RequestAdmission, type AppCredentials } from '../../src/modules/apps/repository';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { signRequest } from '../../src/platform/crypto/http-signature';
 import { signedFetch } from '../support/signing';
+import { until } from '../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -332,6 +333,33 @@ describe('SPEC §2 error table', () => {
     expect(await outcome(res)).toMatchObject(unauthorized);
   });
 
+  test('when another process disables an app this API has cached, then its next requests are refused once Postgres tells it', async () => {
+    const target = await stack.createApp(['payments']);
+    // Verified once: the app is now in this process's cache.
+    expect(
+      await outcome(await signedFetch(stack.baseUrl, target, 'GET', '/api/v1/pay/query/P1')),
+    ).toMatchObject(PASSED_AUTH);
+    // What `durapay apps disable` does in its own process: the row, and the notification.
+    await stack.database.db.sequelize.query(
+      "UPDATE apps SET status = 'disabled' WHERE app_id = :id; SELECT pg_notify('durapay_app_changes', :id)",
+      { replacements: { id: target.app_id } },
+    );
+    // Well within the cache's 10 s life: the notification, not the expiry, is what refuses it.
+    const refused = await until(
+      'the disabled app refused',
+      async () => {
+        const res = await signedFetch(stack.baseUrl, target, 'GET', '/api/v1/pay/query/P1');
+        return res.status === 403 ? res : undefined;
+      },
+      3_000,
+    );
+    expect(await outcome(refused)).toEqual({
+      status: 403,
+      code: 'permission_denied',
+      message: 'app is disabled',
+    });
+  });
+
   test('when a secret is rotated, then the old one is refused and the new one accepted', async () => {
     const target = await stack.createApp(['payments']);
     const fresh = await stack.auth.apps.rotate(target.app_id, 'secret');
@@ -353,7 +381,7 @@ describe('rate limit', () => {
     const limited = createApp({
       logger,
       readiness: readinessProbes(stack.database.db, stack.connection),
-      auth: { ...stack.auth, rateLimiter: new RateLimiter(stack.database.db, 1, 3) },
+      auth: { ...stack.auth, admission: new RequestAdmission(stack.database.db, 1, 3) },
       services: stack.services,
     });
     const server = await new Promise<Server>((resolve) => {
@@ -383,6 +411,38 @@ describe('rate limit', () => {
       expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
       const other = await signedFetch(url, quiet, 'GET', '/api/v1/pay/query/P1');
       expect(other.status).toBe(422);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe('replays and the rate limit', () => {
+  test('when a nonce is replayed many times, then each replay is refused and none takes a token from the bucket', async () => {
+    const { logger } = captureLogger();
+    const limited = createApp({
+      logger,
+      readiness: readinessProbes(stack.database.db, stack.connection),
+      auth: { ...stack.auth, admission: new RequestAdmission(stack.database.db, 0.001, 3) },
+      services: stack.services,
+    });
+    const server = await new Promise<Server>((resolve) => {
+      const s = limited.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const target = await stack.createApp(['payments']);
+      const nonce = `replay-${randomBytes(8).toString('hex')}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        statuses.push(
+          (await signedFetch(url, target, 'GET', '/api/v1/pay/query/P1', { sign: { nonce } })).status,
+        );
+      }
+      // Burst 3: the first took one token, the five replays none, so two fresh requests still pass.
+      for (let i = 0; i < 3; i++)
+        statuses.push((await signedFetch(url, target, 'GET', '/api/v1/pay/query/P1')).status);
+      expect(statuses).toEqual([422, 401, 401, 401, 401, 401, 422, 422, 429]);
     } finally {
       await new Promise((r) => server.close(r));
     }

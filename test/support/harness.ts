@@ -13,6 +13,7 @@ import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createApp } from '../../src/api/app';
 import { listenApi } from '../../src/api/http-server';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
+import { listenForAppChanges } from '../../src/modules/apps';
 import type { AuthDeps } from '../../src/modules/apps/authenticate';
 import type { ApiServices } from '../../src/api/services';
 import type { WorkerActivityDeps as ActivityDeps } from '../../src/worker/activities';
@@ -183,6 +184,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const masterKey = randomBytes(32);
   // Generous by default so that only the rate-limit tests meet the limit.
   const auth = authDeps(database.db, masterKey, options.rateLimit ?? { perSecond: 10_000, burst: 10_000 });
+  // As in the API process: apps cached while their changes are heard.
+  const stopListening = listenForAppChanges(database.db, auth.appLookup, logger);
   const notifications = options.notifications ?? loadConfig({}).notifications;
   // The API listens on a port chosen now, so that channel callbacks and the sandbox's URLs
   // can be configured before anything starts.
@@ -338,6 +341,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       server.closeAllConnections();
       wechatpaySandbox?.close();
       alipaySandbox?.close();
+      await stopListening();
       worker.shutdown();
       await running;
       await nativeConnection.close();

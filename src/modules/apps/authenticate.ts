@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Scope } from './rules';
 import { AppError } from '../../platform/errors';
-import type { AppRepository, NonceStore, RateLimiter } from './repository';
+import type { AppSource } from './cache';
+import type { AppRepository, NonceStore, RequestAdmission } from './repository';
 import {
   announcedSha256,
   parseSignatureHeaders,
@@ -22,8 +23,11 @@ const NONCE_PATTERN = /^[\x21-\x7e]{8,128}$/;
 
 export interface AuthDeps {
   apps: AppRepository;
+  /** Where requests find their app: the per-process cache in the API, else the repository. */
+  appLookup?: AppSource;
+  /** Only swept here; a request's nonce is claimed by `admission`. */
   nonces: NonceStore;
-  rateLimiter: RateLimiter;
+  admission: RequestAdmission;
 }
 
 function unauthorized(message: string): AppError {
@@ -96,7 +100,7 @@ export function authenticate(deps: AuthDeps, scope: Scope) {
     const missing = required.filter((c) => !covered.has(c));
     if (missing.length) throw unauthorized(`signature must cover ${missing.map((m) => `"${m}"`).join(', ')}`);
 
-    const app = await deps.apps.findWithSecret(keyid);
+    const app = await (deps.appLookup ?? deps.apps).findWithSecret(keyid);
     if (!app) throw new AppError('app_not_found', 'app not found');
 
     let base: string;
@@ -139,16 +143,15 @@ export function authenticate(deps: AuthDeps, scope: Scope) {
       }
     }
 
-    if (!(await deps.nonces.claim(app.appId, nonce, NONCE_TTL_SECONDS))) {
-      throw unauthorized('nonce already used');
-    }
+    // The nonce and the rate-limit step in one round trip; the answers keep their order.
+    const { fresh, retryAfter } = await deps.admission.admit(app.appId, nonce, NONCE_TTL_SECONDS);
+    if (!fresh) throw unauthorized('nonce already used');
 
     if (app.status !== 'active') throw new AppError('permission_denied', 'app is disabled');
     if (!app.scopes.includes(scope)) {
       throw new AppError('permission_denied', `app lacks the ${scope} scope`);
     }
 
-    const retryAfter = await deps.rateLimiter.take(app.appId);
     if (retryAfter > 0) {
       res.setHeader('Retry-After', String(retryAfter));
       throw new AppError('rate_limited', 'rate limit exceeded');

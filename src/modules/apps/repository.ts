@@ -1,3 +1,4 @@
+import { APP_CHANGES_CHANNEL } from './cache';
 import { appModels, type App } from './model';
 import { QueryTypes } from 'sequelize';
 import type { AppStatus, Scope } from './rules';
@@ -93,7 +94,21 @@ export class AppRepository {
 
   async setStatus(appId: string, status: AppStatus): Promise<boolean> {
     const [count] = await this.models.App.update({ status }, { where: { appId } });
+    if (count === 1) await this.announceChange(appId);
     return count === 1;
+  }
+
+  /** Called with an app's id once a change of it is committed (this process's cache forgets it). */
+  onChange: ((appId: string) => void) | undefined;
+
+  /** Tells every API process that caches apps to read this one again (see cache.ts). */
+  private async announceChange(appId: string): Promise<void> {
+    // This process at once; the others when Postgres delivers the notification.
+    this.onChange?.(appId);
+    await this.db.sequelize.query('SELECT pg_notify(:channel, :appId)', {
+      replacements: { channel: APP_CHANGES_CHANNEL, appId },
+      type: QueryTypes.SELECT,
+    });
   }
 
   /** Replaces the signing secret (or the webhook secret); the old one stops working at once. */
@@ -104,6 +119,7 @@ export class AppRepository {
       { [column]: this.box.seal(value, `${appId}:${which}`) },
       { where: { appId } },
     );
+    if (count === 1) await this.announceChange(appId);
     return count === 1 ? value : undefined;
   }
 }
@@ -111,50 +127,61 @@ export class AppRepository {
 export class NonceStore {
   constructor(private readonly db: Database) {}
 
-  /** True when the nonce is new for this app (and is now remembered until `expiresAt`). */
-  async claim(appId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
-    const rows = await this.db.sequelize.query(
-      `INSERT INTO request_nonces (app_id, nonce, expires_at)
-       VALUES (:appId, :nonce, now() + make_interval(secs => :ttl))
-       ON CONFLICT (app_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
-         WHERE request_nonces.expires_at < now()
-       RETURNING 1 AS claimed`,
-      { replacements: { appId, nonce, ttl: ttlSeconds }, type: QueryTypes.SELECT },
-    );
-    return rows.length === 1;
-  }
-
   async purgeExpired(): Promise<number> {
     const [, result] = await this.db.sequelize.query('DELETE FROM request_nonces WHERE expires_at < now()');
     return (result as { rowCount?: number } | undefined)?.rowCount ?? 0;
   }
 }
 
-export class RateLimiter {
+/**
+ * A verified request's nonce and rate-limit step in one statement (one round trip): the nonce is
+ * claimed, and only a fresh nonce takes a token from the app's bucket, so a replay costs nothing.
+ */
+export class RequestAdmission {
   constructor(
     private readonly db: Database,
     private readonly perSecond: number,
     private readonly burst: number,
   ) {}
 
-  /**
-   * One atomic token-bucket step in Postgres, so every API process shares the limit. Returns
-   * how long to wait in seconds when the request is over the limit, 0 when it may proceed.
-   */
-  async take(appId: string): Promise<number> {
+  /** Whether the nonce was new, and how many seconds to wait when over the limit (0: go ahead). */
+  async admit(
+    appId: string,
+    nonce: string,
+    ttlSeconds: number,
+  ): Promise<{ fresh: boolean; retryAfter: number }> {
     const refill = `LEAST(:burst::double precision,
                     b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.updated_at) * :rate)`;
-    const [row] = await this.db.sequelize.query<{ tokens: number; allowed: boolean }>(
-      `INSERT INTO rate_limit_buckets AS b (app_id, tokens, allowed, updated_at)
-       VALUES (:appId, :burst - 1, true, clock_timestamp())
-       ON CONFLICT (app_id) DO UPDATE SET
-         tokens = CASE WHEN ${refill} >= 1 THEN ${refill} - 1 ELSE ${refill} END,
-         allowed = ${refill} >= 1,
-         updated_at = clock_timestamp()
-       RETURNING b.tokens, b.allowed`,
-      { replacements: { appId, burst: this.burst, rate: this.perSecond }, type: QueryTypes.SELECT },
+    const [row] = await this.db.sequelize.query<{
+      fresh: boolean;
+      tokens: number | null;
+      allowed: boolean | null;
+    }>(
+      `WITH claimed AS (
+         INSERT INTO request_nonces (app_id, nonce, expires_at)
+         VALUES (:appId, :nonce, now() + make_interval(secs => :ttl))
+         ON CONFLICT (app_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+           WHERE request_nonces.expires_at < now()
+         RETURNING 1
+       ), bucket AS (
+         INSERT INTO rate_limit_buckets AS b (app_id, tokens, allowed, updated_at)
+         SELECT :appId, :burst - 1, true, clock_timestamp() WHERE EXISTS (SELECT 1 FROM claimed)
+         ON CONFLICT (app_id) DO UPDATE SET
+           tokens = CASE WHEN ${refill} >= 1 THEN ${refill} - 1 ELSE ${refill} END,
+           allowed = ${refill} >= 1,
+           updated_at = clock_timestamp()
+         RETURNING b.tokens, b.allowed
+       )
+       SELECT EXISTS (SELECT 1 FROM claimed) AS fresh,
+              (SELECT tokens FROM bucket) AS tokens,
+              (SELECT allowed FROM bucket) AS allowed`,
+      {
+        replacements: { appId, nonce, ttl: ttlSeconds, burst: this.burst, rate: this.perSecond },
+        type: QueryTypes.SELECT,
+      },
     );
-    if (!row || row.allowed) return 0;
-    return Math.max(1, Math.ceil((1 - row.tokens) / this.perSecond));
+    if (!row?.fresh) return { fresh: false, retryAfter: 0 };
+    if (row.allowed !== false) return { fresh: true, retryAfter: 0 };
+    return { fresh: true, retryAfter: Math.max(1, Math.ceil((1 - Number(row.tokens)) / this.perSecond)) };
   }
 }
