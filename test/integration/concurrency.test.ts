@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { QueryTypes } from 'sequelize';
-import { NativeConnection, type ActivityInterceptorsFactory } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { createWorker } from '../../src/worker';
@@ -18,6 +18,7 @@ import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
 import { until } from '../support/wait';
+import { attemptCounter } from '../support/attempts';
 
 jest.setTimeout(300_000);
 
@@ -60,46 +61,18 @@ async function activityRuns(workflowId: string, activityType: string): Promise<n
 }
 
 /**
- * How many create requests the order's history accounts for: every attempt of its create
- * (a local activity's marker records the attempt that ended it), plus one for each workflow task
- * that timed out or failed, since a task run again runs its unfinished local activity again. The
- * channel, idempotent by trade_no, may see that many requests and no more; two creates running
- * side by side (a handler gate letting them through together) show as a second create activity
- * and as requests beyond the bound.
+ * The channel's create requests against the create attempts the worker ran (test/support/
+ * attempts.ts): `within` when none is unexplained. Two creates let through side by side show as a
+ * second create activity in the history, which the tests count apart.
  */
-async function createRequestsExplained(workflowId: string): Promise<number> {
-  let n = 0;
-  for await (const run of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-    const { events } = await stack.client.workflow.getHandle(workflowId, run.runId).fetchHistory();
-    for (const e of events ?? []) {
-      if (
-        e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT ||
-        e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-      ) {
-        n += 1;
-      } else if (e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED) {
-        const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-        if (!data) continue;
-        // Core's LocalActivityMarkerData: { seq, attempt, activity_id, activity_type, … }.
-        const marker = JSON.parse(Buffer.from(data).toString('utf8')) as {
-          activity_type?: string;
-          attempt?: number;
-        };
-        if (marker.activity_type !== 'createChannelPayment') continue;
-        if (typeof marker.attempt !== 'number')
-          throw new Error('a local activity marker without its attempt');
-        n += marker.attempt;
-      }
-    }
-  }
-  return n;
-}
-
-/** The channel's create requests against what the history explains: `within` when none is unexplained. */
-async function channelRequests(tradeNo: string, workflowId: string): Promise<string> {
+async function channelRequests(
+  tradeNo: string,
+  workflowId: string,
+  attempts: (workflowId: string, activityType: string) => number = stack.activityAttempts,
+): Promise<string> {
   const asked = await pay.channelCreates(tradeNo);
-  const explained = await createRequestsExplained(workflowId);
-  return asked >= 1 && asked <= explained ? 'within' : `${asked} requests, ${explained} explained`;
+  const ran = attempts(workflowId, 'createChannelPayment');
+  return asked >= 1 && asked <= ran ? 'within' : `${asked} requests, ${ran} attempts`;
 }
 
 const orderWorkflowId = (merchantOrderNo: string) => workflowIdOf(app.app_id, merchantOrderNo);
@@ -174,21 +147,7 @@ describe('many updates in one activation', () => {
     });
     await new Promise((r) => setTimeout(r, 2_000));
 
-    // Every create attempt this worker runs, by order. Under this burst a workflow task can be
-    // lost while a create runs (the server aborts updates and the worker finds its task gone), and
-    // a lost speculative task leaves no event behind, so the worker's own count is the bound here.
-    const createAttempts = new Map<string, number>();
-    const countCreates: ActivityInterceptorsFactory = (ctx) => ({
-      inbound: {
-        execute: (input, next) => {
-          if (ctx.info.activityType === 'createChannelPayment') {
-            const id = ctx.info.workflowExecution?.workflowId ?? '';
-            createAttempts.set(id, (createAttempts.get(id) ?? 0) + 1);
-          }
-          return next(input);
-        },
-      },
-    });
+    const attempts = attemptCounter();
     const connection = await NativeConnection.connect({ address: globalState().temporalAddress });
     const worker = await createWorker({
       connection,
@@ -196,7 +155,7 @@ describe('many updates in one activation', () => {
       taskQueue,
       activities: { ...stack.activityDeps, taskQueue },
       workflowBundleCode: fs.readFileSync(globalState().bundlePath, 'utf8'),
-      options: { shutdownGraceTime: '1 second', interceptors: { activity: [countCreates] } },
+      options: { shutdownGraceTime: '1 second', interceptors: { activity: [attempts.interceptor] } },
     });
     const running = worker.run();
     try {
@@ -213,14 +172,11 @@ describe('many updates in one activation', () => {
             ),
         );
         const tradeNo = results[i]![0]!.data?.trade_no ?? '';
-        const asked = await pay.channelCreates(tradeNo);
-        const attempts = createAttempts.get(workflowId) ?? 0;
         expect({
           codes: [...new Set(results[i]!.map((a) => a.code))],
           firsts: results[i]!.filter((a) => a.data?.is_idempotent === false).length,
           activations: sequencing.size,
-          channelRequests:
-            asked >= 1 && asked <= attempts ? 'within' : `${asked} requests, ${attempts} attempts`,
+          channelRequests: await channelRequests(tradeNo, workflowId, attempts.count),
           createActivities: await activityRuns(workflowId, 'createChannelPayment'),
         }).toEqual({
           codes: ['success'],

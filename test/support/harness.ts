@@ -14,6 +14,7 @@ import { createApp } from '../../src/api/app';
 import { listenApi } from '../../src/api/http-server';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import { listenForAppChanges } from '../../src/modules/apps';
+import { attemptCounter } from './attempts';
 import type { AuthDeps } from '../../src/modules/apps/authenticate';
 import type { ApiServices } from '../../src/api/services';
 import type { WorkerActivityDeps as ActivityDeps } from '../../src/worker/activities';
@@ -157,6 +158,8 @@ export interface TestStack {
   wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string; sandbox: WechatpaySandbox };
   /** The offline Alipay gateway's keys and base URL (its gateway is baseUrl/gateway.do), when the stack has the channel. */
   alipay?: { keys: AlipaySandboxKeys; baseUrl: string; sandbox: AlipaySandbox };
+  /** How many attempts of an activity type this stack's worker ran for a workflow. */
+  activityAttempts(workflowId: string, activityType: string): number;
   /** The dependencies the worker's activities run with (to call an activity function directly). */
   activityDeps: ActivityDeps;
   /** A new app of this stack's database, with its plaintext credentials. */
@@ -253,13 +256,14 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     guardAddresses: options.guardAddresses ?? false,
     channels,
   };
+  const attempts = attemptCounter();
   const worker = await createWorker({
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
     activities: activityDeps,
     workflowBundleCode: fs.readFileSync(state.bundlePath, 'utf8'),
-    options: { shutdownGraceTime: '1 second' },
+    options: { shutdownGraceTime: '1 second', interceptors: { activity: [attempts.interceptor] } },
   });
   const running = worker.run();
 
@@ -328,6 +332,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       ? { alipay: { keys: alipayKeys, baseUrl: alipayUrl, sandbox: alipaySandbox } }
       : {}),
     activityDeps,
+    activityAttempts: attempts.count,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
     database,
     client,
