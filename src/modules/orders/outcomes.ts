@@ -1,6 +1,15 @@
 import { WorkflowUpdateFailedError, type WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError, isErrorCode } from '../../platform/errors';
+import { isTransientUpdateError } from '../../platform/temporal-updates';
+
+/** gRPC DEADLINE_EXCEEDED anywhere in the chain: the request deadline passed at the server. */
+function deadlineExceeded(err: unknown): boolean {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: unknown }).code === 4) return true;
+  }
+  return false;
+}
 
 /**
  * What a client is told when the request deadline passed before the order decided: the channel
@@ -32,7 +41,11 @@ export function toAppError(err: unknown, operation: OrderOperation): AppError {
   }
   if (err instanceof ApplicationFailure && isErrorCode(err.type)) return new AppError(err.type, err.message);
   if (
-    (err as WorkflowUpdateRPCTimeoutOrCancelledError)?.name === 'WorkflowUpdateRPCTimeoutOrCancelledError'
+    (err as WorkflowUpdateRPCTimeoutOrCancelledError)?.name === 'WorkflowUpdateRPCTimeoutOrCancelledError' ||
+    // Still refused as transient when the deadline came (the update was not applied, the request
+    // may be sent again), or the deadline itself: the outcome is unknown, never a 500.
+    isTransientUpdateError(err) ||
+    deadlineExceeded(err)
   ) {
     return new AppError('channel_timeout', OUTCOME_UNKNOWN[operation]);
   }
