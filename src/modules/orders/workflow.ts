@@ -316,6 +316,20 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     return { reserved: true };
   }
 
+  /** A refund the channel may have: processing, its amount reserved, found by its numbers from now on. */
+  function holdRefund(req: RefundRequest, channelRefundNo: string | null): RefundResult {
+    const result: RefundResult = {
+      refund_no: req.refundNo,
+      trade_no: state.tradeNo,
+      refund_amount: req.amount,
+      status: 'processing',
+      channel_refund_no: channelRefundNo,
+    };
+    state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
+    if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
+    return result;
+  }
+
   /** The refund's own workflow follows it to a final state (callback or polling) and reports back. */
   async function followRefund(req: RefundRequest, how: { unanswered?: boolean }): Promise<void> {
     await startChild<typeof refundWorkflow>('refundWorkflow', {
@@ -367,15 +381,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         // No answer is not a refusal: the channel may have accepted the refund before it was
         // cut off. The client hears channel_timeout (SPEC §3.5); the amount stays reserved, and
         // the refund's workflow asks the channel until it says how the refund stands.
-        const result: RefundResult = {
-          refund_no: req.refundNo,
-          trade_no: state.tradeNo,
-          refund_amount: req.amount,
-          status: 'processing',
-          channel_refund_no: null,
-        };
-        state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
-        if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
+        holdRefund(req, null);
         await followRefund(req, { unanswered: true });
         throw appFailure(f.code, f.message);
       }
@@ -391,15 +397,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       throw appFailure(f.code, f.message);
     }
     const channelRefundNo = st.status === 'not_found' ? null : st.channelRefundNo;
-    const result: RefundResult = {
-      refund_no: req.refundNo,
-      trade_no: state.tradeNo,
-      refund_amount: req.amount,
-      status: 'processing',
-      channel_refund_no: channelRefundNo,
-    };
-    state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
-    if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
+    const result = holdRefund(req, channelRefundNo);
     await db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo });
     await followRefund(req, {});
     return result;
