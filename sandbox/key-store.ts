@@ -3,7 +3,7 @@
  * beside it the PEM (or key) files that durapay's *_FILE settings name, every one mode 0600 and
  * written whole. A development stack's settings therefore survive a restart.
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -76,4 +76,13 @@ export function keyStore<K>(spec: {
     },
   };
   return store;
+}
+
+/** A made-up RSA 2048 key pair, PKCS#8 and SPKI PEM, as the upstreams' keys are. */
+export function rsaKeyPair(): { privateKey: string; publicKey: string } {
+  return generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
 }

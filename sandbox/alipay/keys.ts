@@ -4,9 +4,9 @@
  * real is ever needed; a development stack keeps them in a directory so that durapay's settings
  * survive a restart.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import path from 'node:path';
-import { keyStore } from '../key-store';
+import { keyStore, rsaKeyPair } from '../key-store';
 import { randomDigits } from './wire';
 
 export interface AlipaySandboxKeys {
@@ -22,14 +22,6 @@ export interface AlipaySandboxKeys {
   alipayPrivateKeyPem: string;
   /** SPKI PEM: the application checks answers and notifications with it. */
   alipayPublicKeyPem: string;
-}
-
-function rsaKeyPair(): { privateKey: string; publicKey: string } {
-  return generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
 }
 
 export function generateAlipaySandboxKeys(): AlipaySandboxKeys {

@@ -4,9 +4,9 @@
  * PUB_KEY_ID_ id, and the APIv3 key. All are made up here, so nothing real is ever needed; a
  * development stack keeps them in a directory so that durapay's settings survive a restart.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { keyStore } from '../key-store';
+import { keyStore, rsaKeyPair } from '../key-store';
 import { randomAlphanumeric, randomDigits } from './wire';
 
 export interface WechatpaySandboxKeys {
@@ -28,14 +28,6 @@ export interface WechatpaySandboxKeys {
   platformPublicKeyPem: string;
   /** 32 ASCII alphanumerics: the AES-256-GCM key of callback resources. */
   apiV3Key: string;
-}
-
-function rsaKeyPair(): { privateKey: string; publicKey: string } {
-  return generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
 }
 
 export function generateWechatpaySandboxKeys(): WechatpaySandboxKeys {
