@@ -56,9 +56,11 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
  * The fixtures of today's code; in before-handler-lock/ those recorded before the order and
  * application workflows serialized their handlers with a FIFO lock; in before-local-activities/
  * those recorded before the order and notification workflows moved their hot path to local
- * activities. Workflows started then must still replay (they take the unpatched paths).
+ * activities; in before-polling-activities/ those recorded before pending orders, refunds and
+ * audits waited on one polling activity instead of a timer per gap. Workflows started then must
+ * still replay (they take the unpatched paths).
  */
-const FIXTURE_SETS = ['.', 'before-handler-lock', 'before-local-activities'];
+const FIXTURE_SETS = ['.', 'before-handler-lock', 'before-local-activities', 'before-polling-activities'];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
   const files = FIXTURE_SETS.flatMap((set) => {
@@ -164,6 +166,16 @@ test('when scenarios run now, then their histories replay without a determinism 
     await stack.client.workflow.getHandle(refundWorkflowId(refund.data!.refund_no)).result();
     scenarios['order-paid-partly-refunded'] = orderWorkflowId(app.app_id, paid.merchantOrderNo);
     scenarios['refund-succeeded'] = refundWorkflowId(refund.data!.refund_no);
+
+    // Paid with its callback lost: the poll finds the payment.
+    const polled = await createOrder({ extra: { sandbox: { callback: 'drop' } } });
+    await fetch(polled.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    await waitFor('paid by polling', async () => (await orderStatus(polled.data!.trade_no)) === 'paid');
+    scenarios['order-paid-by-polling'] = orderWorkflowId(app.app_id, polled.merchantOrderNo);
 
     const expired = await createOrder({ expire_minutes: 1 });
     expect(expired.code).toBe('success');

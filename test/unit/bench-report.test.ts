@@ -42,6 +42,9 @@ const result: BenchResult = {
     growth_p50_10k_vs_0: 1.2,
     growth_p50_top_vs_0: 1.2,
     growth_top_level: 10_000,
+    lifetime_cpu_vs_create: 1.4,
+    create_cpu_vs_floor: 1.3,
+    worker_rss_mb_at_10k: 300,
   },
   targets: [{ name: 'create-c32 p99', target: '≤ 150 ms', measured: '90 ms', met: true }],
 };

@@ -5,6 +5,20 @@ import { ApplicationRepository, type ApplicationRow } from './repository';
 import { applicationView } from './view';
 import { MerchantRepository, applicantOf } from '../merchants';
 import type { ActivityDeps } from '../../worker/activities';
+import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
+
+/** Whether the channel's answer says something the application's record does not yet hold. */
+function differs(a: ApplicationState, b: ApplicationState | null): boolean {
+  return (
+    !b ||
+    a.status !== b.status ||
+    a.channelApplicationNo !== b.channelApplicationNo ||
+    a.subMerchantNo !== b.subMerchantNo ||
+    a.signUrl !== b.signUrl ||
+    a.rejectReason !== b.rejectReason ||
+    JSON.stringify(a.detail ?? {}) !== JSON.stringify(b.detail ?? {})
+  );
+}
 
 /**
  * The merchant follows its application: created/rejected → auditing → active at the channel
@@ -68,6 +82,27 @@ export function createApplicationActivities(deps: ActivityDeps) {
       } catch (err) {
         throw toActivityFailure(err, 'onboarding');
       }
+    },
+
+    /**
+     * Follows the channel's audit (SPEC §5.7): one attempt per gap, ended by an answer that
+     * differs from the one recorded (`known`) or by the audit window's end, after a last query.
+     */
+    async awaitApplicationChange(
+      input: { applicationId: string; channelCode: string; known: ApplicationState | null } & PollPlan,
+    ): Promise<PollOutcome<ApplicationState>> {
+      return pollAttempt(
+        input,
+        async () => {
+          const next = await onboarding(input.channelCode).query({}, input.applicationId);
+          return differs(next, input.known) ? next : undefined;
+        },
+        (err) =>
+          deps.logger.warn('audit query failed; will poll again', {
+            application_id: input.applicationId,
+            error: err instanceof Error ? err.message : String(err),
+          }),
+      );
     },
 
     /**

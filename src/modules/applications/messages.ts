@@ -4,6 +4,11 @@ import { defineUpdate } from '@temporalio/workflow';
 export const patches = {
   /** An application's submits run one at a time through the platform's handler lock. */
   applicationHandlerLock: 'application-handler-lock',
+  /**
+   * The audit is followed by one polling activity whose retries are the backoff, ending at each
+   * change; it woke for a timer and a query at every gap (a workflow task each).
+   */
+  auditPollsAsActivity: 'audit-polls-as-activity',
 } as const;
 
 export const applicationWorkflowId = (applicationId: string) => `merchant-application:${applicationId}`;

@@ -14,6 +14,7 @@ import type { ApplicationState } from '../../channels/ports';
 import { FINAL_APPLICATION_STATUSES } from './rules';
 import { pollGap } from '../orders/rules';
 import { handlerLock, unlocked } from '../../platform/workflow/lock';
+import { pollingOptions } from '../../platform/workflow/polling';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
 import { patches, submitApplicationUpdate, type MerchantApplicationInput } from './messages';
 
@@ -81,13 +82,51 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
   }
 
   const giveUpAt = Date.now() + input.pollForMs;
+  const gaveUp = () =>
+    db.cancelMerchantApplication({
+      applicationId: input.applicationId,
+      reason: 'the channel did not decide within the audit window',
+    });
+
+  if (patched(patches.auditPollsAsActivity)) {
+    // One polling activity per change of the audit; its retries are the backoff.
+    let firstGap = 0;
+    while (state && !FINAL_APPLICATION_STATUSES.includes(state.status)) {
+      const awaitChange = proxyActivities<Activities>(
+        pollingOptions(giveUpAt, pollGap(input.pollGapsMs, Infinity)),
+      ).awaitApplicationChange;
+      let outcome;
+      try {
+        outcome = await awaitChange({
+          applicationId: input.applicationId,
+          channelCode: input.channelCode,
+          known: state,
+          gapsMs: input.pollGapsMs,
+          firstGap,
+          deadlineMs: giveUpAt,
+          askAtDeadline: true,
+        });
+      } catch (err) {
+        log.warn('audit polling ended without an answer', {
+          application_id: input.applicationId,
+          error: String(err),
+        });
+      }
+      if (!outcome || 'due' in outcome) {
+        await gaveUp();
+        return 'canceled';
+      }
+      await record(outcome.answer);
+      firstGap = outcome.nextGap;
+    }
+    return state?.status ?? 'canceled';
+  }
+
+  // As recorded before: a timer and a query at every gap.
   for (let i = 0; state && !FINAL_APPLICATION_STATUSES.includes(state.status); i++) {
     const remaining = giveUpAt - Date.now();
     if (remaining <= 0) {
-      await db.cancelMerchantApplication({
-        applicationId: input.applicationId,
-        reason: 'the channel did not decide within the audit window',
-      });
+      await gaveUp();
       return 'canceled';
     }
     await sleep(Math.min(pollGap(input.pollGapsMs, i), remaining));

@@ -6,6 +6,7 @@ import { OrderRepository, type NewOrder } from './repository';
 import { orderView } from './view';
 import { MerchantRepository } from '../merchants';
 import type { ActivityDeps } from '../../worker/activities';
+import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
  * The sub-merchant an order is for: the one recorded with it, or for an order recorded before
@@ -97,6 +98,28 @@ export function createPaymentActivities(deps: ActivityDeps) {
       } catch (err) {
         throw toActivityFailure(err, 'query');
       }
+    },
+
+    /**
+     * Waits while an order is pending (SPEC §3.2): one attempt per gap of the schedule, ended by
+     * a payment or by the order's expiry (whose final check is the close that follows).
+     */
+    async awaitChannelPayment(
+      input: { channelCode: string; tradeNo: string } & PollPlan,
+    ): Promise<PollOutcome<PaymentState>> {
+      return pollAttempt(
+        input,
+        async () => {
+          const payments = channel(input.channelCode).payments;
+          const st = await payments.query(await contextOf(input.tradeNo), input.tradeNo);
+          return st.status === 'paid' ? st : undefined;
+        },
+        (err) =>
+          deps.logger.warn('payment query failed; will poll again', {
+            trade_no: input.tradeNo,
+            error: err instanceof Error ? err.message : String(err),
+          }),
+      );
     },
 
     async closeChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {

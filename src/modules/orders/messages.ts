@@ -20,6 +20,11 @@ export const patches = {
    * says when asked; it was recorded as failed, releasing an amount the channel may have refunded.
    */
   refundUnansweredStaysInFlight: 'refund-unanswered-stays-in-flight',
+  /**
+   * A pending order waits on one polling activity whose retries are the backoff; it woke for a
+   * timer and a query at every gap (a workflow task each).
+   */
+  orderPollsAsActivity: 'order-polls-as-activity',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>

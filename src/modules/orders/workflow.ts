@@ -55,6 +55,7 @@ import {
 } from './messages';
 import { refundWorkflowId } from '../refunds/messages';
 import { handlerLock, legacyConditionGate } from '../../platform/workflow/lock';
+import { pollingOptions, pollUnless } from '../../platform/workflow/polling';
 import type { refundWorkflow } from '../refunds/workflow';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
@@ -505,69 +506,133 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     }
   }
 
-  // ---- Pending: callbacks, polling on a backoff, and expiry. ----
-  // Closes at expiry the channel did not answer; each waits as the poll of that index would.
-  let unansweredCloses = 0;
-  while (state.status === 'pending') {
-    const untilExpiry = Math.max(0, state.expireAtMs - Date.now());
-    const wait =
-      unansweredCloses > 0
-        ? pollGap(input.timings.pollGapsMs, unansweredCloses - 1)
-        : Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
-    await condition(() => payments.length > 0 || state.status !== 'pending', wait);
-    if (state.status !== 'pending') break;
-    if (payments.length > 0) {
-      const p = payments.shift()!;
-      if (p.status === 'paid') await exclusive(() => markPaid(p));
-      continue;
-    }
-    if (Date.now() >= state.expireAtMs) {
-      // Expiry: close at the channel, unless the channel says the buyer paid.
-      const decided = await exclusive(async () => {
-        if (state.status !== 'pending') return true;
-        let st: PaymentState | undefined;
-        try {
-          st = await channelBackground.closeChannelPayment({
-            channelCode: input.channelCode,
-            tradeNo: state.tradeNo,
-          });
-        } catch (err) {
-          // The channel is the one that knows whether the buyer paid: an order it did not close
-          // stays pending (callbacks still welcome) and the close is tried again, after a wait.
-          if (patched(patches.orderExpiryWaitsForChannel)) {
-            log.warn('closing at the channel failed; will try again', {
-              trade_no: state.tradeNo,
-              attempt: unansweredCloses + 1,
-              error: String(err),
-            });
-            return false;
-          }
-          log.warn('closing at the channel failed; closing locally', {
+  /**
+   * Expiry: close at the channel, unless the channel says the buyer paid. False when the channel
+   * could not be asked: the order stays pending (callbacks still welcome) and the close is tried
+   * again after a wait, since the channel is the one that knows whether the buyer paid.
+   */
+  function closeAtExpiry(unansweredCloses: number): Promise<boolean> {
+    return exclusive(async () => {
+      if (state.status !== 'pending') return true;
+      let st: PaymentState | undefined;
+      try {
+        st = await channelBackground.closeChannelPayment({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+        });
+      } catch (err) {
+        if (patched(patches.orderExpiryWaitsForChannel)) {
+          log.warn('closing at the channel failed; will try again', {
             trade_no: state.tradeNo,
+            attempt: unansweredCloses + 1,
             error: String(err),
           });
+          return false;
         }
-        if (st?.status === 'paid') await applyChannelState(st);
-        else await markClosed();
-        return true;
-      });
-      if (!decided) {
-        unansweredCloses += 1;
+        log.warn('closing at the channel failed; closing locally', {
+          trade_no: state.tradeNo,
+          error: String(err),
+        });
+      }
+      if (st?.status === 'paid') await applyChannelState(st);
+      else await markClosed();
+      return true;
+    });
+  }
+
+  /** Pending as recorded before polling became one activity: a timer and a query per gap. */
+  async function waitWhilePendingByTimers(): Promise<void> {
+    // Closes at expiry the channel did not answer; each waits as the poll of that index would.
+    let unansweredCloses = 0;
+    while (state.status === 'pending') {
+      const untilExpiry = Math.max(0, state.expireAtMs - Date.now());
+      const wait =
+        unansweredCloses > 0
+          ? pollGap(input.timings.pollGapsMs, unansweredCloses - 1)
+          : Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
+      await condition(() => payments.length > 0 || state.status !== 'pending', wait);
+      if (state.status !== 'pending') break;
+      if (payments.length > 0) {
+        const p = payments.shift()!;
+        if (p.status === 'paid') await exclusive(() => markPaid(p));
         continue;
       }
-      break;
-    }
-    state.pollIndex += 1;
-    try {
-      const st = await fast.queryChannelPayment({
-        channelCode: input.channelCode,
-        tradeNo: state.tradeNo,
-      });
-      if (st.status === 'paid') await exclusive(() => applyChannelState(st));
-    } catch (err) {
-      log.warn('payment query failed; will poll again', { trade_no: state.tradeNo, error: String(err) });
+      if (Date.now() >= state.expireAtMs) {
+        if (!(await closeAtExpiry(unansweredCloses))) {
+          unansweredCloses += 1;
+          continue;
+        }
+        break;
+      }
+      state.pollIndex += 1;
+      try {
+        const st = await fast.queryChannelPayment({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+        });
+        if (st.status === 'paid') await exclusive(() => applyChannelState(st));
+      } catch (err) {
+        log.warn('payment query failed; will poll again', { trade_no: state.tradeNo, error: String(err) });
+      }
     }
   }
+
+  /**
+   * Pending: one polling activity follows the backoff until expiry (platform/polling.ts), so an
+   * order that waits costs a workflow task only when something happens: a callback or a close
+   * (either cancels the poll), a payment the poll found, or expiry.
+   */
+  async function waitWhilePendingByActivity(): Promise<void> {
+    let unansweredCloses = 0;
+    let due = false;
+    while (state.status === 'pending') {
+      if (payments.length > 0) {
+        const p = payments.shift()!;
+        if (p.status === 'paid') await exclusive(() => markPaid(p));
+        continue;
+      }
+      if (unansweredCloses > 0) {
+        const wait = pollGap(input.timings.pollGapsMs, unansweredCloses - 1);
+        await condition(() => payments.length > 0 || state.status !== 'pending', wait);
+        if (state.status !== 'pending' || payments.length > 0) continue;
+      } else if (!due && Date.now() < state.expireAtMs) {
+        const awaitPayment = proxyActivities<Activities>(
+          pollingOptions(state.expireAtMs, pollGap(input.timings.pollGapsMs, Infinity)),
+        ).awaitChannelPayment;
+        const waited = await pollUnless(
+          () =>
+            awaitPayment({
+              channelCode: input.channelCode,
+              tradeNo: state.tradeNo,
+              gapsMs: input.timings.pollGapsMs,
+              firstGap: state.pollIndex,
+              deadlineMs: state.expireAtMs,
+              askAtDeadline: false,
+            }),
+          () => payments.length > 0 || state.status !== 'pending',
+        );
+        if ('done' in waited) {
+          const outcome = waited.done;
+          if ('answer' in outcome) await exclusive(() => applyChannelState(outcome.answer));
+          else due = true;
+        } else if ('failed' in waited) {
+          // Only a poll that outlived its deadline ends this way: expiry takes over.
+          log.warn('payment polling ended without an answer', {
+            trade_no: state.tradeNo,
+            error: String(waited.failed),
+          });
+          due = true;
+        }
+        continue;
+      }
+      if (await closeAtExpiry(unansweredCloses)) break;
+      unansweredCloses += 1;
+    }
+  }
+
+  // ---- Pending: callbacks, polling on a backoff, and expiry. ----
+  if (patched(patches.orderPollsAsActivity)) await waitWhilePendingByActivity();
+  else await waitWhilePendingByTimers();
 
   // ---- Closed: accept a late payment for a while, then end. ----
   if (state.status === 'closed') {

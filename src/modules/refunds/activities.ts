@@ -6,6 +6,7 @@ import { OrderRepository, tradeContext } from '../orders';
 import type { ActivityDeps } from '../../worker/activities';
 import { RefundRepository, type NewRefund } from './repository';
 import { refundView } from './view';
+import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
  * The activities of refunds: the channel calls the order workflow makes for a refund it has
@@ -16,6 +17,15 @@ export function createRefundActivities(deps: ActivityDeps) {
   const merchants = new MerchantRepository(deps.db);
   const refundRepo = new RefundRepository(deps.db);
   const contextOf = (tradeNo: string) => tradeContext(orders, merchants, tradeNo);
+
+  async function queryRefund(input: { channelCode: string; refundNo: string }): Promise<RefundState> {
+    const refunds = portOf(channel(input.channelCode), 'refunds');
+    // The refund is recorded before the channel hears of it: no row, no refund to ask about.
+    const refund = await refundRepo.findRefundByNo(input.refundNo);
+    if (!refund) return { status: 'not_found' };
+    const ctx = await contextOf(refund.tradeNo);
+    return refunds.query(ctx, { tradeNo: refund.tradeNo, refundNo: input.refundNo });
+  }
 
   function channel(code: string): Channel {
     const found = deps.channels.get(code);
@@ -50,15 +60,34 @@ export function createRefundActivities(deps: ActivityDeps) {
 
     async queryChannelRefund(input: { channelCode: string; refundNo: string }): Promise<RefundState> {
       try {
-        const refunds = portOf(channel(input.channelCode), 'refunds');
-        // The refund is recorded before the channel hears of it: no row, no refund to ask about.
-        const refund = await refundRepo.findRefundByNo(input.refundNo);
-        if (!refund) return { status: 'not_found' };
-        const ctx = await contextOf(refund.tradeNo);
-        return await refunds.query(ctx, { tradeNo: refund.tradeNo, refundNo: input.refundNo });
+        return await queryRefund(input);
       } catch (err) {
         throw toActivityFailure(err, 'refund_query');
       }
+    },
+
+    /**
+     * Waits on a refund the channel has (SPEC §3.5): one attempt per gap, ended by a final
+     * status, by the polling window's end (after one last query), or, for a refund whose request
+     * went unanswered, by any answer at all (the workflow decides what "not found" means, and
+     * a refund the channel has is followed as usual from then on).
+     */
+    async awaitChannelRefund(
+      input: { channelCode: string; refundNo: string; unanswered?: boolean } & PollPlan,
+    ): Promise<PollOutcome<RefundState>> {
+      return pollAttempt(
+        input,
+        async () => {
+          const st = await queryRefund(input);
+          const final = st.status === 'success' || st.status === 'failed';
+          return final || input.unanswered ? st : undefined;
+        },
+        (err) =>
+          deps.logger.warn('refund query failed; will poll again', {
+            refund_no: input.refundNo,
+            error: err instanceof Error ? err.message : String(err),
+          }),
+      );
     },
 
     async recordRefundCreated(refund: NewRefund): Promise<void> {

@@ -1,6 +1,15 @@
 /** The refund workflow's messages (SPEC §3.5): its id, input and the result signal it takes. */
 import { defineSignal } from '@temporalio/workflow';
 
+/** Patch markers of the refund workflow (`patched()`); see the platform's note on patches. */
+export const patches = {
+  /**
+   * A refund waits on one polling activity whose retries are the backoff; it woke for a timer
+   * and a query at every gap (a workflow task each).
+   */
+  refundPollsAsActivity: 'refund-polls-as-activity',
+} as const;
+
 export const refundWorkflowId = (refundNo: string) => `refund:${refundNo}`;
 
 export interface RefundSignal {

@@ -43,6 +43,15 @@ export const activityProfiles = {
     startToCloseTimeout: '30 seconds',
     retry: { maximumAttempts: 3, initialInterval: '1 second' },
   },
+  /**
+   * Waiting on a channel (platform/polling.ts): each attempt sets its own retry delay, the next
+   * gap of the schedule; this policy only spaces attempts that died without an answer (a worker
+   * lost mid-query). Bounded by a schedule-to-close timeout set per call.
+   */
+  channelPolling: {
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  },
   /** A read-model write: retried until the database answers. */
   dbWrite: {
     startToCloseTimeout: '10 seconds',
