@@ -15,7 +15,7 @@ import { DurapayClient } from '../src/sdk';
 import { TEMPORAL_CLI_VERSION } from '../src/cli/dev/temporal-cli';
 import { benchFloorUpdate, benchFloorWorkflowId } from '../src/diagnostics/messages';
 import { intOption, say } from './lib/cli';
-import { describeError, runClosedLoop, runCount, type Operation } from './lib/load';
+import { describeError, runClosedLoop, runCount, runOpenLoop, type Operation } from './lib/load';
 import { HAS_PROC, UsageMonitor, type Usage } from './lib/procstat';
 import { progressBar, silentProgress } from './lib/progress';
 import { WebhookReceiver } from './lib/receiver';
@@ -27,10 +27,10 @@ import {
   type Target,
 } from './lib/report';
 import { assertLoopback, attachStack, startOwnStack, stopAllStacks, type Stack } from './lib/stack';
-import { ratio, summarize } from './lib/stats';
+import { cpuPerOp, ratio, steadyFate, summarize } from './lib/stats';
 
 const ROOT = path.join(__dirname, '..');
-const PHASES = ['floor', 'create', 'full', 'growth'] as const;
+const PHASES = ['floor', 'create', 'full', 'steady', 'growth'] as const;
 type PhaseKind = (typeof PHASES)[number];
 
 interface Options {
@@ -42,6 +42,9 @@ interface Options {
   growthConcurrency: number;
   seedConcurrency: number;
   phases: PhaseKind[];
+  steadyRate: number;
+  steadyWindow: number;
+  timeScale: number;
   maxRequests: number;
   baseUrl?: string;
   temporalAddress: string;
@@ -107,6 +110,28 @@ function parseOptions(argv: string[]): Options {
       16,
     )
     .option('--phases <list>', `phases to run (${PHASES.join(',')})`, phaseList, [...PHASES])
+    .option(
+      '--steady-rate <n>',
+      'orders created per second in the steady phase',
+      intOption('--steady-rate'),
+      4,
+    )
+    .option(
+      '--steady-window <s>',
+      'measured seconds of the steady phase, after one order lifetime of warm-up',
+      intOption('--steady-window'),
+      30,
+    )
+    .option(
+      '--time-scale <x>',
+      "the steady phase's DURAPAY_TIME_SCALE: a 30-minute expiry and its polling schedule pass in 30 min × x",
+      (v: string) => {
+        const x = Number(v);
+        if (!(x > 0 && x <= 1)) throw new InvalidArgumentError('--time-scale must be a number in (0, 1]');
+        return x;
+      },
+      0.02,
+    )
     .option(
       '--max-requests <n>',
       'at most this many requests per phase',
@@ -251,6 +276,7 @@ async function measure(
       ? Math.round(apiWorker.reduce((sum, role) => sum + processes[role]!.peak_rss_mb, 0) * 10) / 10
       : null,
     processes,
+    cpu_ms_per_op: cpuPerOp(processes, r.requests),
     error_messages: errorMessages,
     measures,
     ...extra,
@@ -388,6 +414,100 @@ async function fullPhase(b: Bench, c: number, out: PhaseResult[]): Promise<void>
       },
     ),
   );
+}
+
+/**
+ * The steady state (own stack, time scaled): orders arrive at a fixed rate for one order
+ * lifetime (a 30-minute expiry, scaled) before the measured window, so that within it the
+ * waiting, polls and expiries of older orders overlap new creates as they do in production.
+ * 7 in 10 expire unpaid, 3 are paid by the buyer at a random moment of their first half-life,
+ * and 1 of those is then refunded in full. The stack's CPU over the window divided by the
+ * orders created in it is the lifetime CPU of one order.
+ */
+async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
+  const { steadyRate: rate, steadyWindow: windowS, timeScale } = b.opts;
+  const lifetimeMs = 30 * 60_000 * timeScale;
+  const warmMs = lifetimeMs + 5_000;
+  const sideTasks = new Set<Promise<void>>();
+  const side = { done: 0, errors: {} as Record<string, number> };
+  const follow = (task: Promise<void>) => {
+    const p = task.then(
+      () => void (side.done += 1),
+      (err: unknown) => {
+        const key = describeError(err);
+        side.errors[key] = (side.errors[key] ?? 0) + 1;
+      },
+    );
+    sideTasks.add(p);
+    void p.finally(() => sideTasks.delete(p));
+  };
+  const payLater = async (
+    order: { trade_no: string; pay_credential: Record<string, unknown> },
+    refund: boolean,
+    amount: number,
+  ) => {
+    await new Promise((r) => setTimeout(r, Math.random() * (lifetimeMs / 2)));
+    const payUrl = String(order.pay_credential.pay_url);
+    assertLoopback(payUrl);
+    const res = await fetch(payUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    await res.text();
+    if (res.status !== 200) throw new Error(`paying ${order.trade_no} answered ${res.status}`);
+    await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS);
+    if (refund) await b.sdk.refund({ trade_no: order.trade_no, refund_amount: amount });
+  };
+
+  const monitor = new UsageMonitor({ ...b.stack.roles, bench: process.pid }, new Set(['bench']));
+  let processes: Record<string, Usage> = {};
+  const r = await runOpenLoop({
+    ratePerS: rate,
+    measureFromMs: warmMs,
+    durationMs: warmMs + windowS * 1000,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    operation: async (seq) => {
+      const input = orderInput(b, 'steady');
+      const t0 = performance.now();
+      const order = await b.sdk.createOrder(input);
+      const took = performance.now() - t0;
+      const fate = steadyFate(seq);
+      if (fate !== 'expire') follow(payLater(order, fate === 'pay-refund', input.amount));
+      return took;
+    },
+    progress: progressBar('steady', (warmMs + windowS * 1000) / 1000, 's'),
+    onMeasureStart: () => monitor.start(),
+    onArrivalsEnd: () => (processes = monitor.stop()),
+  });
+  say(`  steady: waiting for ${sideTasks.size} payments and refunds under way …`);
+  while (sideTasks.size > 0) await Promise.race(sideTasks);
+  for (const [message, count] of Object.entries(side.errors)) {
+    process.stdout.write(`steady: ${count} × payment or refund error: ${message}\n`);
+  }
+  const sideErrors = Object.values(side.errors).reduce((a, n) => a + n, 0);
+  out.push({
+    name: 'steady',
+    concurrency: 0,
+    requests: r.requests,
+    throughput_rps: Math.round((r.requests / Math.max(r.elapsedMs, 1)) * 1000 * 10) / 10,
+    latency_ms: summarize(r.latenciesMs),
+    errors: r.errors + sideErrors,
+    cpu_s:
+      processes.api && processes.worker
+        ? Math.round((processes.api.cpu_s + processes.worker.cpu_s) * 100) / 100
+        : null,
+    peak_rss_mb:
+      processes.api && processes.worker
+        ? Math.round((processes.api.peak_rss_mb + processes.worker.peak_rss_mb) * 10) / 10
+        : null,
+    processes,
+    cpu_ms_per_op: cpuPerOp(processes, r.offered),
+    error_messages: { ...r.errorCounts, ...side.errors },
+    rate_per_s: rate,
+    time_scale: timeScale,
+    measures: `orders created open-loop at ${rate}/s with DURAPAY_TIME_SCALE=${timeScale} (a 30-minute expiry lasts ${(lifetimeMs / 1000).toFixed(0)} s): 7 in 10 expire unpaid, 3 are paid, 1 of those refunded; latency is the create's; CPU over ${windowS} s after one lifetime of warm-up, per order created in it, is an order's lifetime CPU`,
+  });
 }
 
 async function countOpenOrders(b: Bench): Promise<number> {
@@ -532,6 +652,7 @@ async function withStack<T>(
   workDir: string,
   label: string,
   fn: (b: Bench) => Promise<T>,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<T> {
   const started = Date.now();
   say(
@@ -553,6 +674,7 @@ async function withStack<T>(
         workDir,
         databaseUrl: process.env.DATABASE_URL || undefined,
         nodeFlags: opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.outDir, 'profiles')}`] : [],
+        env,
         say,
       });
   say(`  ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${stack.description}`);
@@ -593,7 +715,7 @@ async function main(): Promise<void> {
     }
   };
   try {
-    const first = opts.phases.filter((p) => p !== 'growth');
+    const first = opts.phases.filter((p) => p !== 'growth' && p !== 'steady');
     if (first.length) {
       await attempt(first.join(', '), () =>
         withStack(opts, path.join(scratch, 'stack-a'), first.join(', '), async (b) => {
@@ -602,6 +724,22 @@ async function main(): Promise<void> {
           if (first.includes('create')) await attempt('create', () => createPhases(b, phases));
           if (first.includes('full')) await attempt('full', () => fullPhases(b, phases));
         }),
+      );
+    }
+    if (opts.phases.includes('steady')) {
+      // Its own stack, time scaled so that an order's whole life fits in the run; a running
+      // stack (--base-url) must run with DURAPAY_TIME_SCALE equal to --time-scale.
+      await attempt('steady', () =>
+        withStack(
+          opts,
+          path.join(scratch, 'stack-s'),
+          'steady',
+          async (b) => {
+            stackDescription ||= b.stack.description;
+            await steadyPhase(b, phases);
+          },
+          { DURAPAY_TIME_SCALE: String(opts.timeScale) },
+        ),
       );
     }
     if (opts.phases.includes('growth')) {
@@ -634,6 +772,16 @@ async function main(): Promise<void> {
         ? ratio(growth[growth.length - 1]!.latency_ms?.p50, growth[0]!.latency_ms?.p50)
         : null,
     growth_top_level: growth.length ? Number(growth[growth.length - 1]!.name.slice('growth-'.length)) : null,
+    lifetime_cpu_vs_create: ratio(
+      phases.find((p) => p.name === 'steady')?.cpu_ms_per_op?.total,
+      phases.find((p) => p.name === `create-c${maxC}`)?.cpu_ms_per_op?.total,
+    ),
+    create_cpu_vs_floor: ratio(
+      phases.find((p) => p.name === `create-c${maxC}`)?.cpu_ms_per_op?.total,
+      phases.find((p) => p.name === `floor-c${maxC}`)?.cpu_ms_per_op?.total,
+    ),
+    worker_rss_mb_at_10k:
+      growth.find((p) => p.name === 'growth-10000')?.processes.worker?.peak_rss_mb ?? null,
   };
   const result: BenchResult = {
     started_at: startedAt.toISOString(),
@@ -648,6 +796,9 @@ async function main(): Promise<void> {
       growth: opts.growth,
       growth_concurrency: opts.growthConcurrency,
       seed_concurrency: opts.seedConcurrency,
+      steady_rate: opts.steadyRate,
+      steady_window_s: opts.steadyWindow,
+      time_scale: opts.timeScale,
       phases: opts.phases,
     },
     phases,

@@ -166,3 +166,97 @@ export async function runCount(opts: {
     throw new Error(`seeding failed after ${done} operations: ${describeError(failure)}`);
   return { done, elapsedMs: performance.now() - started };
 }
+
+export interface OpenLoopOptions {
+  /** Arrivals per second, whatever the answers: a backlog shows as latency, not as a lower rate. */
+  ratePerS: number;
+  /** Arrivals before `measureFromMs` run but are not counted. */
+  measureFromMs: number;
+  /** Arrivals stop at this time (from the start), then the loop waits for the ones under way. */
+  durationMs: number;
+  timeoutMs: number;
+  operation: Operation;
+  progress: Progress;
+  /** Called at `measureFromMs` (start a usage monitor), and when arrivals stop (stop it). */
+  onMeasureStart?: () => void;
+  onArrivalsEnd?: () => void;
+}
+
+/**
+ * An open-loop load generator: operations start at a fixed rate (the k-th at k / rate seconds)
+ * however long the earlier ones take, as buyers arrive at a gateway. Latency is then the
+ * system's under that offered load; a closed loop of N callers measures its own queue instead.
+ */
+export async function runOpenLoop(opts: OpenLoopOptions): Promise<ClosedLoopResult & { offered: number }> {
+  const started = performance.now();
+  const latenciesMs: number[] = [];
+  const errorCounts: Record<string, number> = {};
+  const inFlight = new Set<Promise<void>>();
+  let errors = 0;
+  let offered = 0;
+  let measuring = false;
+  let lastDone = started + opts.measureFromMs;
+
+  const ticker = setInterval(() => {
+    const now = performance.now() - started;
+    opts.progress.update(
+      Math.min(opts.durationMs, now) / 1000,
+      now < opts.measureFromMs
+        ? `(warming up, ${inFlight.size} under way)`
+        : `${latenciesMs.length} ok, ${inFlight.size} under way${errors ? `, ${errors} errors` : ''}`,
+    );
+  }, 250);
+
+  const launch = (seq: number, measured: boolean) => {
+    const t0 = performance.now();
+    const p = withTimeout(opts.operation(seq), opts.timeoutMs).then(
+      (own) => {
+        const t1 = performance.now();
+        if (!measured) return;
+        latenciesMs.push(typeof own === 'number' ? own : t1 - t0);
+        lastDone = Math.max(lastDone, t1);
+      },
+      (err: unknown) => {
+        const key = describeError(err);
+        errorCounts[key] = (errorCounts[key] ?? 0) + 1;
+        if (measured) errors += 1;
+      },
+    );
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  };
+
+  try {
+    const intervalMs = 1000 / opts.ratePerS;
+    for (let seq = 0; ; seq++) {
+      const due = seq * intervalMs;
+      if (due >= opts.durationMs) break;
+      const wait = started + due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const measured = due >= opts.measureFromMs;
+      if (measured && !measuring) {
+        measuring = true;
+        opts.onMeasureStart?.();
+      }
+      if (measured) offered += 1;
+      launch(seq, measured);
+    }
+    opts.onArrivalsEnd?.();
+    while (inFlight.size > 0) await Promise.race(inFlight);
+  } finally {
+    clearInterval(ticker);
+    opts.progress.update(
+      opts.durationMs / 1000,
+      `${latenciesMs.length} ok${errors ? `, ${errors} errors` : ''}`,
+    );
+    opts.progress.stop();
+  }
+  return {
+    requests: latenciesMs.length,
+    errors,
+    errorCounts,
+    latenciesMs,
+    elapsedMs: lastDone - (started + opts.measureFromMs),
+    offered,
+  };
+}

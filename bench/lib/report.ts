@@ -15,6 +15,16 @@ export interface PhaseResult {
   peak_rss_mb: number | null;
   /** Each measured process (api, worker, temporal, postgres, and the bench's own) on its own. */
   processes: Record<string, Usage>;
+  /**
+   * CPU milliseconds per operation of each process of the stack (api, worker, temporal,
+   * postgres) and their total: the primary figure, steadier than throughput on a shared machine.
+   */
+  cpu_ms_per_op?: Record<string, number> | null;
+  /** Open-loop phases: the arrival rate, and the floor's throughput fraction it is. */
+  rate_per_s?: number;
+  rate_fraction?: number;
+  /** The steady phase: its DURAPAY_TIME_SCALE. */
+  time_scale?: number;
   /** Every distinct error message with its count (warm-up included). */
   error_messages: Record<string, number>;
   /** growth phases: open order workflows when the phase began. */
@@ -49,6 +59,12 @@ export interface BenchResult {
     /** p50 at the highest growth level that ran / p50 at 0 (the default levels stop below 10 000). */
     growth_p50_top_vs_0: number | null;
     growth_top_level: number | null;
+    /** The steady phase's CPU per order over its whole life / create-cN's CPU per create. */
+    lifetime_cpu_vs_create: number | null;
+    /** create-cN's CPU per create / floor-cN's CPU per update-with-start (same N, the highest). */
+    create_cpu_vs_floor: number | null;
+    /** Worker peak RSS during growth-10000, MiB; null unless that level ran. */
+    worker_rss_mb_at_10k: number | null;
   };
   targets: Target[];
 }

@@ -250,6 +250,8 @@ export async function attachStack(opts: AttachOptions): Promise<Stack> {
   if (worker) roles.worker = worker;
   const temporal = findProcesses(/ server start-dev /);
   if (temporal.length === 1) roles.temporal = temporal[0]!;
+  const postgres = findProcesses(/durapay\.js postgres /);
+  if (postgres.length === 1) roles.postgres = postgres[0]!;
   const app = await createApp(
     process.env,
     `${opts.purpose ?? 'bench'}-${Date.now().toString(36)}`,

@@ -1,4 +1,5 @@
 /** Latency statistics for the benchmark: exact percentiles over every sample of a phase. */
+import type { Usage } from './procstat';
 
 export interface LatencySummary {
   p50: number;
@@ -37,4 +38,32 @@ export function summarize(samplesMs: readonly number[]): LatencySummary | null {
 export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
   if (a === null || a === undefined || b === null || b === undefined || b === 0) return null;
   return Math.round((a / b) * 100) / 100;
+}
+
+/** The stack's roles whose CPU an operation costs (the bench's own is reported apart). */
+const STACK_ROLES = ['api', 'worker', 'temporal', 'postgres'] as const;
+
+/** CPU milliseconds per operation, for each process of the stack and in all. */
+export function cpuPerOp(
+  processes: Record<string, Usage>,
+  operations: number,
+): Record<string, number> | null {
+  if (operations <= 0 || !processes.api) return null;
+  const out: Record<string, number> = {};
+  let total = 0;
+  for (const role of STACK_ROLES) {
+    const usage = processes[role];
+    if (!usage) continue;
+    out[role] = Math.round(((usage.cpu_s * 1000) / operations) * 100) / 100;
+    total += usage.cpu_s;
+  }
+  out.total = Math.round(((total * 1000) / operations) * 100) / 100;
+  return out;
+}
+
+/** How an order of the steady phase lives: most are never paid, as codes shown and abandoned. */
+export function steadyFate(seq: number): 'expire' | 'pay' | 'pay-refund' {
+  const slot = seq % 10;
+  if (slot < 7) return 'expire';
+  return slot === 9 ? 'pay-refund' : 'pay';
 }

@@ -12,7 +12,7 @@ import type { BenchResult } from '../../bench/lib/report';
 import { runTool } from '../support/scripts';
 import { globalState } from '../support/state';
 
-jest.setTimeout(300_000);
+jest.setTimeout(420_000);
 
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-bench-test-'));
 afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
@@ -48,6 +48,11 @@ test('when the bench runs every phase with tiny settings, then each phase report
     '0,200',
     '--seed-concurrency',
     '4',
+    // An order's 30-minute life in 9 s, then 2 s measured.
+    '--time-scale',
+    '0.005',
+    '--steady-window',
+    '2',
     '--out-dir',
     outDir,
   ]);
@@ -65,6 +70,7 @@ test('when the bench runs every phase with tiny settings, then each phase report
     'floor-c2',
     'create-c2',
     'full-c1',
+    'steady',
     'growth-0',
     'growth-200',
   ]);
@@ -79,13 +85,22 @@ test('when the bench runs every phase with tiny settings, then each phase report
     expect(Object.keys(p.processes)).toEqual(expect.arrayContaining(['api', 'worker', 'temporal', 'bench']));
     expect(p.cpu_s).toBe(Math.round((p.processes.api!.cpu_s + p.processes.worker!.cpu_s) * 100) / 100);
     expect(p.processes.worker!.peak_rss_mb).toBeGreaterThan(50);
+    // CPU per operation for each process of the stack, and their sum.
+    const perOp = p.cpu_ms_per_op!;
+    expect(perOp.total).toBeGreaterThan(0);
+    const parts = ['api', 'worker', 'temporal', 'postgres'].map((r) => perOp[r] ?? 0);
+    expect(Math.abs(parts.reduce((a, n) => a + n, 0) - perOp.total)).toBeLessThan(0.05);
   }
+  expect(result.phases[3]).toMatchObject({ rate_per_s: 4, time_scale: 0.005 });
   // The growth stack is a fresh one: nothing open before its first phase, then the seeded 200.
-  expect(result.phases[3]!.open_orders).toBe(0);
-  expect(result.phases[4]!.open_orders).toBeGreaterThanOrEqual(200);
-  expect(result.phases[4]!.seeding).toMatchObject({ retries: 0 });
-  expect(result.phases[4]!.seeding!.orders).toBeGreaterThan(0);
+  expect(result.phases[4]!.open_orders).toBe(0);
+  expect(result.phases[5]!.open_orders).toBeGreaterThanOrEqual(200);
+  expect(result.phases[5]!.seeding).toMatchObject({ retries: 0 });
+  expect(result.phases[5]!.seeding!.orders).toBeGreaterThan(0);
   expect(result.ratios.create_vs_floor).toBeGreaterThan(0);
+  expect(result.ratios.lifetime_cpu_vs_create).toBeGreaterThan(0);
+  expect(result.ratios.create_cpu_vs_floor).toBeGreaterThan(0);
+  expect(result.ratios.worker_rss_mb_at_10k).toBeNull();
   expect(result.ratios.growth_top_level).toBe(200);
   expect(result.ratios.growth_p50_10k_vs_0).toBeNull();
 
