@@ -89,7 +89,7 @@ test('when the bench runs every phase with tiny settings, then each phase report
     const perOp = p.cpu_ms_per_op!;
     expect(perOp.total).toBeGreaterThan(0);
     const parts = ['api', 'worker', 'temporal', 'postgres'].map((r) => perOp[r] ?? 0);
-    expect(Math.abs(parts.reduce((a, n) => a + n, 0) - perOp.total)).toBeLessThan(0.05);
+    expect(Math.abs(parts.reduce((a, n) => a + n, 0) - perOp.total!)).toBeLessThan(0.05);
   }
   expect(result.phases[3]).toMatchObject({ rate_per_s: 4, time_scale: 0.005 });
   // The growth stack is a fresh one: nothing open before its first phase, then the seeded 200.
