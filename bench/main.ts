@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/platform/config';
 import { DurapayClient } from '../src/sdk';
 import { TEMPORAL_CLI_VERSION } from '../src/cli/dev/temporal-cli';
@@ -361,10 +362,29 @@ async function resetOrders(b: Bench): Promise<void> {
       },
       progress: progressBar('reset', ids.length, 'orders ended'),
     });
+    await dropPolls(b);
     // The visibility store catches up with the terminations a moment later.
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error('the orders of the last phase could not all be ended');
+}
+
+/**
+ * Ends the sweeper's polls of the orders just ended: their rows stay pending, and the payment
+ * sweeper would otherwise poll them until they expire. Needs the stack's database (own stack).
+ */
+async function dropPolls(b: Bench): Promise<void> {
+  if (!b.stack.databaseUrl) return;
+  const pg = new PgClient({ connectionString: b.stack.databaseUrl });
+  await pg.connect();
+  try {
+    await pg.query(
+      `DELETE FROM payment_polls p USING orders o WHERE o.trade_no = p.trade_no AND o.app_id = $1`,
+      [b.stack.app.app_id],
+    );
+  } finally {
+    await pg.end();
+  }
 }
 
 async function createPhases(b: Bench, out: PhaseResult[]): Promise<void> {

@@ -5,6 +5,8 @@ import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../plat
 import { channelsFromConfig } from '../channels/registry';
 import { connectDatabase } from '../platform/db';
 import { AppRepository } from '../modules/apps';
+import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../modules/orders';
+import { scaleDuration } from '../platform/durations';
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
 import type { Logger } from '../platform/logger';
@@ -26,6 +28,8 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   const connection = await NativeConnection.connect({ address });
   const db = connectDatabase(requireDatabaseUrl(config));
   const bundlePath = config.temporal.workflowBundlePath;
+  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const channels = channelsFromConfig(config, masterKey);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -33,13 +37,13 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     activities: {
       db,
       logger,
-      client: new Client({ connection: clientConnection, namespace: config.temporal.namespace }),
+      client,
       taskQueue: config.temporal.taskQueue,
       apps: new AppRepository(db, new SecretBox(masterKey)),
       notifications: config.notifications,
       timeScale: config.timeScale,
       guardAddresses: config.env === 'production',
-      channels: channelsFromConfig(config, masterKey),
+      channels,
     },
     workflowBundleCode: bundlePath
       ? fs.readFileSync(bundlePath, 'utf8')
@@ -52,11 +56,21 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     max_cached_workflows: config.temporal.maxCachedWorkflows,
     diagnostic_workflows: bundlePath ? 'as bundled' : config.temporal.diagnosticWorkflows,
   });
+  // Pending orders' polls, in batches beside the worker (modules/orders/sweeper.ts).
+  const sweeper = new PaymentSweeper({
+    db,
+    client,
+    channels,
+    logger,
+    tickMs: sweepTickMs(PAYMENT_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, config.timeScale))),
+  });
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.
   process.once('disconnect', () => worker.shutdown());
+  sweeper.start();
   try {
     await worker.run();
   } finally {
+    await sweeper.stop();
     await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
     logger.info('worker stopped');
   }

@@ -57,10 +57,17 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
  * application workflows serialized their handlers with a FIFO lock; in before-local-activities/
  * those recorded before the order and notification workflows moved their hot path to local
  * activities; in before-polling-activities/ those recorded before pending orders, refunds and
- * audits waited on one polling activity instead of a timer per gap. Workflows started then must
- * still replay (they take the unpatched paths).
+ * audits waited on one polling activity instead of a timer per gap; in before-payment-sweeper/
+ * those recorded while a pending order's polling activity was its own, before the payment sweeper
+ * polled it. Workflows started then must still replay (they take the unpatched paths).
  */
-const FIXTURE_SETS = ['.', 'before-handler-lock', 'before-local-activities', 'before-polling-activities'];
+const FIXTURE_SETS = [
+  '.',
+  'before-handler-lock',
+  'before-local-activities',
+  'before-polling-activities',
+  'before-payment-sweeper',
+];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
   const files = FIXTURE_SETS.flatMap((set) => {

@@ -1,15 +1,17 @@
 /**
- * What a pending order costs while it waits (SPEC §3.2): one polling activity follows the
- * backoff, its attempts kept by the server, so the order's workflow takes a task only when
- * something happens. Read from the order's own history on the real server.
+ * What a pending order costs while it waits (SPEC §3.2): the payment sweeper polls it from
+ * Postgres in batches and signals only a payment, so the order's workflow takes a task only when
+ * something happens. Read from the order's own history on the real server and from its poll row.
  */
 import { temporal } from '@temporalio/proto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { startTestStack, type TestStack } from '../support/harness';
-import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { inRounds, paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { until } from '../support/wait';
+import { QueryTypes } from 'sequelize';
+import { OrderRepository } from '../../src/modules/orders';
 
 jest.setTimeout(120_000);
 
@@ -42,107 +44,115 @@ async function historyOf(merchantOrderNo: string): Promise<HistoryEvent[]> {
   return history.events ?? [];
 }
 
-/** The polling activity's scheduled event id, the attempt it ended on, and how it ended. */
-function polls(events: HistoryEvent[]) {
-  const scheduled = events.filter(
+const polls = (events: HistoryEvent[]) =>
+  events.filter(
     (e) =>
       e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-      e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitChannelPayment',
+      /ChannelPayment$/.test(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') &&
+      e.activityTaskScheduledEventAttributes?.activityType?.name !== 'closeChannelPayment',
   );
-  return scheduled.map((s) => {
-    const id = Number(s.eventId);
-    const of = (e: HistoryEvent) =>
-      Number(
-        (
-          e.activityTaskStartedEventAttributes ??
-          e.activityTaskCompletedEventAttributes ??
-          e.activityTaskCancelRequestedEventAttributes ??
-          e.activityTaskCanceledEventAttributes
-        )?.scheduledEventId,
-      ) === id;
-    const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && of(e));
-    return {
-      attempt: started?.activityTaskStartedEventAttributes?.attempt ?? 0,
-      completed: events.some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED && of(e)),
-      cancelRequested: events.some(
-        (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED && of(e),
-      ),
-    };
-  });
-}
 
 const count = (events: HistoryEvent[], type: number) => events.filter((e) => e.eventType === type).length;
 
-describe('a pending order waiting on its channel', () => {
-  test('when an order waits unpaid until it expires, then one polling activity asked at every gap and its workflow took no task or timer for them', async () => {
-    const body = pay.orderBody({ expire_minutes: 5 });
-    const created = await pay.post<{ trade_no: string }>('/api/v1/pay/unified-order', body);
-    expect(created.code).toBe('success');
-    await pay.statusIs(created.data!.trade_no, 'closed');
+async function pollRow(tradeNo: string): Promise<{ gap_index: number } | undefined> {
+  const rows = await stack.database.db.sequelize.query<{ gap_index: number }>(
+    'SELECT gap_index FROM payment_polls WHERE trade_no = :tradeNo',
+    { replacements: { tradeNo }, type: QueryTypes.SELECT },
+  );
+  return rows[0];
+}
 
-    const events = await historyOf(body.merchant_order_no);
-    const poll = polls(events);
-    expect(poll).toHaveLength(1);
-    // 3 s of waiting at gaps of 0.1, 0.3, 0.6, 1.2 s…: at least four queries (the server's retry
-    // timers may fire late on a loaded machine, never early), all in one activity.
-    expect(poll[0]!.attempt).toBeGreaterThanOrEqual(4);
-    expect(poll[0]!.completed).toBe(true);
-    // Every wait was the activity's: no workflow timer fired while the order was pending.
-    expect(count(events, EventType.EVENT_TYPE_TIMER_FIRED)).toBe(0);
-    // Create, the poll's end at expiry (then the close), and nothing for the queries between.
+async function create(overrides: Record<string, unknown>) {
+  const body = pay.orderBody(overrides);
+  const created = await pay.post<{ trade_no: string; pay_credential: { pay_url: string } }>(
+    '/api/v1/pay/unified-order',
+    body,
+  );
+  expect(created.code).toBe('success');
+  return { merchantOrderNo: body.merchant_order_no, ...created.data! };
+}
+
+describe('a pending order waiting on its channel', () => {
+  test('when an order waits unpaid until it expires, then the sweeper asks at every gap and the order workflow takes no task for it', async () => {
+    const order = await create({ expire_minutes: 5 });
+    // 3 s of waiting at gaps of 0.1, 0.3, 0.6, 1.2 s: the sweeper moves the order's poll along.
+    await until(
+      'three polls',
+      async () => ((await pollRow(order.trade_no))?.gap_index ?? 0) >= 3 || undefined,
+    );
+    await pay.statusIs(order.trade_no, 'closed');
+    expect(await pollRow(order.trade_no)).toBeUndefined();
+
+    const events = await historyOf(order.merchantOrderNo);
+    expect(polls(events)).toEqual([]);
+    // Create, expiry (the close), and nothing for the polls between.
     expect(count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBeLessThanOrEqual(5);
     await until('payment.closed', async () =>
-      pay.notificationsFor(created.data!.trade_no, 'payment.closed').length > 0 ? true : undefined,
+      pay.notificationsFor(order.trade_no, 'payment.closed').length > 0 ? true : undefined,
     );
-    expect(pay.notificationsFor(created.data!.trade_no, 'payment.closed')).toHaveLength(1);
+    expect(pay.notificationsFor(order.trade_no, 'payment.closed')).toHaveLength(1);
   });
 
-  test('when the buyer pays and the callback arrives, then the waiting poll is cancelled and the order is paid once', async () => {
-    const body = pay.orderBody({ expire_minutes: 30 });
-    const created = await pay.post<{ trade_no: string; pay_credential: { pay_url: string } }>(
-      '/api/v1/pay/unified-order',
-      body,
-    );
-    await pay.buyerPays(created.data!.pay_credential.pay_url);
-    await pay.statusIs(created.data!.trade_no, 'paid');
-
-    const poll = await until('the poll cancelled', async () => {
-      const p = polls(await historyOf(body.merchant_order_no));
-      return p[0]?.cancelRequested ? p : undefined;
-    });
-    expect(poll).toHaveLength(1);
-    expect(poll[0]!.completed).toBe(false);
+  test('when the buyer pays and the callback arrives, then the order is paid once and no longer polled', async () => {
+    const order = await create({ expire_minutes: 30 });
+    await pay.buyerPays(order.pay_credential.pay_url);
+    await pay.statusIs(order.trade_no, 'paid');
+    expect(await pollRow(order.trade_no)).toBeUndefined();
     await until('payment.succeeded', async () =>
-      pay.notificationsFor(created.data!.trade_no, 'payment.succeeded').length > 0 ? true : undefined,
+      pay.notificationsFor(order.trade_no, 'payment.succeeded').length > 0 ? true : undefined,
     );
-    expect(pay.notificationsFor(created.data!.trade_no, 'payment.succeeded')).toHaveLength(1);
+    expect(pay.notificationsFor(order.trade_no, 'payment.succeeded')).toHaveLength(1);
   });
 
-  test('when the callback is lost, then the poll finds the payment and ends with it', async () => {
-    const body = pay.orderBody({ expire_minutes: 30, extra: { sandbox: { callback: 'drop' } } });
-    const created = await pay.post<{ trade_no: string; pay_credential: { pay_url: string } }>(
-      '/api/v1/pay/unified-order',
-      body,
-    );
-    await pay.buyerPays(created.data!.pay_credential.pay_url);
-    await pay.statusIs(created.data!.trade_no, 'paid');
+  test('when the callback is lost, then the sweeper finds the payment and signals the order', async () => {
+    const order = await create({ expire_minutes: 30, extra: { sandbox: { callback: 'drop' } } });
+    await pay.buyerPays(order.pay_credential.pay_url);
+    await pay.statusIs(order.trade_no, 'paid');
+    expect(await pollRow(order.trade_no)).toBeUndefined();
 
-    const poll = polls(await historyOf(body.merchant_order_no));
-    expect(poll).toHaveLength(1);
-    expect(poll[0]!.completed).toBe(true);
-    expect(poll[0]!.cancelRequested).toBe(false);
-    expect(poll[0]!.attempt).toBeGreaterThanOrEqual(2);
+    const events = await historyOf(order.merchantOrderNo);
+    expect(polls(events)).toEqual([]);
+    expect(count(events, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)).toBeGreaterThanOrEqual(1);
+    await until('payment.succeeded', async () =>
+      pay.notificationsFor(order.trade_no, 'payment.succeeded').length > 0 ? true : undefined,
+    );
   });
 
-  test('when a pending order is closed by its merchant, then the waiting poll is cancelled', async () => {
-    const body = pay.orderBody({ expire_minutes: 30 });
-    const created = await pay.post<{ trade_no: string }>('/api/v1/pay/unified-order', body);
-    const closed = await pay.post('/api/v1/pay/close', { trade_no: created.data!.trade_no });
+  test('when a pending order is closed by its merchant, then it is no longer polled', async () => {
+    const order = await create({ expire_minutes: 30 });
+    const closed = await pay.post('/api/v1/pay/close', { trade_no: order.trade_no });
     expect(closed.code).toBe('success');
-    const poll = await until('the poll cancelled', async () => {
-      const p = polls(await historyOf(body.merchant_order_no));
-      return p[0]?.cancelRequested ? p : undefined;
-    });
-    expect(poll[0]!.completed).toBe(false);
+    expect(await pollRow(order.trade_no)).toBeUndefined();
+  });
+});
+
+describe('sweepers side by side', () => {
+  test('when two sweepers claim due polls at once, round after round, then every due poll is claimed by exactly one of them', async () => {
+    const orders = await inRounds(30, 4, () =>
+      create({ expire_minutes: 30, extra: { sandbox: { callback: 'drop' } } }),
+    );
+    const tradeNos = orders.map((o) => o.trade_no).sort();
+    await stack.sweeper.stop();
+    const repo = new OrderRepository(stack.database.db);
+    try {
+      for (let round = 0; round < 25; round++) {
+        await stack.database.db.sequelize.query(
+          "UPDATE payment_polls SET next_poll_at = now() - interval '1 second' WHERE trade_no IN (:tradeNos)",
+          { replacements: { tradeNos } },
+        );
+        const claimed: string[] = [];
+        const sweeper = async () => {
+          for (;;) {
+            const batch = await repo.claimDuePolls(4);
+            if (batch.length === 0) return;
+            claimed.push(...batch.map((b) => b.tradeNo).filter((t) => tradeNos.includes(t)));
+          }
+        };
+        await Promise.all([sweeper(), sweeper(), sweeper()]);
+        expect(claimed.sort()).toEqual(tradeNos);
+      }
+    } finally {
+      stack.sweeper.start();
+    }
   });
 });

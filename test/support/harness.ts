@@ -14,6 +14,8 @@ import { createApp } from '../../src/api/app';
 import { listenApi } from '../../src/api/http-server';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import { listenForAppChanges } from '../../src/modules/apps';
+import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../../src/modules/orders';
+import { scaleDuration } from '../../src/platform/durations';
 import { attemptCounter } from './attempts';
 import type { AuthDeps } from '../../src/modules/apps/authenticate';
 import type { ApiServices } from '../../src/api/services';
@@ -168,6 +170,8 @@ export interface TestStack {
   client: Client;
   connection: Connection;
   worker: Worker;
+  /** The payment sweeper beside the worker: polls pending orders in batches. */
+  sweeper: PaymentSweeper;
   baseUrl: string;
   server: Server;
   logs: () => string[];
@@ -266,6 +270,15 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     options: { shutdownGraceTime: '1 second', interceptors: { activity: [attempts.interceptor] } },
   });
   const running = worker.run();
+  // Pending orders' polls, as beside every worker process.
+  const sweeper = new PaymentSweeper({
+    db: database.db,
+    client,
+    channels,
+    logger,
+    tickMs: sweepTickMs(PAYMENT_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, timeScale))),
+  });
+  sweeper.start();
 
   const probe = probeConnection(state.temporalAddress);
   const services: ApiServices = {
@@ -338,6 +351,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     client,
     connection,
     worker,
+    sweeper,
     server,
     baseUrl,
     logs: lines,
@@ -347,6 +361,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       wechatpaySandbox?.close();
       alipaySandbox?.close();
       await stopListening();
+      await sweeper.stop();
       worker.shutdown();
       await running;
       await nativeConnection.close();

@@ -4,6 +4,7 @@ export { paymentRoutes } from './routes';
 export { OrderService, type OrderServiceDeps } from './service';
 export { createPaymentActivities, subMerchantOf, tradeContext } from './activities';
 export { OrderRepository } from './repository';
+export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';
 export { refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
 export type { RefundRequest, RefundResult } from './messages';
 export type { Order } from './model';

@@ -25,6 +25,11 @@ export const patches = {
    * timer and a query at every gap (a workflow task each).
    */
   orderPollsAsActivity: 'order-polls-as-activity',
+  /**
+   * A pending order is polled by the payment sweeper (modules/orders/sweeper.ts), which signals
+   * a payment it finds; its workflow keeps one timer, for expiry.
+   */
+  orderPollsBySweeper: 'order-polls-by-sweeper',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>

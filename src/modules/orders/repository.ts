@@ -22,6 +22,20 @@ export interface NewOrder {
   profitSharingAmount: number;
   extra: Record<string, unknown> | null;
   createdAt: string;
+  /**
+   * The polls the payment sweeper makes while the order is pending: the gaps between them and
+   * when they stop (the order's expiry, whose final check is its workflow's close). Absent for
+   * orders whose workflow polls the channel itself.
+   */
+  poll?: { gapsMs: number[]; until: string };
+}
+
+/** A poll the sweeper claimed: the order it asks about and where its answer goes. */
+export interface DuePoll {
+  tradeNo: string;
+  channelCode: string;
+  appId: string;
+  merchantOrderNo: string;
 }
 
 /**
@@ -67,12 +81,75 @@ export class OrderRepository {
         },
       },
     );
+    if (!o.poll || o.poll.gapsMs.length === 0) return;
+    // Only while the order is pending: a create recorded again after a callback paid it adds none.
+    await this.db.sequelize.query(
+      `INSERT INTO payment_polls (trade_no, channel_code, gaps_ms, gap_index, next_poll_at, poll_until)
+       SELECT trade_no, channel_code, CAST(:gaps AS integer[]), 0,
+              now() + make_interval(secs => :firstGapMs / 1000.0), :until
+         FROM orders WHERE trade_no = :tradeNo AND status = 'pending'
+       ON CONFLICT (trade_no) DO NOTHING`,
+      {
+        replacements: {
+          tradeNo: o.tradeNo,
+          gaps: `{${o.poll.gapsMs.map((g) => Math.max(1, Math.round(g))).join(',')}}`,
+          firstGapMs: o.poll.gapsMs[0]!,
+          until: o.poll.until,
+        },
+      },
+    );
   }
 
-  /** pending (or closed: a late payment) → paid. */
+  /**
+   * Claims up to `limit` polls that are due, and moves each to its next gap in the same
+   * statement: concurrent sweepers (one per worker) skip each other's rows. A poll whose next gap
+   * reaches past its end is not claimed again; the order's close at expiry is its last check.
+   */
+  async claimDuePolls(limit: number): Promise<DuePoll[]> {
+    const rows = await this.db.sequelize.query<{
+      trade_no: string;
+      channel_code: string;
+      app_id: string;
+      merchant_order_no: string;
+    }>(
+      `WITH due AS (
+         SELECT trade_no FROM payment_polls
+          WHERE next_poll_at <= now() AND next_poll_at < poll_until
+          ORDER BY next_poll_at
+          LIMIT :limit
+          FOR UPDATE SKIP LOCKED
+       ), moved AS (
+         UPDATE payment_polls p
+            SET gap_index = p.gap_index + 1,
+                next_poll_at = now() + make_interval(
+                  secs => p.gaps_ms[LEAST(p.gap_index + 2, cardinality(p.gaps_ms))] / 1000.0)
+           FROM due WHERE p.trade_no = due.trade_no
+         RETURNING p.trade_no, p.channel_code
+       )
+       SELECT m.trade_no, m.channel_code, o.app_id, o.merchant_order_no
+         FROM moved m JOIN orders o ON o.trade_no = m.trade_no`,
+      { replacements: { limit }, type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      tradeNo: r.trade_no,
+      channelCode: r.channel_code,
+      appId: r.app_id,
+      merchantOrderNo: r.merchant_order_no,
+    }));
+  }
+
+  /** Stops polling an order (its workflow has ended). */
+  async dropPoll(tradeNo: string): Promise<void> {
+    await this.db.sequelize.query('DELETE FROM payment_polls WHERE trade_no = :tradeNo', {
+      replacements: { tradeNo },
+    });
+  }
+
+  /** pending (or closed: a late payment) → paid; its polls end. */
   async markPaid(tradeNo: string, channelTradeNo: string | null, payTime: string): Promise<void> {
     await this.db.sequelize.query(
-      `UPDATE orders
+      `WITH stopped AS (DELETE FROM payment_polls WHERE trade_no = :tradeNo)
+       UPDATE orders
           SET needs_refund_review = (status = 'closed'),
               status = 'paid', channel_trade_no = COALESCE(:channelTradeNo, channel_trade_no),
               pay_time = :payTime, updated_at = now()
@@ -81,9 +158,11 @@ export class OrderRepository {
     );
   }
 
+  /** pending → closed; its polls end. */
   async markClosed(tradeNo: string, closedAt: string): Promise<void> {
     await this.db.sequelize.query(
-      `UPDATE orders SET status = 'closed', closed_at = :closedAt, updated_at = now()
+      `WITH stopped AS (DELETE FROM payment_polls WHERE trade_no = :tradeNo)
+       UPDATE orders SET status = 'closed', closed_at = :closedAt, updated_at = now()
         WHERE trade_no = :tradeNo AND status = 'pending'`,
       { replacements: { tradeNo, closedAt } },
     );

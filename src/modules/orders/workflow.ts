@@ -133,6 +133,8 @@ function failureOf(err: unknown, fallback: ErrorCode): { code: ErrorCode; messag
 export async function orderWorkflow(input: OrderInput, carried?: OrderState): Promise<string> {
   // Orders started before local activities replay with the activities they recorded.
   const fast = patched(patches.orderLocalActivities) ? hot.local : hot.remote;
+  // Orders started before the payment sweeper poll the channel themselves.
+  const swept = patched(patches.orderPollsBySweeper);
   const state: OrderState = carried ?? {
     phase: 'new',
     tradeNo: input.tradeNo,
@@ -247,6 +249,14 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         profitSharingAmount: req.profitSharingAmount,
         extra: req.extra,
         createdAt: input.createdAt,
+        ...(swept
+          ? {
+              poll: {
+                gapsMs: input.timings.pollGapsMs,
+                until: new Date(Date.now() + input.timings.expireAfterMs).toISOString(),
+              },
+            }
+          : {}),
       });
       state.identity = identity;
       state.request = req;
@@ -630,8 +640,35 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     }
   }
 
+  /**
+   * Pending, polled by the payment sweeper: one timer, for expiry. A payment (from a callback or
+   * the sweeper) or a close wakes the workflow; nothing else does.
+   */
+  async function waitWhilePendingSwept(): Promise<void> {
+    let unansweredCloses = 0;
+    while (state.status === 'pending') {
+      if (payments.length > 0) {
+        const p = payments.shift()!;
+        if (p.status === 'paid') await exclusive(() => markPaid(p));
+        continue;
+      }
+      const woken = () => payments.length > 0 || state.status !== 'pending';
+      if (unansweredCloses > 0) {
+        // The channel could not be asked to close: ask again after a wait.
+        await condition(woken, pollGap(input.timings.pollGapsMs, unansweredCloses - 1));
+        if (woken()) continue;
+      } else if (state.expireAtMs > Date.now()) {
+        await condition(woken, state.expireAtMs - Date.now());
+        continue;
+      }
+      if (await closeAtExpiry(unansweredCloses)) break;
+      unansweredCloses += 1;
+    }
+  }
+
   // ---- Pending: callbacks, polling on a backoff, and expiry. ----
-  if (patched(patches.orderPollsAsActivity)) await waitWhilePendingByActivity();
+  if (swept) await waitWhilePendingSwept();
+  else if (patched(patches.orderPollsAsActivity)) await waitWhilePendingByActivity();
   else await waitWhilePendingByTimers();
 
   // ---- Closed: accept a late payment for a while, then end. ----

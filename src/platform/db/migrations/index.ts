@@ -9,6 +9,7 @@ import { merchants } from './0006-merchants';
 import { openApplications } from './0007-open-applications';
 import { sandboxRequestCounts } from './0008-sandbox-request-counts';
 import { orderSubMerchant } from './0009-order-sub-merchant';
+import { paymentPolls } from './0010-payment-polls';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   openApplications,
   sandboxRequestCounts,
   orderSubMerchant,
+  paymentPolls,
 ];
