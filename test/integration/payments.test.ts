@@ -11,6 +11,7 @@ import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { decodeQrDataUrl } from '../support/qr';
+import { activityCalls } from '../support/history';
 
 jest.setTimeout(120_000);
 
@@ -473,8 +474,7 @@ describe('expiry and close', () => {
     await statusIs(created.trade_no, 'paid')();
     const workflowId = orderWorkflowId(app.app_id, String((await query(created.trade_no)).merchant_order_no));
     const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-    const scheduled = (events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
-    expect(scheduled).toContain('closeChannelPayment');
+    expect(activityCalls(events)).toContain('closeChannelPayment');
     // Well past the (scaled) expiry: still paid, announced as paid once and never as closed.
     await until('payment.succeeded', async () =>
       notificationsFor(created.trade_no, 'payment.succeeded').length ? true : undefined,
@@ -486,12 +486,12 @@ describe('expiry and close', () => {
   });
 
   test('when the channel cannot be reached to close an expired order the buyer paid, then the order waits for it and ends paid, never closed', async () => {
-    // The callback is lost, the query lags, and the first 4 closes meet a channel that is down
-    // (more than one close activity's attempts): only a close that waits for the channel finds
-    // the payment.
+    // The callback is lost, the query lags, and the first 8 close requests meet a channel that is
+    // down (more than one close activity's attempts): only a close that waits for the channel
+    // finds the payment.
     const created = await create({
       expire_minutes: 1,
-      extra: { sandbox: { callback: 'drop', query: 'stale', close_failures: 4 } },
+      extra: { sandbox: { callback: 'drop', query: 'stale', close_failures: 8 } },
     });
     await buyerPays(created.pay_credential.pay_url);
     await until(
@@ -501,9 +501,7 @@ describe('expiry and close', () => {
     );
     const workflowId = orderWorkflowId(app.app_id, String((await query(created.trade_no)).merchant_order_no));
     const { events } = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-    const closes = (events ?? []).filter(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'closeChannelPayment',
-    );
+    const closes = activityCalls(events).filter((name) => name === 'closeChannelPayment');
     expect(closes.length).toBeGreaterThanOrEqual(2);
     await until('payment.succeeded', async () =>
       notificationsFor(created.trade_no, 'payment.succeeded').length ? true : undefined,

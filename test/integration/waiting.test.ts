@@ -10,6 +10,7 @@ import { startTestStack, type TestStack } from '../support/harness';
 import { inRounds, paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { until } from '../support/wait';
+import { activityCalls } from '../support/history';
 import { QueryTypes } from 'sequelize';
 import { OrderRepository } from '../../src/modules/orders';
 
@@ -44,13 +45,9 @@ async function historyOf(merchantOrderNo: string): Promise<HistoryEvent[]> {
   return history.events ?? [];
 }
 
+/** The channel queries an order's workflow made itself (none: the sweeper makes them). */
 const polls = (events: HistoryEvent[]) =>
-  events.filter(
-    (e) =>
-      e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-      /ChannelPayment$/.test(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') &&
-      e.activityTaskScheduledEventAttributes?.activityType?.name !== 'closeChannelPayment',
-  );
+  activityCalls(events).filter((name) => name === 'queryChannelPayment' || name === 'awaitChannelPayment');
 
 const count = (events: HistoryEvent[], type: number) => events.filter((e) => e.eventType === type).length;
 

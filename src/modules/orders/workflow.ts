@@ -91,6 +91,24 @@ const hot = {
   },
 };
 
+/**
+ * The calls of closing an order at expiry. Orders the sweeper polls make them as local
+ * activities, in the one workflow task their expiry timer wakes: each repeats harmlessly (the
+ * channel closes a closed order again, the write is guarded by the status it moves from, and
+ * the event is keyed by the order). A close a merchant asks for stays regular.
+ */
+const remoteExpiry = {
+  closeChannelPayment: channelBackground.closeChannelPayment,
+  recordOrderClosed: db.recordOrderClosed,
+  notifyOrderEvent: db.notifyOrderEvent,
+};
+const localExpiry: ExpiryCalls = {
+  closeChannelPayment: localChannelBackground.closeChannelPayment,
+  recordOrderClosed: localDb.recordOrderClosed,
+  notifyOrderEvent: localDb.notifyOrderEvent,
+};
+type ExpiryCalls = typeof remoteExpiry;
+
 export interface OrderState {
   phase: 'new' | 'open' | 'failed';
   failure?: { code: ErrorCode; message: string };
@@ -182,11 +200,11 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     }
   }
 
-  async function markClosed(): Promise<void> {
+  async function markClosed(via: ExpiryCalls = remoteExpiry): Promise<void> {
     if (state.status !== 'pending') return;
-    await db.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() });
+    await via.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() });
     setStatus('closed');
-    await db.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' });
+    await via.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' });
   }
 
   async function applyChannelState(st: PaymentState): Promise<void> {
@@ -521,12 +539,12 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
    * could not be asked: the order stays pending (callbacks still welcome) and the close is tried
    * again after a wait, since the channel is the one that knows whether the buyer paid.
    */
-  function closeAtExpiry(unansweredCloses: number): Promise<boolean> {
+  function closeAtExpiry(unansweredCloses: number, via: ExpiryCalls = remoteExpiry): Promise<boolean> {
     return exclusive(async () => {
       if (state.status !== 'pending') return true;
       let st: PaymentState | undefined;
       try {
-        st = await channelBackground.closeChannelPayment({
+        st = await via.closeChannelPayment({
           channelCode: input.channelCode,
           tradeNo: state.tradeNo,
         });
@@ -545,7 +563,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         });
       }
       if (st?.status === 'paid') await applyChannelState(st);
-      else await markClosed();
+      else await markClosed(via);
       return true;
     });
   }
@@ -661,7 +679,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         await condition(woken, state.expireAtMs - Date.now());
         continue;
       }
-      if (await closeAtExpiry(unansweredCloses)) break;
+      if (await closeAtExpiry(unansweredCloses, localExpiry)) break;
       unansweredCloses += 1;
     }
   }
