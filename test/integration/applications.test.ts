@@ -63,11 +63,15 @@ async function audit(merchantId: string) {
   return (await envelope(await get(`/api/v1/merchant/${merchantId}/audit`))).data!;
 }
 
-async function finalAudit(merchantId: string, status: string) {
-  return until(`application ${status}`, async () => {
-    const a = await audit(merchantId);
-    return a.status === status ? a : undefined;
-  });
+async function finalAudit(merchantId: string, status: string, timeoutMs?: number) {
+  return until(
+    `application ${status}`,
+    async () => {
+      const a = await audit(merchantId);
+      return a.status === status ? a : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 function updates(applicationId: string) {
@@ -309,7 +313,8 @@ describe('worker crash between audit polls', () => {
       await new Promise((r) => first.child.once('exit', r));
       second = spawnWorker(taskQueue, env);
       await second.ready;
-      const done = await finalAudit(merchantId, 'finished');
+      // A poll attempt the killed worker had started is sent again once its 10 s timeout passes.
+      const done = await finalAudit(merchantId, 'finished', 60_000);
       expect(done.application_id).toBe(applicationId);
       const polled = await stack.database.db.sequelize.query<{ n: string }>(
         'SELECT count(*) AS n FROM sandbox_applications WHERE application_id = :a',

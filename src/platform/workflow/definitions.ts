@@ -46,11 +46,12 @@ export const activityProfiles = {
   /**
    * Waiting on a channel (platform/polling.ts): each attempt sets its own retry delay, the next
    * gap of the schedule; this policy only spaces attempts that died without an answer (a worker
-   * lost mid-query). Bounded by a schedule-to-close timeout set per call.
+   * lost mid-query), which are noticed after the start-to-close timeout and sent again soon.
+   * Bounded by a schedule-to-close timeout set per call.
    */
   channelPolling: {
-    startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   },
   /** A read-model write: retried until the database answers. */
   dbWrite: {
