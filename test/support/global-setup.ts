@@ -1,6 +1,6 @@
 /**
- * Provisions the real infrastructure once per test run: the Temporal CLI (built once and
- * cached), a Postgres (TEST_DATABASE_URL / DATABASE_URL, else an embedded one), a migrated
+ * Provisions the real infrastructure once per test run: the Temporal CLI and server (built once
+ * and cached), a Postgres (TEST_DATABASE_URL / DATABASE_URL, else an embedded one), a migrated
  * template database that each test file clones, a Temporal dev server with durapay's search
  * attributes, and the workflow bundle that every test worker reuses.
  */
@@ -16,6 +16,7 @@ import { migrateSandbox } from '../../sandbox';
 import { createLogger } from '../../src/platform/logger';
 import { spawnEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres';
 import { devServerTuningArgs, ensureTemporalCli } from '../../src/cli/dev/temporal-cli';
+import { ensureTemporalServer } from '../../src/cli/dev/temporal-server';
 import { bundleWorkflows } from '../../src/worker';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/platform/workflow/definitions';
 import { freePort } from './ports';
@@ -29,10 +30,12 @@ export default async function globalSetup(): Promise<void> {
   fs.chmodSync(workDir, 0o755);
   const config = loadConfig();
 
-  const cliPath = await ensureTemporalCli(
-    { cliPath: config.temporal.cliPath, cacheDir: config.cacheDir },
-    say,
-  );
+  // The CLI (its dev server runs most tests) and the Temporal server with its schema tool (the
+  // cluster test runs the production topology) build side by side the first time.
+  const [cliPath] = await Promise.all([
+    ensureTemporalCli({ cliPath: config.temporal.cliPath, cacheDir: config.cacheDir }, say),
+    ensureTemporalServer(config.cacheDir, say),
+  ]);
 
   let adminUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
   let pg: GlobalState['pg'];

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../platform/workflow/definitions';
 import { stopChild } from '../../platform/process';
 import { waitForTemporal } from '../../platform/temporal';
+import { goInstall, isExecutable, onPath, type Progress } from './go-build';
 
 /**
  * The Temporal CLI version durapay builds when none is installed. Later tags carry `replace`
@@ -12,25 +13,7 @@ import { waitForTemporal } from '../../platform/temporal';
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 const TEMPORAL_CLI_MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
 
-export type Progress = (line: string) => void;
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function onPath(command: string, envPath = process.env.PATH ?? ''): string | undefined {
-  for (const dir of envPath.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, command);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
+export type { Progress };
 
 export function cachedCliPath(cacheDir: string): string {
   return path.join(cacheDir, `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal');
@@ -48,70 +31,20 @@ export function findTemporalCli(opts: { cliPath?: string; cacheDir: string }): s
   return onPath('temporal') ?? (isExecutable(cached) ? cached : undefined);
 }
 
-function findGo(): string | undefined {
-  return onPath('go') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
-}
-
-/**
- * Builds the Temporal CLI from the Go module proxy into the cache (a one-time cost of a few
- * minutes), reporting progress as modules download and packages compile.
- */
+/** Builds the Temporal CLI from the Go module proxy into the cache (once; a few minutes). */
 export async function buildTemporalCli(cacheDir: string, progress: Progress): Promise<string> {
-  const go = findGo();
-  if (!go) {
-    throw new Error(
-      'No Temporal CLI was found and Go is not installed to build one. Install Go (https://go.dev/dl), ' +
-        'or set TEMPORAL_CLI_PATH to a temporal binary, or TEMPORAL_ADDRESS to a running Temporal server.',
-    );
-  }
   const target = cachedCliPath(cacheDir);
-  fs.mkdirSync(path.dirname(target), { recursive: true });
-  const staging = fs.mkdtempSync(`${path.dirname(target)}-build-`);
-  progress(`Building the Temporal CLI v${TEMPORAL_CLI_VERSION} with ${go} (once; it is cached in ${target})`);
-
-  const started = Date.now();
-  let downloaded = 0;
-  let compiled = 0;
-  let lastLine = '';
-  const tail: string[] = [];
-  const child = spawn(go, ['install', '-v', TEMPORAL_CLI_MODULE], {
-    env: { ...process.env, CGO_ENABLED: '0', GOBIN: staging, GOFLAGS: '-mod=mod' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const onLine = (line: string) => {
-    if (!line.trim()) return;
-    if (line.startsWith('go: downloading')) downloaded += 1;
-    else compiled += 1;
-    lastLine = line.trim();
-    tail.push(line);
-    if (tail.length > 30) tail.shift();
-  };
-  let buffered = '';
-  const onData = (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    lines.forEach(onLine);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const ticker = setInterval(() => {
-    const secs = Math.round((Date.now() - started) / 1000);
-    progress(`  … ${secs}s: ${downloaded} modules downloaded, ${compiled} packages built (${lastLine})`);
-  }, 10_000);
-  const code: number = await new Promise((resolve) => {
-    child.on('close', (c) => resolve(c ?? 1));
-    child.on('error', () => resolve(1));
-  });
-  clearInterval(ticker);
-  if (code !== 0) {
-    fs.rmSync(staging, { recursive: true, force: true });
-    throw new Error(`Building the Temporal CLI failed (go install exited ${code}):\n${tail.join('\n')}`);
-  }
-  // Rename is atomic: a concurrent build can only replace a complete binary with another.
-  fs.renameSync(path.join(staging, 'temporal'), target);
-  fs.rmSync(staging, { recursive: true, force: true });
-  progress(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)}s: ${target}`);
+  await goInstall(
+    {
+      what: `the Temporal CLI v${TEMPORAL_CLI_VERSION}`,
+      packages: [TEMPORAL_CLI_MODULE],
+      targetDir: path.dirname(target),
+      binaries: { temporal: 'temporal' },
+      withoutGo:
+        'Install Go (https://go.dev/dl), or set TEMPORAL_CLI_PATH to a temporal binary, or TEMPORAL_ADDRESS to a running Temporal server.',
+    },
+    progress,
+  );
   return target;
 }
 
