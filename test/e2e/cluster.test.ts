@@ -1,0 +1,223 @@
+/**
+ * durapay in its production topology: the Temporal server (built from go.temporal.io/server, not
+ * the dev server) on Postgres with four history shards and deploy/temporal/dynamicconfig.yaml,
+ * two API processes behind a balancer and two workers. Orders are created, paid, refunded and
+ * notified across the processes; then one worker and one API are killed with SIGKILL in the
+ * middle of a load, and nothing may be lost: every order the clients created is paid exactly
+ * once and notified, and no merchant order number became two orders.
+ */
+import { execFile } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
+import { startCluster, type Cluster } from '../../src/cli/dev/cluster';
+import {
+  cachedServerBinaries,
+  DEPLOY_DYNAMIC_CONFIG,
+  validateDynamicConfig,
+} from '../../src/cli/dev/temporal-server';
+import { loadConfig } from '../../src/platform/config';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { DURAPAY_BIN } from '../../src/platform/paths';
+import { DurapayClient, DurapayError } from '../../src/sdk';
+import { WebhookReceiver } from '../../bench/lib/receiver';
+import { globalState } from '../support/state';
+import { until } from '../support/wait';
+
+jest.setTimeout(300_000);
+
+const run = promisify(execFile);
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-cluster-'));
+let cluster: Cluster;
+let sdk: DurapayClient;
+let receiver: WebhookReceiver;
+let temporal: Client;
+let connection: Connection;
+let pg: PgClient;
+let appId: string;
+
+beforeAll(async () => {
+  cluster = await startCluster({
+    adminUrl: globalState().adminUrl,
+    workDir,
+    cacheDir: loadConfig().cacheDir,
+    apis: 2,
+    workers: 2,
+    progress: (line) => process.stderr.write(`[cluster] ${line}\n`),
+  });
+  const { stdout } = await run(
+    process.execPath,
+    [DURAPAY_BIN, 'apps', 'create', '--name', 'cluster-shop', '--scopes', 'payments', '--json'],
+    { env: cluster.env, timeout: 60_000 },
+  );
+  const app = JSON.parse(stdout) as { app_id: string; secret: string; webhook_secret: string };
+  appId = app.app_id;
+  sdk = new DurapayClient({ baseUrl: cluster.baseUrl, appId: app.app_id, secret: app.secret });
+  receiver = await new WebhookReceiver(app.webhook_secret).start();
+  connection = await Connection.connect({ address: cluster.temporalAddress });
+  temporal = new Client({ connection, namespace: cluster.namespace });
+  pg = new PgClient({ connectionString: cluster.databaseUrl });
+  await pg.connect();
+}, 600_000);
+
+afterAll(async () => {
+  await pg?.end();
+  await connection?.close();
+  await receiver?.stop();
+  await cluster?.stop();
+  fs.rmSync(workDir, { recursive: true, force: true });
+});
+
+/** What a careful client does: a request that got no answer is sent again, as it was. */
+async function withRetries<T>(what: string, call: () => Promise<T>): Promise<{ value: T; retries: number }> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return { value: await call(), retries: attempt };
+    } catch (err) {
+      const answered = err instanceof DurapayError && err.httpStatus > 0 && err.httpStatus < 500;
+      if (answered || attempt >= 20) throw new Error(`${what}: ${String(err)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+async function buyerPays(payUrl: string): Promise<void> {
+  await withRetries(`paying at ${payUrl}`, async () => {
+    const res = await fetch(payUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`paying answered ${res.status} ${text.slice(0, 200)}`);
+  });
+}
+
+async function workerIdentities(workflowIds: string[]): Promise<Set<string>> {
+  const identities = new Set<string>();
+  for (const id of workflowIds) {
+    const history = await temporal.workflow.getHandle(id).fetchHistory();
+    for (const event of history.events ?? []) {
+      const identity = event.workflowTaskCompletedEventAttributes?.identity;
+      if (identity) identities.add(identity);
+    }
+  }
+  return identities;
+}
+
+test('when the compose deployment reads its dynamic config, then the server knows every key and type', async () => {
+  const report = await validateDynamicConfig(
+    cachedServerBinaries(loadConfig().cacheDir),
+    DEPLOY_DYNAMIC_CONFIG,
+  );
+  expect(report).toContain('dynamicconfig.yaml');
+  expect(report).not.toMatch(/warning|unregistered|failed/i);
+});
+
+test('when orders are created, paid, refunded and notified through two APIs and two workers, then each completes once', async () => {
+  const orders = [];
+  for (let i = 0; i < 16; i++) {
+    orders.push(
+      await sdk.createOrder({
+        merchant_order_no: `cluster-a-${i}`,
+        pay_method: 'qr_code',
+        amount: 1_000 + i,
+        subject: 'cluster order',
+        notify_url: receiver.url,
+      }),
+    );
+  }
+  await Promise.all(orders.map((o) => buyerPays(String(o.pay_credential.pay_url))));
+  await Promise.all(orders.map((o) => receiver.waitFor('payment.succeeded', o.trade_no, 60_000)));
+  const refunds = await Promise.all(
+    orders.slice(0, 4).map((o, i) => sdk.refund({ trade_no: o.trade_no, refund_amount: 1_000 + i })),
+  );
+  await Promise.all(orders.slice(0, 4).map((o) => receiver.waitFor('refund.succeeded', o.trade_no, 60_000)));
+  for (const [i, r] of refunds.entries()) {
+    expect((await sdk.queryRefund(r.refund_no)).status).toBe('success');
+    expect((await sdk.queryOrder(orders[i]!.trade_no)).status).toBe('refunded');
+  }
+  for (const o of orders.slice(4)) expect((await sdk.queryOrder(o.trade_no)).status).toBe('paid');
+
+  // Both APIs took connections, and both workers ran the orders' workflow tasks.
+  for (const api of cluster.apis) expect(cluster.balancer.connections.get(api.port!) ?? 0).toBeGreaterThan(0);
+  const identities = await workerIdentities(orders.map((_, i) => orderWorkflowId(appId, `cluster-a-${i}`)));
+  const pids = cluster.workers.map((w) => `${w.child.pid}@`);
+  for (const pid of pids) expect([...identities].some((id) => id.startsWith(pid))).toBe(true);
+});
+
+test('when one worker and one API are killed in the middle of a load, then no order, payment or notification is lost', async () => {
+  const total = 48;
+  const callers = 4;
+  const created = new Map<string, string>();
+  let next = 0;
+  let retries = 0;
+  let killed = false;
+  const killing = (async () => {
+    await until(
+      'a quarter of the orders created',
+      async () => (created.size >= total / 4 ? true : undefined),
+      120_000,
+    );
+    await Promise.all([cluster.workers[0]!.kill(), cluster.apis[0]!.kill()]);
+    killed = true;
+  })();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const merchantOrderNo = `cluster-b-${i}`;
+        const { value: order, retries: r } = await withRetries(`creating ${merchantOrderNo}`, () =>
+          sdk.createOrder({
+            merchant_order_no: merchantOrderNo,
+            pay_method: 'qr_code',
+            amount: 2_000 + i,
+            subject: 'cluster order under faults',
+            notify_url: receiver.url,
+          }),
+        );
+        retries += r;
+        created.set(merchantOrderNo, order.trade_no);
+        await buyerPays(String(order.pay_credential.pay_url));
+      }
+    }),
+  );
+  await killing;
+  expect(killed).toBe(true);
+  expect(cluster.workers[0]!.alive()).toBe(false);
+  expect(cluster.apis[0]!.alive()).toBe(false);
+
+  // Every order the clients were told about is paid, and its merchant was notified.
+  expect(created.size).toBe(total);
+  await Promise.all(
+    [...created.values()].map((tradeNo) => receiver.waitFor('payment.succeeded', tradeNo, 120_000)),
+  );
+  for (const tradeNo of created.values()) {
+    const { value: order } = await withRetries(`querying ${tradeNo}`, () => sdk.queryOrder(tradeNo));
+    expect(order.status).toBe('paid');
+    // Delivered at least once, and as one event: a repeat carries the same webhook-id.
+    const ids = receiver.deliveries.filter((d) => d.type === 'payment.succeeded' && d.tradeNo === tradeNo);
+    expect(new Set(ids.map((d) => d.id)).size).toBe(1);
+  }
+  // A create retried after a lost answer found its order: one row per merchant order number.
+  const rows = await pg.query<{ merchant_order_no: string; n: string }>(
+    `SELECT merchant_order_no, count(*) AS n FROM orders WHERE merchant_order_no LIKE 'cluster-b-%' GROUP BY 1`,
+  );
+  expect(rows.rows).toHaveLength(total);
+  expect(rows.rows.every((r) => r.n === '1')).toBe(true);
+  expect(new Set(created.values()).size).toBe(total);
+  process.stderr.write(`[cluster] ${retries} create(s) sent again after a lost answer\n`);
+
+  // The survivors finish the job alone: a new order is created, paid and notified.
+  const order = await sdk.createOrder({
+    merchant_order_no: 'cluster-c-after',
+    pay_method: 'qr_code',
+    amount: 3_000,
+    subject: 'after the crash',
+    notify_url: receiver.url,
+  });
+  await buyerPays(String(order.pay_credential.pay_url));
+  await receiver.waitFor('payment.succeeded', order.trade_no, 60_000);
+});
