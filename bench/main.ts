@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../src/platform/config';
 import { DurapayClient } from '../src/sdk';
 import { TEMPORAL_CLI_VERSION } from '../src/cli/dev/temporal-cli';
+import { TEMPORAL_SERVER_VERSION } from '../src/cli/dev/temporal-server';
 import { benchFloorUpdate, benchFloorWorkflowId } from '../src/diagnostics/messages';
 import { intOption, say } from './lib/cli';
 import { describeError, runClosedLoop, runCount, runOpenLoop, type Operation } from './lib/load';
@@ -27,7 +28,14 @@ import {
   type PhaseResult,
   type Target,
 } from './lib/report';
-import { assertLoopback, attachStack, startOwnStack, stopAllStacks, type Stack } from './lib/stack';
+import {
+  assertLoopback,
+  attachStack,
+  startClusterStack,
+  startOwnStack,
+  stopAllStacks,
+  type Stack,
+} from './lib/stack';
 import { cpuPerOp, ratio, steadyFate, summarize } from './lib/stats';
 
 const ROOT = path.join(__dirname, '..');
@@ -56,6 +64,7 @@ interface Options {
   outDir: string;
   cpuProf: boolean;
   keep: boolean;
+  topology: 'dev' | 'cluster';
 }
 
 function intList(name: string, min: number) {
@@ -164,12 +173,22 @@ function parseOptions(argv: string[]): Options {
       false,
     )
     .option('--keep', "keep the own stack's scratch directory (data and logs)", false)
+    .addOption(
+      new Option(
+        '--topology <kind>',
+        'dev: `durapay start` (dev server, one API, one worker); cluster: the Temporal server on Postgres with 4 shards, 2 APIs behind a balancer and 2 workers, then the create and full phases again with 1 worker',
+      )
+        .choices(['dev', 'cluster'])
+        .default('dev'),
+    )
     .showHelpAfterError();
   program.parse(argv);
   const o = program.opts<Options>();
   if (o.baseUrl) assertLoopback(o.baseUrl);
   if (o.cpuProf && o.baseUrl)
     throw new InvalidArgumentError("--cpu-prof needs the bench's own stack (no --base-url)");
+  if (o.topology === 'cluster' && o.baseUrl)
+    throw new InvalidArgumentError('--topology cluster starts its own processes (no --base-url)');
   return o;
 }
 
@@ -188,6 +207,7 @@ function machine(): Record<string, unknown> {
     os: `${os.type()} ${os.release()}`,
     node: process.version,
     temporal_cli: TEMPORAL_CLI_VERSION,
+    temporal_server: TEMPORAL_SERVER_VERSION,
     durapay_commit: commit,
   };
 }
@@ -409,11 +429,41 @@ async function fullPhases(b: Bench, out: PhaseResult[]): Promise<void> {
   }
 }
 
-async function fullPhase(b: Bench, c: number, out: PhaseResult[]): Promise<void> {
+/**
+ * The cluster topology's scaling figure: the create and full phases again (at the highest
+ * concurrency) after one of the two workers is stopped, named `…-1-worker`.
+ */
+async function oneWorkerPhases(b: Bench, out: PhaseResult[]): Promise<void> {
+  const cluster = b.stack.cluster!;
+  const [, second] = cluster.workers;
+  if (!second) return;
+  say(`  stopping ${second.name}: the next phases run with one worker`);
+  await second.stop();
+  delete b.stack.roles[second.name];
+  const c = Math.max(...b.opts.concurrency);
+  if (b.opts.phases.includes('create')) {
+    await resetOrders(b);
+    out.push(
+      await measure(
+        b,
+        `create-c${c}-1-worker`,
+        c,
+        'create, as the create phase, with one of the two workers stopped',
+        createOperation(b, `c${c}w1`),
+      ),
+    );
+  }
+  if (b.opts.phases.includes('full')) {
+    await resetOrders(b);
+    await fullPhase(b, Math.max(...b.opts.fullConcurrency), out, '-1-worker');
+  }
+}
+
+async function fullPhase(b: Bench, c: number, out: PhaseResult[], suffix = ''): Promise<void> {
   out.push(
     await measure(
       b,
-      `full-c${c}`,
+      `full-c${c}${suffix}`,
       c,
       'from the buyer paying in the sandbox to payment.succeeded verified at a local receiver (the create before it is not timed)',
       async () => {
@@ -690,12 +740,14 @@ async function withStack<T>(
         workerPid: opts.workerPid,
         say,
       })
-    : await startOwnStack({
+    : await (opts.topology === 'cluster' ? startClusterStack : startOwnStack)({
         workDir,
         databaseUrl: process.env.DATABASE_URL || undefined,
         nodeFlags: opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.outDir, 'profiles')}`] : [],
         env,
         say,
+        apis: 2,
+        workers: 2,
       });
   say(`  ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${stack.description}`);
   try {
@@ -743,6 +795,7 @@ async function main(): Promise<void> {
           if (first.includes('floor')) await attempt('floor', () => floorPhases(b, phases));
           if (first.includes('create')) await attempt('create', () => createPhases(b, phases));
           if (first.includes('full')) await attempt('full', () => fullPhases(b, phases));
+          if (b.stack.cluster) await attempt('one worker', () => oneWorkerPhases(b, phases));
         }),
       );
     }
@@ -777,6 +830,7 @@ async function main(): Promise<void> {
   }
 
   const maxC = Math.max(...opts.concurrency);
+  const maxFullC = Math.max(...opts.fullConcurrency);
   const growth = phases.filter((p) => p.name.startsWith('growth'));
   const ratios: BenchResult['ratios'] = {
     create_vs_floor: ratio(
@@ -802,6 +856,14 @@ async function main(): Promise<void> {
     ),
     worker_rss_mb_at_10k:
       growth.find((p) => p.name === 'growth-10000')?.processes.worker?.peak_rss_mb ?? null,
+    cluster_create_2_vs_1_workers: ratio(
+      phases.find((p) => p.name === `create-c${maxC}` && opts.topology === 'cluster')?.throughput_rps,
+      phases.find((p) => p.name === `create-c${maxC}-1-worker`)?.throughput_rps,
+    ),
+    cluster_full_2_vs_1_workers: ratio(
+      phases.find((p) => p.name === `full-c${maxFullC}` && opts.topology === 'cluster')?.throughput_rps,
+      phases.find((p) => p.name === `full-c${maxFullC}-1-worker`)?.throughput_rps,
+    ),
   };
   const result: BenchResult = {
     started_at: startedAt.toISOString(),
@@ -820,6 +882,7 @@ async function main(): Promise<void> {
       steady_window_s: opts.steadyWindow,
       time_scale: opts.timeScale,
       phases: opts.phases,
+      topology: opts.topology,
     },
     phases,
     failures,

@@ -171,6 +171,24 @@ export class UsageMonitor {
         peak_rss_mb: Math.round(((this.peakKb.get(name) ?? 0) / 1024) * 10) / 10,
       };
     }
-    return out;
+    return foldReplicas(out);
   }
+}
+
+/**
+ * Adds, for replicas of one role (`api-1`, `api-2` in the cluster topology), the role's total
+ * (`api`): CPU seconds and peak resident memory summed, beside each replica's own figures.
+ */
+export function foldReplicas(usage: Record<string, Usage>): Record<string, Usage> {
+  const out = { ...usage };
+  for (const [name, u] of Object.entries(usage)) {
+    const base = /^(.+)-\d+$/.exec(name)?.[1];
+    if (!base || base in usage) continue;
+    const sum = out[base] ?? { cpu_s: 0, peak_rss_mb: 0 };
+    out[base] = {
+      cpu_s: Math.round((sum.cpu_s + u.cpu_s) * 100) / 100,
+      peak_rss_mb: Math.round((sum.peak_rss_mb + u.peak_rss_mb) * 10) / 10,
+    };
+  }
+  return out;
 }

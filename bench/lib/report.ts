@@ -65,6 +65,10 @@ export interface BenchResult {
     create_cpu_vs_floor: number | null;
     /** Worker peak RSS during growth-10000, MiB; null unless that level ran. */
     worker_rss_mb_at_10k: number | null;
+    /** --topology cluster: create-cN throughput with 2 workers / with 1 (null on the dev topology). */
+    cluster_create_2_vs_1_workers: number | null;
+    /** --topology cluster: full-cN throughput with 2 workers / with 1. */
+    cluster_full_2_vs_1_workers: number | null;
   };
   targets: Target[];
 }

@@ -12,6 +12,9 @@ import { databaseUrlFor } from '../../src/platform/db';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { freePort, waitForReady } from '../../src/platform/net';
 import { DURAPAY_BIN } from '../../src/platform/paths';
+import { startCluster, type Cluster } from '../../src/cli/dev/cluster';
+import { spawnEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres';
+import { loadConfig } from '../../src/platform/config';
 import { commandLine, findProcesses, HAS_PROC, processTree } from './procstat';
 
 const run = promisify(execFile);
@@ -32,6 +35,8 @@ export interface Stack {
   databaseUrl?: string;
   /** The pid of `durapay start` (own stack only): every process of the stack is below it. */
   supervisorPid?: number;
+  /** The production topology's processes (--topology cluster), to stop one of them. */
+  cluster?: Cluster;
   stop(): Promise<void>;
 }
 
@@ -270,4 +275,87 @@ export async function attachStack(opts: AttachOptions): Promise<Stack> {
     description: `running stack at ${baseUrl} (Temporal ${opts.temporalAddress})`,
     stop: async () => undefined,
   };
+}
+
+/** The postmaster of the Postgres server `url` points at: the parent of this connection's backend. */
+async function postmasterPid(url: string): Promise<number | undefined> {
+  const pg = new PgClient({ connectionString: url });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const stat = fs.readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined; // Not on this machine, or no /proc: its CPU is not measured.
+  } finally {
+    await pg.end();
+  }
+}
+
+/**
+ * The production topology (`--topology cluster`): the Temporal server built from
+ * go.temporal.io/server on Postgres (DATABASE_URL, else an embedded one) with four shards and
+ * deploy/temporal/dynamicconfig.yaml, `apis` API processes behind a round-robin balancer (in
+ * this process, measured with the bench) and `workers` workers.
+ */
+export async function startClusterStack(
+  opts: OwnStackOptions & { apis: number; workers: number },
+): Promise<Stack> {
+  fs.mkdirSync(opts.workDir, { recursive: true });
+  fs.chmodSync(opts.workDir, 0o755);
+  let embedded: { stop(): Promise<void> } | undefined;
+  let adminUrl = opts.databaseUrl;
+  if (!adminUrl) {
+    const spawned = await spawnEmbeddedPostgres({
+      dataDir: path.join(opts.workDir, 'postgres'),
+      port: await freePort(),
+      database: 'postgres',
+    });
+    embedded = spawned;
+    adminUrl = spawned.url;
+  }
+  let cluster: Cluster | undefined;
+  const stop = async () => {
+    running.delete(stop);
+    await cluster?.stop();
+    await embedded?.stop();
+  };
+  running.add(stop);
+  try {
+    cluster = await startCluster({
+      adminUrl,
+      workDir: opts.workDir,
+      cacheDir: loadConfig().cacheDir,
+      apis: opts.apis,
+      workers: opts.workers,
+      nodeFlags: opts.nodeFlags,
+      purpose: `${opts.purpose ?? 'bench'}_cluster`,
+      env: { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', ...opts.env },
+      progress: (line) => opts.say(`  ${line}`),
+    });
+    const roles: Record<string, number> = { temporal: cluster.temporal.process.pid! };
+    for (const p of [...cluster.apis, ...cluster.workers]) roles[p.name] = p.child.pid!;
+    const postgres = await postmasterPid(adminUrl);
+    if (postgres) roles.postgres = postgres;
+    const app = await createApp(
+      cluster.env,
+      `${opts.purpose ?? 'bench'}-${Date.now().toString(36)}`,
+      opts.appScopes ?? 'payments',
+    );
+    return {
+      baseUrl: cluster.baseUrl,
+      temporalAddress: cluster.temporalAddress,
+      namespace: cluster.namespace,
+      taskQueue: cluster.taskQueue,
+      app,
+      roles,
+      description: `cluster topology (Temporal server ${cluster.temporal.address} on ${embedded ? 'embedded Postgres' : 'DATABASE_URL'}, 4 shards; ${opts.apis} APIs behind a balancer, ${opts.workers} workers)`,
+      databaseUrl: cluster.databaseUrl,
+      cluster,
+      stop,
+    };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
 }

@@ -113,6 +113,63 @@ test('when the bench runs every phase with tiny settings, then each phase report
   expect(await benchDatabases()).toEqual(before);
 });
 
+test('when the bench runs on the cluster topology, then every process is measured and the one-worker phases follow', async () => {
+  const before = await benchDatabases();
+  const { code, stdout, stderr } = await runBench([
+    '--topology',
+    'cluster',
+    '--phases',
+    'create,full',
+    '--duration',
+    '2',
+    '--warmup',
+    '0',
+    '--concurrency',
+    '2',
+    '--full-concurrency',
+    '1',
+    '--out-dir',
+    outDir,
+  ]);
+  expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+  const json = fs
+    .readdirSync(outDir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(outDir, f), 'utf8')) as BenchResult)
+    .find((r) => r.settings.topology === 'cluster');
+  expect(json).toBeDefined();
+  const result = json!;
+  expect(result.stack).toContain('2 APIs behind a balancer, 2 workers');
+  expect(result.phases.map((p) => p.name)).toEqual([
+    'create-c2',
+    'full-c1',
+    'create-c2-1-worker',
+    'full-c1-1-worker',
+  ]);
+  for (const p of result.phases) {
+    expect(p.errors).toBe(0);
+    expect(p.requests).toBeGreaterThan(0);
+    expect(p.processes.api!.cpu_s).toBeCloseTo(p.processes['api-1']!.cpu_s + p.processes['api-2']!.cpu_s, 1);
+    expect(Object.keys(p.processes)).toEqual(expect.arrayContaining(['temporal', 'postgres', 'worker-1']));
+  }
+  expect(Object.keys(result.phases[0]!.processes)).toContain('worker-2');
+  expect(Object.keys(result.phases[2]!.processes)).not.toContain('worker-2');
+  expect(result.ratios.cluster_create_2_vs_1_workers).toBeGreaterThan(0);
+  expect(result.ratios.cluster_full_2_vs_1_workers).toBeGreaterThan(0);
+  expect(stderr).toContain('stopping worker-2');
+  expect(stdout).toContain('| create-c2-1-worker |');
+  // The cluster's scratch databases (durapay's and Temporal's two) are dropped with it.
+  const pg = new Client({ connectionString: globalState().adminUrl });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query("SELECT datname FROM pg_database WHERE datname LIKE 'temporal_bench_%'");
+    expect(rows).toEqual([]);
+  } finally {
+    await pg.end();
+  }
+  expect(await benchDatabases()).toEqual(before);
+});
+
 test('when an option is out of range, then the bench refuses it and names it', async () => {
   const { code, stderr } = await runBench(['--concurrency', '0,8']);
   expect(code).not.toBe(0);

@@ -1,5 +1,11 @@
 import { spawn } from 'node:child_process';
-import { commandLine, findProcesses, processTree, UsageMonitor } from '../../bench/lib/procstat';
+import {
+  commandLine,
+  findProcesses,
+  foldReplicas,
+  processTree,
+  UsageMonitor,
+} from '../../bench/lib/procstat';
 
 /** A child process that keeps one core busy for `ms` and then exits. */
 function burner(ms: number) {
@@ -31,5 +37,28 @@ describe('bench process accounting (/proc)', () => {
     expect(findProcesses(/bench-burner/)).toEqual([child.pid]);
     expect(findProcesses(/jest|node/)).not.toContain(process.pid);
     await done;
+  });
+});
+
+describe('replicas of one role', () => {
+  test('when api-1 and api-2 are measured, then api is their sum and each keeps its own figures', () => {
+    const folded = foldReplicas({
+      'api-1': { cpu_s: 1.25, peak_rss_mb: 100 },
+      'api-2': { cpu_s: 0.5, peak_rss_mb: 90.5 },
+      'worker-1': { cpu_s: 2, peak_rss_mb: 200 },
+      temporal: { cpu_s: 3, peak_rss_mb: 300 },
+    });
+    expect(folded.api).toEqual({ cpu_s: 1.75, peak_rss_mb: 190.5 });
+    expect(folded.worker).toEqual({ cpu_s: 2, peak_rss_mb: 200 });
+    expect(folded['api-2']).toEqual({ cpu_s: 0.5, peak_rss_mb: 90.5 });
+    expect(folded.temporal).toEqual({ cpu_s: 3, peak_rss_mb: 300 });
+  });
+
+  test('when a role is measured under its own name, then no replica is added to it', () => {
+    const folded = foldReplicas({
+      api: { cpu_s: 1, peak_rss_mb: 10 },
+      'api-2': { cpu_s: 5, peak_rss_mb: 50 },
+    });
+    expect(folded.api).toEqual({ cpu_s: 1, peak_rss_mb: 10 });
   });
 });

@@ -45,6 +45,8 @@ const result: BenchResult = {
     lifetime_cpu_vs_create: 1.4,
     create_cpu_vs_floor: 1.3,
     worker_rss_mb_at_10k: 300,
+    cluster_create_2_vs_1_workers: null,
+    cluster_full_2_vs_1_workers: null,
   },
   targets: [{ name: 'create-c32 p99', target: '≤ 150 ms', measured: '90 ms', met: true }],
 };

@@ -32,6 +32,8 @@ export interface ClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** Node flags for durapay's processes (--cpu-prof, for instance). */
   nodeFlags?: string[];
+  /** Names the scratch databases: `durapay_<purpose>_…`, `temporal_<purpose>_…` (default `cluster`). */
+  purpose?: string;
   progress: Progress;
 }
 
@@ -151,8 +153,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const binaries = await ensureTemporalServer(opts.cacheDir, opts.progress);
 
   const stamp = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const durapayDb = `durapay_cluster_${stamp}`;
-  const temporalDb = `temporal_cluster_${stamp}`;
+  const purpose = opts.purpose ?? 'cluster';
+  const durapayDb = `durapay_${purpose}_${stamp}`;
+  const temporalDb = `temporal_${purpose}_${stamp}`;
   const databases = [durapayDb, temporalDb, `${temporalDb}_visibility`];
   const databaseUrl = databaseUrlFor(opts.adminUrl, durapayDb);
   const processes: ClusterProcess[] = [];
