@@ -280,15 +280,17 @@ export async function attachStack(opts: AttachOptions): Promise<Stack> {
 /** The postmaster of the Postgres server `url` points at: the parent of this connection's backend. */
 async function postmasterPid(url: string): Promise<number | undefined> {
   const pg = new PgClient({ connectionString: url });
-  await pg.connect();
   try {
+    await pg.connect();
     const { rows } = await pg.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     const stat = fs.readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    // A server in another pid namespace (a container) names a pid that is not its own here.
+    return /postgres/.test(fs.readFileSync(`/proc/${ppid}/comm`, 'utf8')) ? ppid : undefined;
   } catch {
     return undefined; // Not on this machine, or no /proc: its CPU is not measured.
   } finally {
-    await pg.end();
+    await pg.end().catch(() => undefined);
   }
 }
 
@@ -314,15 +316,16 @@ export async function startClusterStack(
     embedded = spawned;
     adminUrl = spawned.url;
   }
-  let cluster: Cluster | undefined;
+  let stopCluster: (() => Promise<void>) | undefined;
   const stop = async () => {
     running.delete(stop);
-    await cluster?.stop();
+    await stopCluster?.();
     await embedded?.stop();
   };
   running.add(stop);
   try {
-    cluster = await startCluster({
+    const cluster = await startCluster({
+      onStarting: (stopAll) => (stopCluster = stopAll),
       adminUrl,
       workDir: opts.workDir,
       cacheDir: loadConfig().cacheDir,

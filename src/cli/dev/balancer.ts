@@ -28,12 +28,14 @@ export async function startBalancer(backends: () => number[], port = 0): Promise
     client.on('error', () => upstream?.destroy());
     client.pause();
     const ports = backends();
+    // This connection's turn, taken once: a refused backend passes it to the next in line.
+    const first = next++;
     const tryBackend = (attempt: number) => {
       if (attempt >= ports.length || client.destroyed) {
         client.destroy();
         return;
       }
-      const target = ports[next++ % ports.length]!;
+      const target = ports[(first + attempt) % ports.length]!;
       const socket = net.connect({ host: '127.0.0.1', port: target });
       upstream = socket;
       const refused = () => tryBackend(attempt + 1);
@@ -43,10 +45,8 @@ export async function startBalancer(backends: () => number[], port = 0): Promise
         connections.set(target, (connections.get(target) ?? 0) + 1);
         open.add(socket);
         socket.on('error', () => client.destroy());
-        socket.once('close', () => {
-          open.delete(socket);
-          client.destroy();
-        });
+        // A backend that ends ends the client (the pipe); one that fails cuts it.
+        socket.once('close', () => open.delete(socket));
         client.pipe(socket);
         socket.pipe(client);
         client.resume();
@@ -56,8 +56,12 @@ export async function startBalancer(backends: () => number[], port = 0): Promise
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  server.on('error', () => undefined); // accept errors (EMFILE) drop that connection only
   const bound = (server.address() as net.AddressInfo).port;
   return {
     port: bound,

@@ -32,6 +32,11 @@ export interface ClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** Node flags for durapay's processes (--cpu-prof, for instance). */
   nodeFlags?: string[];
+  /**
+   * Called at once with a function that stops whatever has been started so far: a caller
+   * interrupted during start-up (Ctrl-C, a test's timeout) leaves nothing running.
+   */
+  onStarting?: (stop: () => Promise<void>) => void;
   /** Names the scratch databases: `durapay_<purpose>_…`, `temporal_<purpose>_…` (default `cluster`). */
   purpose?: string;
   progress: Progress;
@@ -88,21 +93,29 @@ function spawnDurapay(
   fs.closeSync(log);
   let seen = '';
   const out = fs.createWriteStream(logFile, { flags: 'a' });
+  out.on('error', () => undefined); // a log that cannot be written must not take the caller down
+  // The stream ends when stdout does, which may be after the process's 'exit'.
+  child.stdout!.pipe(out);
   const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out.write(chunk);
-      if (role === 'worker' && seen.length < 1_000_000) {
+    if (role === 'worker') {
+      const timer = setTimeout(() => {
+        reject(new Error(`${name} did not log "worker running" within 120 s; see ${logFile}`));
+      }, 120_000);
+      const onData = (chunk: Buffer) => {
         seen += chunk.toString();
         if (seen.includes('"message":"worker running"')) {
+          child.stdout!.off('data', onData);
+          clearTimeout(timer);
           seen = '';
           resolve();
-        }
-      }
-    });
-    child.once('exit', (code, signal) => {
-      out.end();
-      reject(new Error(`${name} exited (${signal ?? `code ${code}`}) before it was ready; see ${logFile}`));
-    });
+        } else if (seen.length > 100_000) seen = seen.slice(-1_000);
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', () => clearTimeout(timer));
+    }
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${name} exited (${signal ?? `code ${code}`}) before it was ready; see ${logFile}`)),
+    );
     if (role === 'api') {
       waitForReady(`http://127.0.0.1:${env.PORT}/readyz`, { timeoutMs: 120_000, child, what: name }).then(
         resolve,
@@ -161,17 +174,23 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const processes: ClusterProcess[] = [];
   let temporal: ClusterServer | undefined;
   let balancer: Balancer | undefined;
+  let serverChild: ChildProcess | undefined;
 
+  let stopped = false;
   const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     // APIs first, then workers (in-flight work finishes against a live server), then Temporal.
     for (const role of ['api', 'worker'] as const) {
       await Promise.all(processes.filter((p) => p.role === role).map((p) => p.stop()));
     }
     await balancer?.close();
-    await temporal?.stop();
+    if (temporal) await temporal.stop();
+    else if (serverChild && serverChild.exitCode === null) serverChild.kill('SIGKILL');
     await dropDatabases(opts.adminUrl, databases).catch(() => undefined);
   };
 
+  opts.onStarting?.(stop);
   try {
     await createDatabase(opts.adminUrl, durapayDb);
     temporal = await startClusterServer({
@@ -180,6 +199,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       databasePrefix: temporalDb,
       workDir: opts.workDir,
       namespace: 'default',
+      onSpawn: (child) => (serverChild = child),
       progress: opts.progress,
     });
     const apiPorts: number[] = [];

@@ -85,7 +85,10 @@ export async function goInstall(spec: GoInstall, progress: Progress): Promise<vo
   }, 10_000);
   const code: number = await new Promise((resolve) => {
     child.on('close', (c) => resolve(c ?? 1));
-    child.on('error', () => resolve(1));
+    child.on('error', (err) => {
+      tail.push(`could not run ${go}: ${err.message}`);
+      resolve(1);
+    });
   });
   clearInterval(ticker);
   try {

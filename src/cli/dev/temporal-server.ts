@@ -75,6 +75,8 @@ export interface ClusterServerOptions {
   dynamicConfigFile?: string;
   /** The frontend's gRPC port; a free one when unset. */
   port?: number;
+  /** Told of the server's process as soon as it is spawned (to stop it if start-up is interrupted). */
+  onSpawn?: (child: ChildProcess) => void;
   progress: Progress;
 }
 
@@ -181,8 +183,8 @@ export function clusterServerConfig(opts: {
       visibilityStore: 'visibility',
       numHistoryShards: opts.shards,
       datastores: {
-        default: sqlStore(opts.pg, opts.databasePrefix, 20),
-        visibility: sqlStore(opts.pg, `${opts.databasePrefix}_visibility`, 10),
+        default: sqlStore(opts.pg, opts.databasePrefix, 10),
+        visibility: sqlStore(opts.pg, `${opts.databasePrefix}_visibility`, 5),
       },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
@@ -225,18 +227,23 @@ export async function validateDynamicConfig(binaries: TemporalServerBinaries, fi
 async function ensureNamespace(address: string, namespace: string, timeoutMs: number): Promise<void> {
   const connection = await Connection.connect({ address });
   try {
-    try {
-      await connection.workflowService.registerNamespace({
-        namespace,
-        workflowExecutionRetentionPeriod: msToTs('1 day'),
-      });
-    } catch (err) {
-      if (!/already exists/i.test(String(err))) throw err;
-    }
-    // The frontend learns of a new namespace from its registry's refresh (every few seconds).
+    // The frontend learns of a new namespace from its registry's refresh (every few seconds),
+    // and a server that has just begun to answer may still refuse a registration for a moment.
     const deadline = Date.now() + timeoutMs;
+    let registered = false;
     for (;;) {
       try {
+        if (!registered) {
+          try {
+            await connection.workflowService.registerNamespace({
+              namespace,
+              workflowExecutionRetentionPeriod: msToTs('1 day'),
+            });
+          } catch (err) {
+            if (!/already exists/i.test(String(err))) throw err;
+          }
+          registered = true;
+        }
         await ensureSearchAttributes(connection, namespace);
         await connection.workflowService.listWorkflowExecutions({ namespace, pageSize: 1 });
         return;
@@ -338,6 +345,7 @@ export async function startClusterServer(opts: ClusterServerOptions): Promise<Cl
     { stdio: ['ignore', log, log], detached: true },
   );
   fs.closeSync(log);
+  opts.onSpawn?.(child);
   const address = `127.0.0.1:${ports.frontend}`;
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code, signal) =>
