@@ -23,6 +23,8 @@ export interface PhaseResult {
   /** Open-loop phases: the arrival rate, and the floor's throughput fraction it is. */
   rate_per_s?: number;
   rate_fraction?: number;
+  /** Floor and create phases: which of the alternating rounds (1 = the first) it was. */
+  round?: number;
   /** The steady phase: its DURAPAY_TIME_SCALE. */
   time_scale?: number;
   /** Every distinct error message with its count (warm-up included). */
@@ -70,11 +72,23 @@ export interface BenchResult {
     /** --topology cluster: full-cN throughput with 2 workers / with 1. */
     cluster_full_2_vs_1_workers: number | null;
   };
+  /**
+   * The ratios measured once per round of the alternating floor and create phases (round r's
+   * create against round r's floor): [lowest, highest]; null with fewer than one round of each.
+   */
+  ratio_ranges: {
+    create_vs_floor: [number, number] | null;
+    create_cpu_vs_floor: [number, number] | null;
+  };
   targets: Target[];
 }
 
 const fmt = (x: number | null | undefined, digits = 1) =>
   x === null || x === undefined ? '–' : x.toFixed(digits);
+
+/** ` (rounds: 0.41–0.47)` for a range over more than one round, else nothing. */
+const range = (r: [number, number] | null | undefined) =>
+  r && r[0] !== r[1] ? ` (rounds: ${r[0].toFixed(2)}–${r[1].toFixed(2)})` : '';
 
 /** One Markdown table: a row per phase, with create/floor and growth ratios in their own column. */
 export function markdownSummary(result: BenchResult): string {
@@ -93,7 +107,8 @@ export function markdownSummary(result: BenchResult): string {
     const rss = ['api', 'worker']
       .map((r) => (p.processes[r] ? fmt(p.processes[r]!.peak_rss_mb, 0) : '–'))
       .join(' / ');
-    return `| ${p.name} | ${p.concurrency} | ${p.requests} | ${fmt(p.throughput_rps)} | ${fmt(p.latency_ms?.p50)} | ${fmt(p.latency_ms?.p95)} | ${fmt(p.latency_ms?.p99)} | ${fmt(p.latency_ms?.max)} | ${p.errors} | ${fmt(p.cpu_s)} | ${rss} | ${versus} |`;
+    if (p.rate_per_s !== undefined) versus ||= `${p.rate_per_s}/s arriving`;
+    return `| ${p.name} | ${p.concurrency || 'open'} | ${p.requests} | ${fmt(p.throughput_rps)} | ${fmt(p.latency_ms?.p50)} | ${fmt(p.latency_ms?.p95)} | ${fmt(p.latency_ms?.p99)} | ${fmt(p.latency_ms?.max)} | ${p.errors} | ${fmt(p.cpu_s)} | ${rss} | ${versus} |`;
   });
   const lines = [
     `durapay bench, ${result.started_at}: ${String(result.machine.cpus)} × ${String(result.machine.cpu_model)}, ${String(result.machine.memory_gib)} GiB; ${result.stack}`,
@@ -102,7 +117,11 @@ export function markdownSummary(result: BenchResult): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows,
     '',
-    `create/floor throughput at the highest concurrency: ${fmt(result.ratios.create_vs_floor, 2)}; ` +
+    `create/floor throughput at the highest concurrency: ${fmt(result.ratios.create_vs_floor, 2)}` +
+      range(result.ratio_ranges?.create_vs_floor) +
+      `; create/floor CPU per operation: ${fmt(result.ratios.create_cpu_vs_floor, 2)}` +
+      range(result.ratio_ranges?.create_cpu_vs_floor) +
+      '; ' +
       `growth p50 at ${result.ratios.growth_top_level ?? '–'} open orders / at 0: ${fmt(result.ratios.growth_p50_top_vs_0, 2)}` +
       (result.ratios.growth_p50_10k_vs_0 === null
         ? ''

@@ -43,6 +43,9 @@ test('when the bench runs every phase with tiny settings, then each phase report
     '2',
     '--full-concurrency',
     '1',
+    // One open-loop rate, a fifth of the floor's throughput, for creates and full cycles.
+    '--open-rates',
+    '20',
     '--growth',
     // Well above what growth-0's one second of creates leaves open, so that the seeding is run.
     '0,200',
@@ -66,14 +69,29 @@ test('when the bench runs every phase with tiny settings, then each phase report
 
   expect(result.machine).toMatchObject({ cpus: os.cpus().length, node: process.version });
   expect(result.failures).toEqual([]);
+  // Two alternating rounds of floor and create, then the open loops, then the rest.
   expect(result.phases.map((p) => p.name)).toEqual([
     'floor-c2',
     'create-c2',
+    'floor-c2',
+    'create-c2',
+    'open-create-20',
+    'open-full-20',
     'full-c1',
     'steady',
     'growth-0',
     'growth-200',
   ]);
+  expect(result.phases.slice(0, 4).map((p) => p.round)).toEqual([1, 1, 2, 2]);
+  const floorRps = (result.phases[0]!.throughput_rps + result.phases[2]!.throughput_rps) / 2;
+  for (const open of result.phases.slice(4, 6)) {
+    expect(open.rate_fraction).toBe(0.2);
+    expect(open.rate_per_s).toBeCloseTo(floorRps * 0.2, 0);
+    expect(open.latency_ms!.p99).toBeGreaterThan(0);
+  }
+  const [low, high] = result.ratio_ranges.create_vs_floor!;
+  expect(low).toBeLessThanOrEqual(result.ratios.create_vs_floor!);
+  expect(high).toBeGreaterThanOrEqual(result.ratios.create_vs_floor!);
   for (const p of result.phases) {
     expect(p.errors).toBe(0);
     expect(p.requests).toBeGreaterThan(0);
@@ -91,12 +109,12 @@ test('when the bench runs every phase with tiny settings, then each phase report
     const parts = ['api', 'worker', 'temporal', 'postgres'].map((r) => perOp[r] ?? 0);
     expect(Math.abs(parts.reduce((a, n) => a + n, 0) - perOp.total!)).toBeLessThan(0.05);
   }
-  expect(result.phases[3]).toMatchObject({ rate_per_s: 4, time_scale: 0.005 });
+  expect(result.phases[7]).toMatchObject({ rate_per_s: 4, time_scale: 0.005 });
   // The growth stack is a fresh one: nothing open before its first phase, then the seeded 200.
-  expect(result.phases[4]!.open_orders).toBe(0);
-  expect(result.phases[5]!.open_orders).toBeGreaterThanOrEqual(200);
-  expect(result.phases[5]!.seeding).toMatchObject({ retries: 0 });
-  expect(result.phases[5]!.seeding!.orders).toBeGreaterThan(0);
+  expect(result.phases[8]!.open_orders).toBe(0);
+  expect(result.phases[9]!.open_orders).toBeGreaterThanOrEqual(200);
+  expect(result.phases[9]!.seeding).toMatchObject({ retries: 0 });
+  expect(result.phases[9]!.seeding!.orders).toBeGreaterThan(0);
   expect(result.ratios.create_vs_floor).toBeGreaterThan(0);
   expect(result.ratios.lifetime_cpu_vs_create).toBeGreaterThan(0);
   expect(result.ratios.create_cpu_vs_floor).toBeGreaterThan(0);
@@ -120,6 +138,8 @@ test('when the bench runs on the cluster topology, then every process is measure
     'cluster',
     '--phases',
     'create,full',
+    '--rounds',
+    '1',
     '--duration',
     '2',
     '--warmup',

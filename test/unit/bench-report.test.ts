@@ -48,6 +48,7 @@ const result: BenchResult = {
     cluster_create_2_vs_1_workers: null,
     cluster_full_2_vs_1_workers: null,
   },
+  ratio_ranges: { create_vs_floor: [0.47, 0.5], create_cpu_vs_floor: [1.3, 1.3] },
   targets: [{ name: 'create-c32 p99', target: '≤ 150 ms', measured: '90 ms', met: true }],
 };
 
@@ -61,9 +62,15 @@ describe('bench report', () => {
     );
     expect(rows[4]).toContain('1.20 × growth-0 p50');
     expect(md).toContain(
-      'create/floor throughput at the highest concurrency: 0.50; growth p50 at 10000 open orders / at 0: 1.20 (at 10 000: 1.20)',
+      'create/floor throughput at the highest concurrency: 0.50 (rounds: 0.47–0.50); create/floor CPU per operation: 1.30; growth p50 at 10000 open orders / at 0: 1.20 (at 10 000: 1.20)',
     );
     expect(md).toContain('- met: create-c32 p99 ≤ 150 ms (measured 90 ms)');
+  });
+
+  test('when an open-loop phase is summarized, then its row says open and its arrival rate', () => {
+    const open = phase('open-create-50', 0, 20, 15, { rate_per_s: 20.5, rate_fraction: 0.5 });
+    const md = markdownSummary({ ...result, phases: [open] });
+    expect(md).toMatch(/\| open-create-50 \| open \| 200 \| 20\.0 \| 15\.0 \|.*\| 20\.5\/s arriving \|/);
   });
 
   test('when charted, then the SVG has a labelled bar per percentile and phase on a log axis', () => {
