@@ -1103,7 +1103,11 @@ async function main(): Promise<void> {
   fs.writeFileSync(svgPath, latencyChartSvg(result));
   process.stdout.write(`\n${markdownSummary(result)}\n`);
   say(`Wrote ${path.relative(process.cwd(), jsonPath)} and ${path.relative(process.cwd(), svgPath)}`);
-  const errors = phases.reduce((sum, p) => sum + p.errors, 0);
+  // An open-loop phase offered more than the stack can take times out requests by design: its
+  // errors are a measurement (reported, in the JSON too), not a failure of the run.
+  const overload = phases.filter((p) => p.rate_fraction !== undefined).reduce((sum, p) => sum + p.errors, 0);
+  const errors = phases.reduce((sum, p) => sum + p.errors, 0) - overload;
+  if (overload > 0) say(`${overload} request(s) of the open-loop phases failed under their offered load`);
   if (errors > 0 || failures.length > 0) {
     say(`${errors} request(s) and ${failures.length} stage(s) failed: see the errors printed above`);
     process.exitCode = 1;
