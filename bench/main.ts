@@ -516,6 +516,20 @@ async function openPhases(b: Bench, out: PhaseResult[]): Promise<void> {
   }
 }
 
+/** An open-loop phase's CPU and memory figures: the API and worker together, and per operation offered. */
+function openLoopUsage(
+  processes: Record<string, Usage>,
+  offered: number,
+): Pick<PhaseResult, 'cpu_s' | 'peak_rss_mb' | 'processes' | 'cpu_ms_per_op'> {
+  const { api, worker } = processes;
+  return {
+    cpu_s: api && worker ? Math.round((api.cpu_s + worker.cpu_s) * 100) / 100 : null,
+    peak_rss_mb: api && worker ? Math.round((api.peak_rss_mb + worker.peak_rss_mb) * 10) / 10 : null,
+    processes,
+    cpu_ms_per_op: cpuPerOp(processes, offered),
+  };
+}
+
 /** An open-loop phase: a warm-up at the same rate, then the measured window with the stack watched. */
 async function measureOpen(
   b: Bench,
@@ -548,16 +562,7 @@ async function measureOpen(
     throughput_rps: Math.round((r.requests / Math.max(r.elapsedMs, 1)) * 1000 * 10) / 10,
     latency_ms: summarize(r.latenciesMs),
     errors: r.errors,
-    cpu_s:
-      processes.api && processes.worker
-        ? Math.round((processes.api.cpu_s + processes.worker.cpu_s) * 100) / 100
-        : null,
-    peak_rss_mb:
-      processes.api && processes.worker
-        ? Math.round((processes.api.peak_rss_mb + processes.worker.peak_rss_mb) * 10) / 10
-        : null,
-    processes,
-    cpu_ms_per_op: cpuPerOp(processes, r.offered),
+    ...openLoopUsage(processes, r.offered),
     error_messages: r.errorCounts,
     rate_per_s: rate,
     rate_fraction: fraction,
@@ -711,16 +716,7 @@ async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     throughput_rps: Math.round((r.requests / Math.max(r.elapsedMs, 1)) * 1000 * 10) / 10,
     latency_ms: summarize(r.latenciesMs),
     errors: r.errors + sideErrors,
-    cpu_s:
-      processes.api && processes.worker
-        ? Math.round((processes.api.cpu_s + processes.worker.cpu_s) * 100) / 100
-        : null,
-    peak_rss_mb:
-      processes.api && processes.worker
-        ? Math.round((processes.api.peak_rss_mb + processes.worker.peak_rss_mb) * 10) / 10
-        : null,
-    processes,
-    cpu_ms_per_op: cpuPerOp(processes, r.offered),
+    ...openLoopUsage(processes, r.offered),
     error_messages: { ...r.errorCounts, ...side.errors },
     rate_per_s: rate,
     time_scale: timeScale,
