@@ -6,12 +6,18 @@ import type { AppRepository } from '../modules/apps';
 import type { Logger } from '../platform/logger';
 import { createApplicationActivities } from '../modules/applications';
 import { createDiagnosticActivities } from '../diagnostics/activities';
-import { createNotificationActivities, NotificationPublisher } from '../modules/notifications';
+import {
+  createDelivery,
+  createNotificationActivities,
+  NotificationPublisher,
+  type DeliveryAttempt,
+  type DeliveryResult,
+} from '../modules/notifications';
 import { createPaymentActivities } from '../modules/orders';
 import { createRefundActivities } from '../modules/refunds';
 
 /** What the worker hands to createActivities. */
-export type WorkerActivityDeps = Omit<ActivityDeps, 'publisher'>;
+export type WorkerActivityDeps = Omit<ActivityDeps, 'publisher' | 'deliver'>;
 
 export interface ActivityDeps {
   db: Database;
@@ -27,18 +33,28 @@ export interface ActivityDeps {
   guardAddresses: boolean;
   /** Built by createActivities: how every module's activities publish merchant notifications. */
   publisher: NotificationPublisher;
+  /** Built by createActivities: one attempt to deliver a stored notification. */
+  deliver(input: DeliveryAttempt): Promise<DeliveryResult>;
 }
 
 /** Every activity the worker serves, built around the dependencies handed in. */
 export function createActivities(base: WorkerActivityDeps) {
+  const deliver = createDelivery({
+    db: base.db,
+    logger: base.logger,
+    webhookSecret: (appId) => base.apps.webhookSecret(appId),
+    timeoutMs: base.notifications.timeoutMs,
+    guardAddresses: base.guardAddresses,
+  });
   const publisher = new NotificationPublisher({
     db: base.db,
     client: base.client,
     taskQueue: base.taskQueue,
     retryScheduleMs: base.notifications.retryScheduleMs,
     timeScale: base.timeScale,
+    deliver,
   });
-  const deps: ActivityDeps = { ...base, publisher };
+  const deps: ActivityDeps = { ...base, publisher, deliver };
   return {
     ...createDiagnosticActivities(deps),
     ...createNotificationActivities(deps),

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { temporal } from '@temporalio/proto';
 import { createActivities } from '../../src/worker/activities';
 import type { NotificationRequest } from '../../src/modules/notifications/rules';
 import { NotificationRepository } from '../../src/modules/notifications/repository';
@@ -13,6 +14,8 @@ import { signedFetch } from '../support/signing';
 import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(120_000);
+
+const { EventType } = temporal.api.enums.v1;
 
 // Five attempts with short, distinct gaps so that the schedule shows in the recorded times.
 const GAPS_MS = [150, 300, 450, 600];
@@ -181,6 +184,93 @@ describe('delivery', () => {
     const first = await publish(req);
     expect(await publish(req)).toBe(first);
     await finished(first);
+    expect(r.received).toHaveLength(1);
+  });
+});
+
+describe("the publisher's first attempt", () => {
+  async function history(notificationId: string) {
+    const handle = stack.client.workflow.getHandle(`notification:${notificationId}`);
+    await handle.result();
+    const events = (await handle.fetchHistory()).events ?? [];
+    const count = (type: keyof typeof EventType) =>
+      events.filter((e) => e.eventType === EventType[type]).length;
+    return { handle, count };
+  }
+
+  test('when the receiver answers 200, then the attempt is on record before publish returns and the workflow ends in one task with no activity', async () => {
+    const r = await receiver(200);
+    const id = await publish(event(r.url));
+    // Made by the publisher itself: on record and received already.
+    expect(r.received).toHaveLength(1);
+    const row = notificationView((await repo.find(app.app_id, id))!);
+    expect(row).toMatchObject({ status: 'delivered', series: 1, attempt_count: 1 });
+    const { handle, count } = await history(id);
+    expect(await handle.result()).toBe('delivered');
+    expect(count('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toBe(0);
+    expect(count('EVENT_TYPE_WORKFLOW_TASK_COMPLETED')).toBe(1);
+    const described = await handle.describe();
+    expect(described.searchAttributes.BizStatus).toEqual(['delivered']);
+    expect(r.received).toHaveLength(1);
+  });
+
+  test('when the first attempt fails, then the workflow waits the first gap and goes on from attempt 2', async () => {
+    const r = await receiver(500, 200);
+    const id = await publish(event(r.url));
+    const view = await finished(id);
+    expect(view.attempts.map((a) => [a.series, a.attempt, a.http_status])).toEqual([
+      [1, 1, 500],
+      [1, 2, 200],
+    ]);
+    const [t1, t2] = view.attempts.map((a) => Date.parse(a.attempted_at));
+    expect(t2! - t1!).toBeGreaterThanOrEqual(GAPS_MS[0]!);
+    const { count } = await history(id);
+    expect(count('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toBe(1);
+    expect(
+      (await stack.client.workflow.getHandle(`notification:${id}`).describe()).searchAttributes.BizStatus,
+    ).toEqual(['delivered']);
+  });
+
+  test('when an event whose first attempt failed is published again, then attempt 1 is not sent again', async () => {
+    const r = await receiver(500, 200);
+    const req = event(r.url);
+    const id = await publish(req);
+    expect(await publish(req)).toBe(id);
+    const view = await finished(id);
+    expect(view.attempts.map((a) => [a.attempt, a.http_status])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
+    expect(r.received).toHaveLength(2);
+  });
+
+  test('when a resend has opened a later series and the event is published again, then nothing more is sent', async () => {
+    const r = await receiver(200);
+    const req = event(r.url);
+    const id = await publish(req);
+    await finished(id);
+    const res = await signedFetch(stack.baseUrl, app, 'POST', `/api/v1/notifications/${id}/resend`);
+    expect(res.status).toBe(200);
+    expect(await finished(id)).toMatchObject({ status: 'delivered', series: 2 });
+    expect(await publish(req)).toBe(id);
+    const view = notificationView((await repo.find(app.app_id, id))!);
+    expect(view.attempts.map((a) => [a.series, a.attempt])).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
+    expect(r.received).toHaveLength(2);
+  });
+
+  test('when the notification was stored before a publisher made first attempts, then publishing it again leaves attempt 1 to its workflow', async () => {
+    const r = await receiver(200);
+    const req = event(r.url);
+    // Stored, as by a publisher that failed right after the insert (or one from before).
+    const { notificationId } = await repo.insertOrGet(req);
+    expect(await publish(req)).toBe(notificationId);
+    const view = await finished(notificationId);
+    expect(view.attempts.map((a) => [a.series, a.attempt])).toEqual([[1, 1]]);
+    const { count } = await history(notificationId);
+    expect(count('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toBe(1);
     expect(r.received).toHaveLength(1);
   });
 });

@@ -59,7 +59,8 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
  * activities; in before-polling-activities/ those recorded before pending orders, refunds and
  * audits waited on one polling activity instead of a timer per gap; in before-payment-sweeper/
  * those recorded while a pending order's polling activity was its own, before the payment sweeper
- * polled it. Workflows started then must still replay (they take the unpatched paths).
+ * polled it; in before-publisher-attempts/ those recorded before a notification's publisher made
+ * its first attempt. Workflows started then must still replay (they take the unpatched paths).
  */
 const FIXTURE_SETS = [
   '.',
@@ -67,6 +68,7 @@ const FIXTURE_SETS = [
   'before-local-activities',
   'before-polling-activities',
   'before-payment-sweeper',
+  'before-publisher-attempts',
 ];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
@@ -86,7 +88,7 @@ test('when the committed histories are replayed against the current code, then n
 
 test('when scenarios run now, then their histories replay without a determinism error', async () => {
   const app = await stack.createApp(['payments', 'merchants']);
-  const receiver = await new Receiver().answer(500, 500, 200).start();
+  const receiver = await new Receiver().start();
   const publish = createActivities(stack.activityDeps).publishNotification;
   try {
     const scenarios: Record<string, string> = {};
@@ -108,6 +110,13 @@ test('when scenarios run now, then their histories replay without a determinism 
       occurredAt: new Date().toISOString(),
       tradeNo: 'P1',
     });
+    // Most receivers answer the first attempt, which the publisher makes itself.
+    receiver.answer(200);
+    const atOnce = await publish(event('at-once'));
+    await stack.client.workflow.getHandle(notificationWorkflowId(atOnce)).result();
+    scenarios['notification-delivered-at-first-attempt'] = notificationWorkflowId(atOnce);
+
+    receiver.answer(500, 500, 200);
     const retried = await publish(event('retried'));
     await stack.client.workflow.getHandle(notificationWorkflowId(retried)).result();
     scenarios['notification-delivered-after-retries'] = notificationWorkflowId(retried);

@@ -21,6 +21,8 @@ import { patches, submitApplicationUpdate, type MerchantApplicationInput } from 
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
 const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
+// Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
+const publish = proxyActivities<Activities>(activityProfiles.publish);
 
 /**
  * One onboarding application (SPEC §5.6–5.7): submits it, then follows the channel's audit on
@@ -42,7 +44,7 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
 
   async function record(next: ApplicationState): Promise<void> {
     seq += 1;
-    await db.recordApplicationState({ applicationId: input.applicationId, state: next, seq });
+    await publish.recordApplicationState({ applicationId: input.applicationId, state: next, seq });
     if (!state || state.status !== next.status) {
       upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: next.status }]);
     }

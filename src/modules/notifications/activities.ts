@@ -1,27 +1,18 @@
-import { Webhook } from 'standardwebhooks';
-import { isSuccessStatus, type NotificationRequest } from './rules';
+import type { NotificationRequest } from './rules';
 import { NotificationRepository } from './repository';
-import { ForbiddenDestinationError, postWebhook } from '../../platform/http-out';
+import type { DeliveryAttempt, DeliveryResult } from './delivery';
 import type { ActivityDeps } from '../../worker/activities';
 
-/** The receiver's answer is kept for operators, cut to this many characters. */
-const RESPONSE_EXCERPT_CHARS = 2_000;
-const MAX_RESPONSE_BYTES = 64 * 1024;
-
-export interface DeliveryResult {
-  /** delivered: a 2xx; retry: try again after the gap; failed: never again in this series. */
-  outcome: 'delivered' | 'retry' | 'failed';
-  httpStatus: number | null;
-  error: string | null;
-}
+export type { DeliveryResult } from './delivery';
 
 export function createNotificationActivities(deps: ActivityDeps) {
   const repo = new NotificationRepository(deps.db);
 
   return {
     /**
-     * The one way an event becomes a merchant notification: store it (once per event key) and
-     * start its delivery workflow. Safe to call again: the same event yields the same id.
+     * The one way an event becomes a merchant notification: store it (once per event key),
+     * make its first attempt and start its delivery workflow. Safe to call again: the same
+     * event yields the same id.
      */
     async publishNotification(req: NotificationRequest): Promise<string> {
       return deps.publisher.publish(req);
@@ -31,102 +22,9 @@ export function createNotificationActivities(deps: ActivityDeps) {
       return repo.beginSeries(input.notificationId, input.token);
     },
 
-    /**
-     * One delivery attempt. HTTP failures are results (recorded, then retried on schedule by
-     * the workflow); only database failures throw. A retried activity whose attempt was
-     * already recorded returns that record instead of posting again.
-     */
-    async deliverNotification(input: {
-      notificationId: string;
-      series: number;
-      attempt: number;
-      final: boolean;
-      nextGapMs: number | null;
-    }): Promise<DeliveryResult> {
-      const recorded = await repo.findAttempt(input.notificationId, input.series, input.attempt);
-      if (recorded) {
-        const ok = isSuccessStatus(recorded.httpStatus ?? undefined);
-        return {
-          outcome: ok ? 'delivered' : input.final ? 'failed' : 'retry',
-          httpStatus: recorded.httpStatus,
-          error: recorded.error,
-        };
-      }
-      const notification = await repo.loadForDelivery(input.notificationId);
-      if (!notification) return { outcome: 'failed', httpStatus: null, error: 'notification not found' };
-      const secret = await deps.apps.webhookSecret(notification.appId);
-      if (!secret) return { outcome: 'failed', httpStatus: null, error: 'app not found' };
-
-      const attemptedAt = new Date();
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': 'durapay-webhooks/1',
-        'webhook-id': notification.notificationId,
-        'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(
-          notification.notificationId,
-          attemptedAt,
-          notification.body,
-        ),
-      };
-      let httpStatus: number | null = null;
-      let error: string | null = null;
-      let excerpt: string | null = null;
-      let refused = false;
-      let latencyMs = 0;
-      try {
-        const res = await postWebhook({
-          url: notification.url,
-          body: notification.body,
-          headers,
-          timeoutMs: deps.notifications.timeoutMs,
-          maxBodyBytes: MAX_RESPONSE_BYTES,
-          guardAddresses: deps.guardAddresses,
-        });
-        httpStatus = res.status;
-        latencyMs = Math.round(res.latencyMs);
-        excerpt = res.body.slice(0, RESPONSE_EXCERPT_CHARS);
-        if (!isSuccessStatus(res.status)) error = `HTTP ${res.status}`;
-      } catch (err) {
-        latencyMs = Date.now() - attemptedAt.getTime();
-        refused = err instanceof ForbiddenDestinationError;
-        error = err instanceof Error ? err.message : String(err);
-      }
-
-      const delivered = isSuccessStatus(httpStatus ?? undefined);
-      const outcome: DeliveryResult['outcome'] = delivered
-        ? 'delivered'
-        : refused || input.final
-          ? 'failed'
-          : 'retry';
-      await repo.recordAttempt(
-        notification.notificationId,
-        {
-          series: input.series,
-          attempt: input.attempt,
-          attemptedAt,
-          httpStatus,
-          latencyMs,
-          error,
-          responseExcerpt: excerpt,
-        },
-        {
-          status: outcome === 'retry' ? 'pending' : outcome,
-          nextAttemptAt:
-            outcome === 'retry' && input.nextGapMs !== null ? new Date(Date.now() + input.nextGapMs) : null,
-        },
-      );
-      deps.logger.info('notification attempt', {
-        notification_id: notification.notificationId,
-        app_id: notification.appId,
-        series: input.series,
-        attempt: input.attempt,
-        http_status: httpStatus,
-        latency_ms: latencyMs,
-        outcome,
-        ...(error ? { error } : {}),
-      });
-      return { outcome, httpStatus, error };
+    /** One delivery attempt (./delivery.ts); only database failures throw. */
+    async deliverNotification(input: DeliveryAttempt): Promise<DeliveryResult> {
+      return deps.deliver(input);
     },
   };
 }

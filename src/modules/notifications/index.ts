@@ -2,5 +2,6 @@
 // publish and deliver merchant notifications. Workflow code imports ./messages instead.
 export { notificationRoutes, type NotificationRoutesDeps } from './routes';
 export { createNotificationActivities } from './activities';
+export { createDelivery, type DeliveryAttempt, type DeliveryResult } from './delivery';
 export { NotificationPublisher, type NotificationPublisherDeps } from './service';
 export type { NotificationEvent, NotificationRequest } from './rules';

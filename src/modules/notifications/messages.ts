@@ -13,6 +13,12 @@ export interface NotificationWorkflowInput {
   appId: string;
   /** Waits between attempts, already scaled; attempts = gaps + 1. */
   gapsMs: number[];
+  /**
+   * Attempt 1 of the first series, already made by the publisher: the workflow goes on from
+   * attempt 2 after the first gap, or ends when it settled the series. Absent in workflows
+   * started before publishers made first attempts; they make attempt 1 themselves.
+   */
+  firstAttempt?: { series: number; outcome: 'delivered' | 'retry' | 'failed' };
 }
 
 export type NotificationOutcome = 'delivered' | 'failed';

@@ -4,6 +4,9 @@ import { generateNotificationId } from '../../platform/ids';
 import type { Database } from '../../platform/db';
 import { notificationModels, type Notification, type NotificationAttempt } from './model';
 
+/** The series token of the attempt a publisher makes before any delivery workflow runs. */
+export const PUBLISH_SERIES_TOKEN = 'publish';
+
 export interface AttemptRecord {
   series: number;
   attempt: number;
@@ -114,6 +117,26 @@ export class NotificationRepository {
     );
     if (!row) throw new Error(`notification ${notificationId} does not exist`);
     return row.series;
+  }
+
+  /**
+   * Opens the first attempt series for the publisher's own first attempt (token `publish`) and
+   * returns its number; a publish retried later finds the same series. Returns null when the
+   * series belongs to a delivery workflow instead: one opened by a workflow (a resend), or a
+   * notification stored before this publisher made first attempts (`stored` false and no token).
+   */
+  async claimFirstSeries(notificationId: string, stored: boolean): Promise<number | null> {
+    const [row] = await this.db.sequelize.query<{ series: number }>(
+      `UPDATE notifications
+          SET series = CASE WHEN series_token IS NULL THEN series + 1 ELSE series END,
+              series_token = :token,
+              updated_at = now()
+        WHERE notification_id = :notificationId
+          AND (series_token = :token OR (series_token IS NULL AND :stored))
+        RETURNING series`,
+      { replacements: { notificationId, token: PUBLISH_SERIES_TOKEN, stored }, type: QueryTypes.SELECT },
+    );
+    return row?.series ?? null;
   }
 
   async findAttempt(

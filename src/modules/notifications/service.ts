@@ -6,6 +6,7 @@ import type { Database } from '../../platform/db';
 import { scaleDuration } from '../../platform/durations';
 import { NotificationRepository } from './repository';
 import type { NotificationRequest } from './rules';
+import type { DeliveryAttempt, DeliveryResult } from './delivery';
 
 export interface NotificationStartOptions {
   client: Client;
@@ -15,9 +16,14 @@ export interface NotificationStartOptions {
 }
 
 function startOptions(opts: NotificationStartOptions) {
+  const first = opts.input.firstAttempt?.outcome;
   const pairs = [
     { key: searchAttributes.AppId, value: opts.input.appId },
-    { key: searchAttributes.BizStatus, value: 'pending' },
+    // A first attempt that settled the series shows at once: the workflow need not upsert it.
+    {
+      key: searchAttributes.BizStatus,
+      value: first === 'delivered' || first === 'failed' ? first : 'pending',
+    },
     ...(opts.tradeNo ? [{ key: searchAttributes.TradeNo, value: opts.tradeNo }] : []),
   ];
   return {
@@ -58,12 +64,21 @@ export interface NotificationPublisherDeps {
   /** Waits between attempts, unscaled (SPEC §6). */
   retryScheduleMs: readonly number[];
   timeScale: number;
+  /** One delivery attempt (./delivery.ts). */
+  deliver(input: DeliveryAttempt): Promise<DeliveryResult>;
 }
 
 /**
  * The one way an event becomes a merchant notification, for every module that has events:
- * store it (once per event key) and start its delivery workflow. Safe to call again: the same
- * event yields the same id.
+ * store it (once per event key), make its first attempt, and start its delivery workflow with
+ * that attempt's outcome. Safe to call again: the same event yields the same id, and an attempt
+ * on record is not sent again.
+ *
+ * Most receivers answer the first attempt, so making it here, in the producer's own activity
+ * (for an order, inside the workflow task that records the payment or the close), spares the
+ * server an activity task and a workflow task per notification and the buyer's payment reaches
+ * the merchant sooner. The workflow then only completes, or carries on with attempt 2 after
+ * the first gap. SPEC §7 keeps one workflow per notification, so it still starts either way.
  */
 export class NotificationPublisher {
   private readonly repo: NotificationRepository;
@@ -73,15 +88,24 @@ export class NotificationPublisher {
   }
 
   async publish(req: NotificationRequest): Promise<string> {
-    const { notificationId } = await this.repo.insertOrGet(req);
+    const { notificationId, created } = await this.repo.insertOrGet(req);
+    const gapsMs = this.deps.retryScheduleMs.map((ms) => scaleDuration(ms, this.deps.timeScale));
+    const series = await this.repo.claimFirstSeries(notificationId, created);
+    let firstAttempt: NotificationWorkflowInput['firstAttempt'];
+    if (series !== null) {
+      const result = await this.deps.deliver({
+        notificationId,
+        series,
+        attempt: 1,
+        final: gapsMs.length === 0,
+        nextGapMs: gapsMs[0] ?? null,
+      });
+      firstAttempt = { series, outcome: result.outcome };
+    }
     await startNotificationWorkflow({
       client: this.deps.client,
       taskQueue: this.deps.taskQueue,
-      input: {
-        notificationId,
-        appId: req.appId,
-        gapsMs: this.deps.retryScheduleMs.map((ms) => scaleDuration(ms, this.deps.timeScale)),
-      },
+      input: { notificationId, appId: req.appId, gapsMs, ...(firstAttempt ? { firstAttempt } : {}) },
       tradeNo: req.tradeNo,
     });
     return notificationId;

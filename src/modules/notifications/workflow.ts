@@ -29,10 +29,13 @@ const { deliverNotification } = proxyActivities<Activities>(activityProfiles.not
  * Delivers one notification (SPEC §6): an attempt now, then one after each gap of the
  * schedule, until a 2xx. Waits are durable timers, so a worker restart neither loses nor
  * repeats an attempt. A resend signal starts a fresh series at once.
+ *
+ * The publisher usually makes attempt 1 of the first series itself (`input.firstAttempt`):
+ * then a delivered or refused notification ends in this workflow's first task, with no
+ * activity, and one that should be retried waits the first gap and goes on from attempt 2.
+ * Runs started without it take the path they always took, so their histories replay unchanged.
  */
 export async function notificationWorkflow(input: NotificationWorkflowInput): Promise<NotificationOutcome> {
-  // Opening a series is one short database write: no need for a round trip through the server.
-  const { beginNotificationSeries } = patched(patches.notificationLocalSeries) ? localDb : remoteDb;
   let resendRequested = false;
   setHandler(resendNotificationSignal, () => {
     resendRequested = true;
@@ -45,13 +48,27 @@ export async function notificationWorkflow(input: NotificationWorkflowInput): Pr
   do {
     resendRequested = false;
     seriesIndex += 1;
-    const series = await beginNotificationSeries({
-      notificationId: input.notificationId,
-      token: `${runId}:${seriesIndex}`,
-    });
-    upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: 'pending' }]);
+    const made = seriesIndex === 1 ? input.firstAttempt : undefined;
+    let series: number;
+    let next = 1;
     outcome = 'failed';
-    for (let attempt = 1; attempt <= attempts; attempt++) {
+    if (made) {
+      // The search attribute was set at start from this outcome.
+      series = made.series;
+      if (made.outcome === 'delivered') outcome = 'delivered';
+      next = made.outcome === 'retry' && !(await condition(() => resendRequested, input.gapsMs[0]!)) ? 2 : 0;
+    } else {
+      // Opening a series is one short database write: no need for a round trip through the
+      // server. Asked here, not at start, so that a run whose publisher settled the series
+      // records no marker; runs without a first attempt ask before their first command, as always.
+      const { beginNotificationSeries } = patched(patches.notificationLocalSeries) ? localDb : remoteDb;
+      series = await beginNotificationSeries({
+        notificationId: input.notificationId,
+        token: `${runId}:${seriesIndex}`,
+      });
+      upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: 'pending' }]);
+    }
+    for (let attempt = next; attempt >= 1 && attempt <= attempts; attempt++) {
       const final = attempt === attempts;
       const result = await deliverNotification({
         notificationId: input.notificationId,
@@ -68,9 +85,11 @@ export async function notificationWorkflow(input: NotificationWorkflowInput): Pr
       // Wakes early only for a resend, which starts a new series.
       if (await condition(() => resendRequested, input.gapsMs[attempt - 1]!)) break;
     }
-    upsertSearchAttributes([
-      { key: searchAttributes.BizStatus, value: resendRequested ? 'pending' : outcome },
-    ]);
+    const shown = resendRequested ? 'pending' : outcome;
+    // A first attempt that settled the series left the attribute as it was started.
+    if (!(made && made.outcome !== 'retry' && shown === made.outcome)) {
+      upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: shown }]);
+    }
   } while (resendRequested);
 
   return outcome;

@@ -64,6 +64,9 @@ const db = proxyActivities<Activities>(activityProfiles.dbWrite);
 const localChannel = proxyLocalActivities<Activities>(localActivityProfiles.channelCall);
 const localChannelBackground = proxyLocalActivities<Activities>(localActivityProfiles.channelBackground);
 const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
+// Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
+const publish = proxyActivities<Activities>(activityProfiles.publish);
+const localPublish = proxyLocalActivities<Activities>(localActivityProfiles.publish);
 
 /**
  * The hot path of an order (its creation, each poll, and recording a payment) as local
@@ -80,14 +83,14 @@ const hot = {
     recordOrderCreated: db.recordOrderCreated,
     queryChannelPayment: channelBackground.queryChannelPayment,
     recordOrderPaid: db.recordOrderPaid,
-    notifyOrderEvent: db.notifyOrderEvent,
+    notifyOrderEvent: publish.notifyOrderEvent,
   },
   local: {
     createChannelPayment: localChannel.createChannelPayment,
     recordOrderCreated: localDb.recordOrderCreated,
     queryChannelPayment: localChannelBackground.queryChannelPayment,
     recordOrderPaid: localDb.recordOrderPaid,
-    notifyOrderEvent: localDb.notifyOrderEvent,
+    notifyOrderEvent: localPublish.notifyOrderEvent,
   },
 };
 
@@ -100,12 +103,12 @@ const hot = {
 const remoteExpiry = {
   closeChannelPayment: channelBackground.closeChannelPayment,
   recordOrderClosed: db.recordOrderClosed,
-  notifyOrderEvent: db.notifyOrderEvent,
+  notifyOrderEvent: publish.notifyOrderEvent,
 };
 const localExpiry: ExpiryCalls = {
   closeChannelPayment: localChannelBackground.closeChannelPayment,
   recordOrderClosed: localDb.recordOrderClosed,
-  notifyOrderEvent: localDb.notifyOrderEvent,
+  notifyOrderEvent: localPublish.notifyOrderEvent,
 };
 type ExpiryCalls = typeof remoteExpiry;
 

@@ -17,6 +17,8 @@ import { refundSettledSignal } from '../orders/messages';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelBackground);
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
+// Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
+const publish = proxyActivities<Activities>(activityProfiles.publish);
 
 /**
  * Follows one refund (SPEC §3.5) from the channel's acceptance to its final status: by
@@ -58,7 +60,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
     status: outcome.status,
     amount: input.amount,
   });
-  await db.notifyRefundEvent({
+  await publish.notifyRefundEvent({
     refundNo: input.refundNo,
     type: outcome.status === 'success' ? 'refund.succeeded' : 'refund.failed',
   });

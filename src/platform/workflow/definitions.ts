@@ -58,9 +58,17 @@ export const activityProfiles = {
     startToCloseTimeout: '10 seconds',
     retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
   },
-  /** One notification attempt: the HTTP deadline plus its database writes. */
+  /**
+   * A write that also publishes a merchant notification, whose first attempt the publisher
+   * makes at once: the HTTP deadline (NOTIFY_TIMEOUT_MS, at most 60 s) plus the writes.
+   */
+  publish: {
+    startToCloseTimeout: '90 seconds',
+    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+  },
+  /** One notification attempt: the HTTP deadline (at most 60 s) plus its database writes. */
   notifyDelivery: {
-    startToCloseTimeout: '30 seconds',
+    startToCloseTimeout: '90 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
   },
 } as const satisfies Record<string, ActivityOptions>;
@@ -77,4 +85,5 @@ export const localActivityProfiles = {
   channelCall: { ...activityProfiles.channelCall, localRetryThreshold: '10 seconds' },
   channelBackground: { ...activityProfiles.channelBackground, localRetryThreshold: '10 seconds' },
   dbWrite: { ...activityProfiles.dbWrite, localRetryThreshold: '10 seconds' },
+  publish: { ...activityProfiles.publish, localRetryThreshold: '10 seconds' },
 } as const satisfies Record<string, LocalActivityOptions>;
