@@ -9,8 +9,8 @@ import { parseDurationList } from './durations';
 
 export type Environment = 'development' | 'test' | 'production';
 
-/** WORKER_MAX_CACHED_WORKFLOWS when unset: about 770 MiB of worker memory at 10 000 open orders (see the README). */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 750;
+/** WORKER_MAX_CACHED_WORKFLOWS when unset: about 660 MiB of worker memory at 10 000 open orders (see the README). */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
 
 export interface Config {
   env: Environment;

@@ -23,7 +23,7 @@ describe('loadConfig', () => {
         taskQueue: 'durapay',
         devServerPort: 7233,
         uiPort: 8233,
-        maxCachedWorkflows: 750,
+        maxCachedWorkflows: 300,
       },
       timeScale: 1,
     });
