@@ -275,14 +275,19 @@ describe('refunds', () => {
     // Two orders at a time: only one refund per order reaches the channel.
     const rounds = await inRounds(ROUNDS, 2, async (i) => {
       const paid = await pay.paidOrder({ amount: 100 });
+      // Each caller does what the API tells it when the outcome is not known by the deadline
+      // (502 channel_timeout, which a loaded machine can give): send the same request again.
       const answers = await Promise.all(
-        Array.from({ length: 20 }, () =>
-          pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
-            trade_no: paid.trade_no,
-            refund_amount: 30,
-            merchant_refund_no: `MR-${i}`,
-          }),
-        ),
+        Array.from({ length: 20 }, async () => {
+          for (let sent = 1; ; sent++) {
+            const a = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+              trade_no: paid.trade_no,
+              refund_amount: 30,
+              merchant_refund_no: `MR-${i}`,
+            });
+            if (a.code !== 'channel_timeout' || sent === 5) return a;
+          }
+        }),
       );
       await until('the refund settled', async () =>
         (await pay.query(paid.trade_no)).refunded_amount === 30 ? true : undefined,
