@@ -12,6 +12,7 @@ import { notificationRoutes } from '../modules/notifications';
 import { OrderService, paymentRoutes } from '../modules/orders';
 import { RefundService, refundRoutes } from '../modules/refunds';
 import type { ApiServices } from './services';
+import { ApiMetrics } from '../platform/metrics';
 
 export interface ApiDeps {
   logger: Logger;
@@ -22,6 +23,8 @@ export interface ApiDeps {
   sandbox?: RequestHandler;
   /** Other simulated upstreams by mount path (e.g. `/wechatpay`), in development and tests. */
   upstreams?: Record<string, RequestHandler>;
+  /** Prometheus metrics served at `GET /metrics`; a registry of its own when not given. */
+  metrics?: ApiMetrics;
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -39,6 +42,8 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(requestContext(deps.logger));
+  const metrics = deps.metrics ?? new ApiMetrics();
+  app.use(metrics.middleware());
   // Express would answer OPTIONS itself, in plain text; durapay has no OPTIONS routes (no CORS).
   app.use((req, _res, next) => next(req.method === 'OPTIONS' ? notFoundError(req) : undefined));
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
@@ -47,10 +52,14 @@ export function createApp(deps: ApiDeps): Express {
   app.use(callbackRoutes(deps.services, { orders, refunds }));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
-  if (deps.sandbox) app.use('/sandbox', deps.sandbox);
-  for (const [mount, upstream] of Object.entries(deps.upstreams ?? {})) app.use(mount, upstream);
+  // A simulated upstream's own routes count as its mount point in the metrics.
+  const mounted = (mount: string, upstream: RequestHandler) =>
+    app.use(mount, (_req, res, next) => ((res.locals.metricsRoute = mount), next()), upstream);
+  if (deps.sandbox) mounted('/sandbox', deps.sandbox);
+  for (const [mount, upstream] of Object.entries(deps.upstreams ?? {})) mounted(mount, upstream);
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
+  app.get('/metrics', metrics.handler());
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {
     app.use(prefix, authenticate(deps.auth, scope));
   }

@@ -71,8 +71,14 @@ export function callbackRoutes(
   router.post(`${CALLBACK_PATH}{/:channelCode}`, findChannel, refuseEncoded, readBody, async (req, res) => {
     const log = res.locals.log as Logger;
     const channelCode = String(req.params.channelCode ?? '');
+    // For the metrics: a known channel by its code, anything else as `unknown`.
+    const counted = (outcome: string) => {
+      const channel = services.channels.get(channelCode) ? channelCode : 'unknown';
+      res.locals.callback = { channel, outcome };
+    };
     if (!CHANNEL_CODE.test(channelCode)) {
       log.info('channel callback refused', { outcome: 'unknown_channel', error: 'not a channel code' });
+      counted('unknown_channel');
       return reply(res, FAIL);
     }
     const headers = firstValues(req);
@@ -86,6 +92,7 @@ export function callbackRoutes(
     ) => {
       await repo.finishCallback(logId, { verified, outcome, error, ...ids });
       log.info('channel callback refused', { channel_code: channelCode, outcome, error });
+      counted(outcome);
       reply(res, failReply(res, error));
     };
 
@@ -187,19 +194,24 @@ export function callbackRoutes(
       tradeNo: order.tradeNo,
       refundNo: event.kind === 'refund' ? ref.refundNo : undefined,
     });
+    counted('delivered');
     reply(res, callbacks.reply({ ok: true }));
   });
 
   // Whatever failed on the way (body, path, database): the channel hears its failure reply and retries.
-  router.use(CALLBACK_PATH, (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use(CALLBACK_PATH, (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
     // A client's fault (status 4xx from the body reader or the path decoder) is not an incident.
     const status = (err as { status?: unknown } | null)?.status;
     const clientFault = err instanceof AppError || (typeof status === 'number' && status < 500);
+    const outcome = clientFault ? 'bad_request' : 'error';
     (res.locals.log as Logger)[clientFault ? 'info' : 'error']('channel callback refused', {
-      outcome: clientFault ? 'bad_request' : 'error',
+      outcome,
       error: err instanceof Error ? err.message : String(err),
     });
+    // Mounted at the callback path: the channel code is what follows it.
+    const channelCode = req.path.slice(1);
+    res.locals.callback = { channel: services.channels.get(channelCode) ? channelCode : 'unknown', outcome };
     reply(res, failReply(res, err instanceof Error ? err.message : String(err)));
   });
 

@@ -8,6 +8,8 @@ export function sendData(res: Response, data: unknown): void {
 }
 
 export function sendError(res: Response, err: AppError): void {
+  // For the metrics (platform/metrics.ts), which count refusals by code.
+  res.locals.errorCode = err.code;
   res
     .status(err.httpStatus)
     .json({ code: err.code, message: err.message, data: null, request_id: res.locals.requestId });

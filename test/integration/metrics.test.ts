@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { startTestStack, type TestStack } from '../support/harness';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { Receiver } from '../support/receiver';
+import { until } from '../support/wait';
+
+jest.setTimeout(120_000);
+
+let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let pay: PaymentsClient;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  app = await stack.createApp(['payments']);
+  receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
+});
+afterAll(async () => {
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+async function scrape(): Promise<string> {
+  const res = await fetch(`${stack.baseUrl}/metrics`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return res.text();
+}
+
+/** The value of one series in the exposition text: the line whose labels include all of `labels`. */
+function value(text: string, name: string, labels: Record<string, string> = {}): number {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const found = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
+    );
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(m[3]);
+  }
+  return 0;
+}
+
+describe('GET /metrics on the API', () => {
+  test('when a payment is created and paid, then its request and its callback are counted by route and outcome', async () => {
+    const createdSeries = {
+      method: 'POST',
+      route: '/api/v1/pay/unified-order',
+      status: '200',
+    };
+    const before = await scrape();
+    await pay.paidOrder();
+    const after = await until('the callback counted', async () => {
+      const text = await scrape();
+      const delivered = { channel: 'sandbox', outcome: 'delivered' };
+      return value(text, 'durapay_channel_callbacks_total', delivered) >
+        value(before, 'durapay_channel_callbacks_total', delivered)
+        ? text
+        : undefined;
+    });
+    const count = 'durapay_http_request_duration_seconds_count';
+    expect(value(after, count, createdSeries)).toBe(value(before, count, createdSeries) + 1);
+    expect(
+      value(after, 'durapay_http_request_duration_seconds_bucket', { ...createdSeries, le: '+Inf' }),
+    ).toBe(value(after, count, createdSeries));
+    // The route pattern, not the trade number the path carried.
+    expect(
+      value(after, count, { method: 'GET', route: '/api/v1/pay/query/:tradeNo', status: '200' }),
+    ).toBeGreaterThan(0);
+    // Node's own process metrics are there too.
+    expect(value(after, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+  });
+
+  test('when requests are refused by authentication, then each is counted by its error code', async () => {
+    const reason = { reason: 'unauthorized' };
+    const before = value(await scrape(), 'durapay_http_requests_refused_total', reason);
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${stack.baseUrl}/api/v1/pay/query/P1`);
+      expect(res.status).toBe(401);
+    }
+    expect(value(await scrape(), 'durapay_http_requests_refused_total', reason)).toBe(before + 3);
+  });
+
+  test('when paths nobody routes are requested, then they share one series and no path becomes a label', async () => {
+    const unmatched = { method: 'GET', route: 'unmatched', status: '404' };
+    const before = value(await scrape(), 'durapay_http_request_duration_seconds_count', unmatched);
+    const paths = Array.from({ length: 5 }, () => `/nowhere/${randomUUID()}`);
+    for (const p of paths) expect((await fetch(`${stack.baseUrl}${p}`)).status).toBe(404);
+    const text = await scrape();
+    expect(value(text, 'durapay_http_request_duration_seconds_count', unmatched)).toBe(before + 5);
+    for (const p of paths) expect(text).not.toContain(p);
+  });
+
+  test('when a callback names no known channel, then it is counted under channel "unknown"', async () => {
+    const series = { channel: 'unknown', outcome: 'unknown_channel' };
+    const before = value(await scrape(), 'durapay_channel_callbacks_total', series);
+    const code = `nochannel${Date.now()}`;
+    const res = await fetch(`${stack.baseUrl}/api/v1/notify/payment/${code}`, { method: 'POST', body: '{}' });
+    expect(res.status).toBeLessThan(500);
+    const text = await scrape();
+    expect(value(text, 'durapay_channel_callbacks_total', series)).toBe(before + 1);
+    expect(text).not.toContain(code);
+  });
+});
