@@ -122,13 +122,13 @@ describe('POST /api/v1/pay/unified-order', () => {
     expect(Date.parse(q.expire_time as string) - Date.parse(q.created_at as string)).toBe(30 * 60_000);
   });
 
-  test('when a qr_code order is created, then its credential carries a PNG QR image that decodes to its qr_code, and the checkout page shows the same code', async () => {
+  test('when a qr_code order is created, then its credential carries an SVG QR image that decodes to its qr_code, and the checkout page shows the same code', async () => {
     const created = await create();
     const credential = created.pay_credential as { pay_url: string; qr_code: string; qr_image?: string };
-    expect(credential.qr_image).toMatch(/^data:image\/png;base64,/);
+    expect(credential.qr_image).toMatch(/^data:image\/svg\+xml;base64,/);
     expect(decodeQrDataUrl(credential.qr_image!)).toBe(credential.qr_code);
     const page = await (await fetch(credential.pay_url)).text();
-    const shown = /<img class="qr" src="(data:image\/png;base64,[^"]+)"/.exec(page)?.[1];
+    const shown = /<img class="qr" src="(data:image\/svg\+xml;base64,[^"]+)"/.exec(page)?.[1];
     expect(shown && decodeQrDataUrl(shown)).toBe(credential.pay_url);
     // Only a QR code payment carries the image.
     const h5 = await create({ pay_method: 'h5' });
