@@ -1,4 +1,5 @@
 // The applications module's public surface. Workflow code imports ./messages instead.
 export { applicationRoutes } from './routes';
+export { applySchema } from './schemas';
 export { ApplicationService, type ApplicationServiceDeps } from './service';
 export { createApplicationActivities } from './activities';

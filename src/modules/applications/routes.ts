@@ -1,23 +1,12 @@
 import type { Router } from 'express';
-import Joi from 'joi';
 import type { Logger } from '../../platform/logger';
 import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
 import { parseJsonBody } from '../../platform/http/body';
-import { freeFormObject, pathValue, validate } from '../../platform/http/validation';
+import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
 import type { ApplicationService, ApplyBody } from './service';
-
-/** SPEC §1: `submit_data` serializes to at most 64 KiB. */
-const MAX_SUBMIT_DATA_BYTES = 64 * 1024;
-
-const applySchema = Joi.object({
-  channel_code: Joi.string().min(1).max(32).required(),
-  submit_data: freeFormObject(MAX_SUBMIT_DATA_BYTES),
-  notify_url: Joi.string()
-    .max(512)
-    .uri({ scheme: ['http', 'https'] }),
-}).required();
+import { applySchema } from './schemas';
 
 /** SPEC §5.6–5.7: apply for onboarding at a channel, and read the latest application. */
 export function applicationRoutes(applications: ApplicationService): Router {

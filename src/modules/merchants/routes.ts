@@ -1,15 +1,11 @@
 import { promises as fs } from 'node:fs';
 import type { Response, Router } from 'express';
-import Joi from 'joi';
 import { ConnectionError, DatabaseError, TimeoutError, ValidationError } from 'sequelize';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../platform/errors';
 import {
-  DEFAULT_MAX_SHARING_RATIO,
   isUploadMediaType,
-  MAX_SHARING_RECEIVERS,
   MAX_UPLOAD_BYTES,
   MAX_UPLOAD_FILE_NAME,
-  MERCHANT_ID_PATTERN,
   UPLOAD_MEDIA_TYPES,
   uploadBaseName,
   type MerchantProfitSharing,
@@ -25,35 +21,9 @@ import type { ChannelRegistry } from '../../channels/registry';
 import { ChannelError } from '../../channels/errors';
 import type { Database } from '../../platform/db';
 import { receiveMultipart } from '../../platform/http/multipart';
-import { lenientQueryValue, pathValue, validate } from '../../platform/http/validation';
+import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
-
-const optionalText = Joi.string().min(1).max(64).allow(null);
-
-const createSchema = Joi.object({
-  merchant_id: Joi.string().pattern(MERCHANT_ID_PATTERN, 'merchant id').required(),
-  merchant_name: Joi.string().min(1).max(128).required(),
-  license_no: optionalText,
-  legal_person: optionalText,
-  bank_account: optionalText,
-  profit_sharing: Joi.object({
-    receivers: Joi.array()
-      .items(
-        Joi.object({
-          type: Joi.string().min(1).max(32).required(),
-          account: Joi.string().min(1).max(64).required(),
-          name: Joi.string().min(1).max(64),
-          weight: Joi.number().integer().positive().required(),
-        }),
-      )
-      .min(1)
-      .max(MAX_SHARING_RECEIVERS)
-      .required(),
-    max_ratio: Joi.number().greater(0).max(1).default(DEFAULT_MAX_SHARING_RATIO),
-  }).allow(null),
-})
-  .required()
-  .messages({ 'string.pattern.name': '{{#label}} must be 1-64 characters of A-Z a-z 0-9 _ -' });
+import { createMerchantSchema, listMerchantsQuery } from './schemas';
 
 interface CreateBody {
   merchant_id: string;
@@ -63,13 +33,6 @@ interface CreateBody {
   bank_account?: string | null;
   profit_sharing?: MerchantProfitSharing | null;
 }
-
-const listQuery = Joi.object({
-  status: Joi.string().max(64).allow(''),
-  // Read leniently (SPEC §5.3): parsePage turns anything that is not an integer into 0.
-  limit: lenientQueryValue,
-  offset: lenientQueryValue,
-});
 
 function merchantNotFound(): AppError {
   return new AppError('order_not_found', 'merchant not found', 404);
@@ -116,7 +79,7 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
   const repo = new MerchantRepository(services.db);
 
   router.post('/api/v1/merchant', parseJsonBody(), async (req, res) => {
-    const body = validate(createSchema, req.body) as CreateBody;
+    const body = validate(createMerchantSchema, req.body) as CreateBody;
     try {
       await repo.create({
         appId: currentApp(res).appId,
@@ -134,7 +97,7 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
   });
 
   router.get('/api/v1/merchant', async (req, res) => {
-    const query = validate(listQuery, req.query) as Record<string, string | undefined>;
+    const query = validate(listMerchantsQuery, req.query) as Record<string, string | undefined>;
     const page = parsePage(query);
     let rows;
     try {

@@ -1,7 +1,6 @@
 import type { Router } from 'express';
-import Joi from 'joi';
 import { AppError } from '../../platform/errors';
-import { NOTIFICATION_STATUSES, type NotificationStatus } from './rules';
+import { type NotificationStatus } from './rules';
 import { parsePage } from '../../platform/pagination';
 import { scaleDuration } from '../../platform/durations';
 import { NotificationRepository } from './repository';
@@ -13,21 +12,9 @@ import type { Database } from '../../platform/db';
 import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
 import { parseJsonBody } from '../../platform/http/body';
-import { lenientQueryValue, pathValue, validate } from '../../platform/http/validation';
+import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
-
-const listQuery = Joi.object({
-  trade_no: Joi.string().min(1).max(64),
-  refund_no: Joi.string().min(1).max(64),
-  status: Joi.string()
-    .valid(...NOTIFICATION_STATUSES)
-    .allow(''),
-  // Read leniently, as the merchant list reads them (SPEC §5.3).
-  limit: lenientQueryValue,
-  offset: lenientQueryValue,
-});
-
-const resendBody = Joi.object({}).allow(null);
+import { listNotificationsQuery, resendNotificationBody } from './schemas';
 
 function notFound(): AppError {
   return new AppError('notification_not_found', 'notification not found');
@@ -48,7 +35,7 @@ export function notificationRoutes(services: NotificationRoutesDeps): Router {
   const repo = new NotificationRepository(services.db);
 
   router.get('/api/v1/notifications', async (req, res) => {
-    const query = validate(listQuery, req.query) as Record<string, string | undefined>;
+    const query = validate(listNotificationsQuery, req.query) as Record<string, string | undefined>;
     const page = parsePage(query);
     const rows = await repo.list(
       currentApp(res).appId,
@@ -63,7 +50,7 @@ export function notificationRoutes(services: NotificationRoutesDeps): Router {
   });
 
   router.post('/api/v1/notifications/:notificationId/resend', parseJsonBody(), async (req, res) => {
-    validate(resendBody, req.body ?? null);
+    validate(resendNotificationBody, req.body ?? null);
     const { appId } = currentApp(res);
     const notification = await repo.find(appId, pathValue(req.params, 'notificationId', 'notification_id'));
     if (!notification) throw notFound();

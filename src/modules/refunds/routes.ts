@@ -1,5 +1,4 @@
 import type { Router } from 'express';
-import Joi from 'joi';
 import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
 import { parseJsonBody } from '../../platform/http/body';
@@ -7,17 +6,9 @@ import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
 import { AppError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
-import { MAX_AMOUNT } from '../orders/rules';
 import type { RefundBody, RefundService } from './service';
 import { refundView } from './view';
-
-const refundSchema = Joi.object({
-  trade_no: Joi.string().min(1).max(64).required(),
-  refund_amount: Joi.number().integer().min(1).max(MAX_AMOUNT).required(),
-  reason: Joi.string().allow('').max(256),
-  notify_url: Joi.string().allow('').max(512),
-  merchant_refund_no: Joi.string().min(1).max(64),
-}).required();
+import { refundSchema } from './schemas';
 
 /** SPEC §3.5–3.6: refund a paid order and query a refund. */
 export function refundRoutes(refunds: RefundService): Router {
