@@ -1,5 +1,6 @@
 import type { Config } from '../platform/config';
 import type { Channel } from './ports';
+import { ChannelError, type ChannelErrorKind } from './errors';
 import { alipayChannelsFromConfig } from './alipay';
 import { sandboxChannelsFromConfig } from './sandbox';
 import { wechatpayChannelsFromConfig } from './wechatpay';
@@ -60,4 +61,76 @@ export function channelsFromConfig(config: Config, masterKey: Buffer): ChannelRe
   return createChannelRegistry(
     CHANNELS.map((fromConfig) => fromConfig(config, masterKey)).filter((f) => f !== undefined),
   );
+}
+
+/** Told of every call a channel's ports make upstream: how long it took and, if it failed, why. */
+export type ChannelCallObserver = (
+  channel: string,
+  operation: string,
+  seconds: number,
+  failureKind?: ChannelErrorKind | 'other',
+) => void;
+
+/** The ports whose methods call the upstream (callbacks only read requests; statements stream). */
+const OBSERVED_PORTS = ['payments', 'refunds', 'profitSharing', 'onboarding'] as const;
+
+/**
+ * The same registry, with every upstream call of every adapter timed and told to `observe`
+ * (operation `payments.create`, `refunds.query`, …). A failure is still thrown to the caller.
+ */
+export function observeChannelCalls(
+  registry: ChannelRegistry,
+  observe: ChannelCallObserver,
+): ChannelRegistry {
+  const wrapped = new Map<Channel, Channel>();
+  const wrap = (channel: Channel): Channel => {
+    let w = wrapped.get(channel);
+    if (!w) {
+      // The adapter stays the prototype (its code, capabilities, callbacks); own properties
+      // shadow the observed ports, whatever kind of property the adapter declared them as.
+      const ports: PropertyDescriptorMap = {};
+      for (const name of OBSERVED_PORTS) {
+        const port = channel[name];
+        if (port) ports[name] = { value: observedPort(port, channel.code, name, observe), enumerable: true };
+      }
+      w = Object.create(channel, ports) as Channel;
+      wrapped.set(channel, w);
+    }
+    return w;
+  };
+  return {
+    get: (code, account) => {
+      const channel = registry.get(code, account);
+      return channel && wrap(channel);
+    },
+    codes: () => registry.codes(),
+  };
+}
+
+function observedPort<T extends object>(
+  port: T,
+  code: string,
+  name: string,
+  observe: ChannelCallObserver,
+): T {
+  return new Proxy(port, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      // Synchronous helpers (problemWith) and properties (fileIdPattern) make no call upstream.
+      if (typeof value !== 'function' || typeof key !== 'string' || key === 'problemWith') return value;
+      const operation = `${name}.${key}`;
+      return async (...args: unknown[]) => {
+        const started = process.hrtime.bigint();
+        const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+        try {
+          const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
+          observe(code, operation, seconds());
+          return result;
+        } catch (err) {
+          observe(code, operation, seconds(), err instanceof ChannelError ? err.kind : 'other');
+          throw err;
+        }
+      };
+    },
+  });
 }

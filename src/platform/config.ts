@@ -52,6 +52,13 @@ export interface Config {
      */
     maxCachedWorkflows: number;
   };
+  worker: {
+    /**
+     * Where the worker serves `GET /metrics` (WORKER_METRICS_PORT, `off` for nowhere), on the
+     * API's HOST, for a Prometheus on the operators' network.
+     */
+    metricsPort?: number;
+  };
   /**
    * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
    * development and tests a key is generated once into the data directory and reused.
@@ -166,6 +173,7 @@ const schema = Joi.object({
   TEMPORAL_CLI_PATH: Joi.string(),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  WORKER_METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')).default(9464),
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
   // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
   // and a cache smaller than the tasks in flight evicts workflows mid-task.
@@ -282,6 +290,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
           ? envName !== 'production'
           : Boolean(v.DURAPAY_DIAGNOSTIC_WORKFLOWS),
       maxCachedWorkflows: num('WORKER_MAX_CACHED_WORKFLOWS'),
+    },
+    worker: {
+      metricsPort: v.WORKER_METRICS_PORT === 'off' ? undefined : num('WORKER_METRICS_PORT'),
     },
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),

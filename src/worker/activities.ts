@@ -4,6 +4,7 @@ import type { Config } from '../platform/config';
 import type { Database } from '../platform/db';
 import type { AppRepository } from '../modules/apps';
 import type { Logger } from '../platform/logger';
+import { WorkerMetrics } from '../platform/worker-metrics';
 import { createApplicationActivities } from '../modules/applications';
 import { createDiagnosticActivities } from '../diagnostics/activities';
 import {
@@ -16,8 +17,10 @@ import {
 import { createPaymentActivities } from '../modules/orders';
 import { createRefundActivities } from '../modules/refunds';
 
-/** What the worker hands to createActivities. */
-export type WorkerActivityDeps = Omit<ActivityDeps, 'publisher' | 'deliver'>;
+/** What the worker hands to createActivities; without metrics, its activities count into a registry of their own. */
+export type WorkerActivityDeps = Omit<ActivityDeps, 'publisher' | 'deliver' | 'metrics'> & {
+  metrics?: WorkerMetrics;
+};
 
 export interface ActivityDeps {
   db: Database;
@@ -31,6 +34,8 @@ export interface ActivityDeps {
   channels: ChannelRegistry;
   /** Refuse notify_urls that resolve to loopback, private or link-local addresses (production). */
   guardAddresses: boolean;
+  /** What the activities did, for the worker's `GET /metrics`. */
+  metrics: WorkerMetrics;
   /** Built by createActivities: how every module's activities publish merchant notifications. */
   publisher: NotificationPublisher;
   /** Built by createActivities: one attempt to deliver a stored notification. */
@@ -38,13 +43,15 @@ export interface ActivityDeps {
 }
 
 /** Every activity the worker serves, built around the dependencies handed in. */
-export function createActivities(base: WorkerActivityDeps) {
+export function createActivities(given: WorkerActivityDeps) {
+  const base = { ...given, metrics: given.metrics ?? new WorkerMetrics() };
   const deliver = createDelivery({
     db: base.db,
     logger: base.logger,
     webhookSecret: (appId) => base.apps.webhookSecret(appId),
     timeoutMs: base.notifications.timeoutMs,
     guardAddresses: base.guardAddresses,
+    metrics: base.metrics,
   });
   const publisher = new NotificationPublisher({
     db: base.db,

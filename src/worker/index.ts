@@ -12,10 +12,31 @@ import { WinstonTemporalLogger } from '../platform/temporal';
 
 let runtimeInstalled = false;
 
-/** The Runtime is process-wide and can be installed once; later calls keep the first logger. */
-export function installRuntimeLogger(logger: Logger): void {
+/**
+ * The Runtime is process-wide and can be installed once; later calls keep the first logger.
+ * With `sdkMetricsAddress` (loopback `host:port`), the SDK's core serves its worker metrics
+ * there (task slots, poll and schedule-to-start latencies, sticky cache, …), in seconds and with
+ * `_total` counters as Prometheus names them.
+ */
+export function installRuntime(logger: Logger, opts: { sdkMetricsAddress?: string } = {}): void {
   if (runtimeInstalled) return;
-  Runtime.install({ logger: new WinstonTemporalLogger(logger) });
+  Runtime.install({
+    logger: new WinstonTemporalLogger(logger),
+    ...(opts.sdkMetricsAddress
+      ? {
+          telemetryOptions: {
+            metrics: {
+              prometheus: {
+                bindAddress: opts.sdkMetricsAddress,
+                countersTotalSuffix: true,
+                unitSuffix: true,
+                useSecondsForDurations: true,
+              },
+            },
+          },
+        }
+      : {}),
+  });
   runtimeInstalled = true;
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
-import { channelsFromConfig } from '../channels/registry';
+import { channelsFromConfig, observeChannelCalls } from '../channels/registry';
 import { connectDatabase } from '../platform/db';
 import { AppRepository } from '../modules/apps';
 import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../modules/orders';
@@ -11,14 +11,26 @@ import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
 import type { Logger } from '../platform/logger';
 import { ensureSearchAttributes } from '../platform/temporal';
-import { bundleWorkflows, createWorker, installRuntimeLogger } from '.';
+import { freePort } from '../platform/net';
+import { WorkerMetrics } from '../platform/worker-metrics';
+import { WORKFLOW_TYPES } from '../platform/workflow/definitions';
+import { bundleWorkflows, createWorker, installRuntime } from '.';
 
 /**
  * The production worker process. Resolves when the worker has shut down (SIGINT/SIGTERM are
  * handled by the Temporal Runtime: in-flight activities get the grace period to finish).
  */
 export async function runWorkerProcess(config: Config, logger: Logger): Promise<void> {
-  installRuntimeLogger(logger);
+  const metrics = new WorkerMetrics(logger);
+  const metricsPort = config.worker.metricsPort;
+  if (metricsPort !== undefined) {
+    // The SDK core's own endpoint stays on loopback: the worker's port serves both.
+    const sdkMetricsAddress = `127.0.0.1:${await freePort()}`;
+    installRuntime(logger, { sdkMetricsAddress });
+    metrics.appendSdkMetricsFrom(sdkMetricsAddress);
+  } else {
+    installRuntime(logger);
+  }
   const masterKey = resolveMasterKey(config);
   const address = requireTemporalAddress(config);
   // A client connection too: activities start workflows (a notification per event).
@@ -29,7 +41,10 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   const db = connectDatabase(requireDatabaseUrl(config));
   const bundlePath = config.temporal.workflowBundlePath;
   const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
-  const channels = channelsFromConfig(config, masterKey);
+  const channels = observeChannelCalls(channelsFromConfig(config, masterKey), (...call) =>
+    metrics.channelCall(...call),
+  );
+  metrics.countOpenWorkflowsWith(() => countOpenWorkflows(client));
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -44,6 +59,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       timeScale: config.timeScale,
       guardAddresses: config.env === 'production',
       channels,
+      metrics,
     },
     workflowBundleCode: bundlePath
       ? fs.readFileSync(bundlePath, 'utf8')
@@ -67,11 +83,27 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.
   process.once('disconnect', () => worker.shutdown());
   sweeper.start();
+  const metricsServer =
+    metricsPort === undefined ? undefined : await metrics.serve(metricsPort, config.api.host);
   try {
     await worker.run();
   } finally {
+    metricsServer?.close();
     await sweeper.stop();
     await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
     logger.info('worker stopped');
   }
+}
+
+/** Running workflows of each type durapay starts; a visibility count per type, at scrape time. */
+async function countOpenWorkflows(client: Client): Promise<Record<string, number>> {
+  const counts = await Promise.all(
+    WORKFLOW_TYPES.map(async (type) => {
+      const { count } = await client.workflow.count(
+        `WorkflowType = '${type}' AND ExecutionStatus = 'Running'`,
+      );
+      return [type, count] as const;
+    }),
+  );
+  return Object.fromEntries(counts);
 }

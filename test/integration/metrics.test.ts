@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
-import { startTestStack, type TestStack } from '../support/harness';
+import { freePort } from '../../src/platform/net';
+import { serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { until } from '../support/wait';
+import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(120_000);
 
@@ -102,5 +104,112 @@ describe('GET /metrics on the API', () => {
     const text = await scrape();
     expect(value(text, 'durapay_channel_callbacks_total', series)).toBe(before + 1);
     expect(text).not.toContain(code);
+  });
+});
+
+describe('GET /metrics on the worker', () => {
+  test("when an order is created, paid, notified and refunded, then the worker counts the channel calls, status changes, the delivery, open workflows and the SDK's own series", async () => {
+    const taskQueue = uniqueName('tq-metrics');
+    const api = await serveApi(stack, { taskQueue });
+    const port = await freePort();
+    const worker = spawnWorker(taskQueue, {
+      DATABASE_URL: stack.database.url,
+      DURAPAY_MASTER_KEY: stack.masterKey.toString('base64'),
+      PUBLIC_BASE_URL: stack.baseUrl,
+      SANDBOX_SECRET: stack.sandboxSecret,
+      DURAPAY_TIME_SCALE: '0.0001',
+      WORKER_METRICS_PORT: String(port),
+    });
+    const scrapeWorker = async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      return res.text();
+    };
+    try {
+      await worker.ready;
+      const own = paymentsClient({ ...stack, baseUrl: api.baseUrl }, app, receiver);
+      const before = await scrapeWorker();
+      const apiBefore = await (await fetch(`${api.baseUrl}/metrics`)).text();
+
+      const created = await own.paidOrder();
+      await until('payment.succeeded delivered', async () =>
+        own.notificationsFor(created.trade_no, 'payment.succeeded').length > 0 ? true : undefined,
+      );
+      const refund = await own.post<{ refund_no: string }>('/api/v1/pay/refund', {
+        trade_no: created.trade_no,
+        refund_amount: 100,
+      });
+      expect(refund.code).toBe('success');
+      await own.statusIs(created.trade_no, 'refunded');
+      // A create the sandbox refuses: a failed channel call.
+      const refused = await own.post(
+        '/api/v1/pay/unified-order',
+        own.orderBody({ extra: { sandbox: { fail_create: true } } }),
+      );
+      expect(refused.status).toBe(400);
+
+      const after = await until('the refund settled in the metrics', async () => {
+        const text = await scrapeWorker();
+        const settled = { kind: 'refund', from: 'processing', to: 'success' };
+        return value(text, 'durapay_status_transitions_total', settled) >
+          value(before, 'durapay_status_transitions_total', settled)
+          ? text
+          : undefined;
+      });
+      const moved = (name: string, labels: Record<string, string>) =>
+        value(after, name, labels) - value(before, name, labels);
+
+      const create = { channel: 'sandbox', operation: 'payments.create' };
+      expect(moved('durapay_channel_call_duration_seconds_count', { ...create, outcome: 'ok' })).toBe(1);
+      expect(moved('durapay_channel_call_duration_seconds_count', { ...create, outcome: 'failed' })).toBe(1);
+      expect(moved('durapay_channel_call_failures_total', { ...create, kind: 'refused' })).toBe(1);
+      expect(
+        moved('durapay_channel_call_duration_seconds_count', {
+          channel: 'sandbox',
+          operation: 'refunds.refund',
+          outcome: 'ok',
+        }),
+      ).toBe(1);
+      const transitions: [string, string, string][] = [
+        ['order', 'new', 'pending'],
+        ['order', 'pending', 'paid'],
+        ['order', 'paid', 'refunded'],
+        ['refund', 'new', 'processing'],
+        ['refund', 'processing', 'success'],
+      ];
+      for (const [kind, from, to] of transitions) {
+        expect([kind, from, to, moved('durapay_status_transitions_total', { kind, from, to })]).toEqual([
+          kind,
+          from,
+          to,
+          1,
+        ]);
+      }
+      const delivered = { event: 'payment.succeeded', outcome: 'delivered' };
+      expect(moved('durapay_notification_attempts_total', delivered)).toBe(1);
+      expect(moved('durapay_notification_attempts_to_finish_count', delivered)).toBe(1);
+      expect(moved('durapay_notification_attempts_to_finish_bucket', { ...delivered, le: '1' })).toBe(1);
+      // The paid order's workflow stays open for refunds.
+      expect(
+        value(after, 'durapay_open_workflows', { workflow_type: 'orderWorkflow' }),
+      ).toBeGreaterThanOrEqual(1);
+      // The Temporal SDK's own worker series, for this worker's task queue.
+      expect(
+        value(after, 'temporal_workflow_task_execution_latency_seconds_count', { task_queue: taskQueue }),
+      ).toBeGreaterThan(0);
+      expect(value(after, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+
+      // The API that took these requests counted them too.
+      const apiAfter = await (await fetch(`${api.baseUrl}/metrics`)).text();
+      const refundRoute = { method: 'POST', route: '/api/v1/pay/refund', status: '200' };
+      expect(
+        value(apiAfter, 'durapay_http_request_duration_seconds_count', refundRoute) -
+          value(apiBefore, 'durapay_http_request_duration_seconds_count', refundRoute),
+      ).toBe(1);
+    } finally {
+      await worker.stop();
+      await api.close();
+    }
   });
 });

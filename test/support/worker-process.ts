@@ -24,6 +24,8 @@ export function spawnWorker(taskQueue: string, env: Record<string, string>): Wor
       TEMPORAL_TASK_QUEUE: taskQueue,
       DURAPAY_WORKFLOW_BUNDLE: state.bundlePath,
       LOG_LEVEL: 'info',
+      // Several worker processes run at once in the tests; one that serves metrics says so.
+      WORKER_METRICS_PORT: 'off',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

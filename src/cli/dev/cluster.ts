@@ -46,8 +46,8 @@ export interface ClusterProcess {
   /** `api-1`, `worker-2`… */
   name: string;
   role: 'api' | 'worker';
-  /** The API's own port (APIs only). */
-  port?: number;
+  /** The API's own port, or the worker's metrics port. */
+  port: number;
   logFile: string;
   child: ChildProcess;
   /** Resolves once the current process serves (an API answers /readyz; a worker polls). */
@@ -227,10 +227,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     opts.progress('durapay: migrating the cluster database');
     await run(process.execPath, [DURAPAY_BIN, 'migrate'], { env, timeout: 120_000 });
 
-    const launch = (role: 'api' | 'worker', index: number, port?: number): ClusterProcess => {
+    const launch = (role: 'api' | 'worker', index: number, port: number): ClusterProcess => {
       const name = `${role}-${index}`;
       const logFile = path.join(logDir, `${name}.log`);
-      const procEnv = port ? { ...env, PORT: String(port) } : env;
+      const procEnv =
+        role === 'api' ? { ...env, PORT: String(port) } : { ...env, WORKER_METRICS_PORT: String(port) };
       let current = spawnDurapay(role, name, procEnv, logFile, opts.nodeFlags ?? []);
       const proc: ClusterProcess = {
         name,
@@ -245,13 +246,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         },
         alive: () => current.child.exitCode === null && current.child.signalCode === null,
         async kill() {
-          if (port) alive.delete(port);
+          if (role === 'api') alive.delete(port);
           const done = exited(current.child);
           current.child.kill('SIGKILL');
           await done;
         },
         async stop() {
-          if (port) alive.delete(port);
+          if (role === 'api') alive.delete(port);
           const done = exited(current.child);
           current.child.kill('SIGTERM');
           const timer = setTimeout(() => current.child.kill('SIGKILL'), 30_000);
@@ -262,14 +263,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           if (proc.alive()) await proc.stop();
           current = spawnDurapay(role, name, procEnv, logFile, opts.nodeFlags ?? []);
           await current.ready;
-          if (port) alive.add(port);
+          if (role === 'api') alive.add(port);
         },
       };
       processes.push(proc);
       return proc;
     };
     // Workers first: they register the search attributes and are polling when the first request comes.
-    const workers = Array.from({ length: workerCount }, (_, i) => launch('worker', i + 1));
+    const workerPorts: number[] = [];
+    for (let i = 0; i < workerCount; i++) workerPorts.push(await freePort());
+    const workers = workerPorts.map((port, i) => launch('worker', i + 1, port));
     const apis = apiPorts.map((port, i) => launch('api', i + 1, port));
     opts.progress(`durapay: ${workerCount} worker(s) and ${apiCount} API(s) starting`);
     await Promise.all([...workers, ...apis].map((p) => p.ready));

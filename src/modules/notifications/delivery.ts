@@ -4,6 +4,7 @@ import { NotificationRepository } from './repository';
 import { ForbiddenDestinationError, postWebhook } from '../../platform/http-out';
 import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
+import type { WorkerMetrics } from '../../platform/worker-metrics';
 
 /** The receiver's answer is kept for operators, cut to this many characters. */
 const RESPONSE_EXCERPT_CHARS = 2_000;
@@ -33,6 +34,8 @@ export interface DeliveryDeps {
   timeoutMs: number;
   /** Refuse notify_urls that resolve to loopback, private or link-local addresses (production). */
   guardAddresses: boolean;
+  /** Counts each attempt this call records (not one found on record). */
+  metrics?: Pick<WorkerMetrics, 'notificationAttempt'>;
 }
 
 /**
@@ -102,7 +105,7 @@ export function createDelivery(deps: DeliveryDeps): (input: DeliveryAttempt) => 
       : refused || input.final
         ? 'failed'
         : 'retry';
-    await repo.recordAttempt(
+    const isNewRecord = await repo.recordAttempt(
       notification.notificationId,
       {
         series: input.series,
@@ -119,6 +122,7 @@ export function createDelivery(deps: DeliveryDeps): (input: DeliveryAttempt) => 
           outcome === 'retry' && input.nextGapMs !== null ? new Date(Date.now() + input.nextGapMs) : null,
       },
     );
+    if (isNewRecord) deps.metrics?.notificationAttempt(notification.eventType, outcome, input.attempt);
     deps.logger.info('notification attempt', {
       notification_id: notification.notificationId,
       app_id: notification.appId,

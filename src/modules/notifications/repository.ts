@@ -94,7 +94,7 @@ export class NotificationRepository {
   /** For delivery: what to send, where, for which app. */
   async loadForDelivery(notificationId: string) {
     return this.models.Notification.findByPk(notificationId, {
-      attributes: ['notificationId', 'appId', 'url', 'body', 'status'],
+      attributes: ['notificationId', 'appId', 'eventType', 'url', 'body', 'status'],
     });
   }
 
@@ -149,14 +149,14 @@ export class NotificationRepository {
 
   /**
    * Records one attempt and moves the notification on, in one transaction; a second call for
-   * the same attempt changes nothing.
+   * the same attempt changes nothing. Whether this call recorded it.
    */
   async recordAttempt(
     notificationId: string,
     attempt: AttemptRecord & { responseExcerpt: string | null },
     outcome: { status: NotificationStatus; nextAttemptAt: Date | null },
-  ): Promise<void> {
-    await this.db.sequelize.transaction(async (transaction) => {
+  ): Promise<boolean> {
+    return this.db.sequelize.transaction(async (transaction) => {
       const inserted = await this.db.sequelize.query(
         `INSERT INTO notification_attempts (notification_id, series, attempt, attempted_at, http_status, latency_ms, error, response_excerpt)
          VALUES (:notificationId, :series, :attempt, :attemptedAt, :httpStatus, :latencyMs, :error, :responseExcerpt)
@@ -168,7 +168,7 @@ export class NotificationRepository {
           transaction,
         },
       );
-      if (inserted.length === 0) return;
+      if (inserted.length === 0) return false;
       await this.db.sequelize.query(
         `UPDATE notifications
             SET attempt_count = GREATEST(attempt_count, :attempt),
@@ -194,6 +194,7 @@ export class NotificationRepository {
           transaction,
         },
       );
+      return true;
     });
   }
 }

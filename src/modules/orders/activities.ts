@@ -6,6 +6,7 @@ import { OrderRepository, type NewOrder } from './repository';
 import { orderView } from './view';
 import { MerchantRepository } from '../merchants';
 import type { ActivityDeps } from '../../worker/activities';
+import { NEW_STATUS } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
@@ -178,8 +179,10 @@ export function createPaymentActivities(deps: ActivityDeps) {
       }
     },
 
+    // Each record counts the status change only when its write made it, so a retried activity
+    // or a second path to the same state is not counted twice.
     async recordOrderCreated(order: NewOrder): Promise<void> {
-      await repo.insertOrder(order);
+      if (await repo.insertOrder(order)) deps.metrics.transition('order', NEW_STATUS, 'pending');
     },
 
     async recordOrderPaid(input: {
@@ -187,11 +190,13 @@ export function createPaymentActivities(deps: ActivityDeps) {
       channelTradeNo: string | null;
       payTime: string;
     }): Promise<void> {
-      await repo.markPaid(input.tradeNo, input.channelTradeNo, input.payTime);
+      const from = await repo.markPaid(input.tradeNo, input.channelTradeNo, input.payTime);
+      if (from) deps.metrics.transition('order', from, 'paid');
     },
 
     async recordOrderClosed(input: { tradeNo: string; closedAt: string }): Promise<void> {
-      await repo.markClosed(input.tradeNo, input.closedAt);
+      if (await repo.markClosed(input.tradeNo, input.closedAt))
+        deps.metrics.transition('order', 'pending', 'closed');
     },
 
     async recordOrderRefundTotals(input: {
@@ -199,7 +204,8 @@ export function createPaymentActivities(deps: ActivityDeps) {
       refundedAmount: number;
       status: OrderStatus;
     }): Promise<void> {
-      await repo.setRefundTotals(input.tradeNo, input.refundedAmount, input.status);
+      const from = await repo.setRefundTotals(input.tradeNo, input.refundedAmount, input.status);
+      if (from && from !== input.status) deps.metrics.transition('order', from, input.status);
     },
 
     async recordProfitSharing(input: { tradeNo: string; status: ProfitSharingStatus }): Promise<void> {

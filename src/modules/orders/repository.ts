@@ -61,8 +61,9 @@ export class OrderRepository {
     return this.models.Order.findOne({ where: { appId, merchantOrderNo } });
   }
 
-  async insertOrder(o: NewOrder): Promise<void> {
-    await this.db.sequelize.query(
+  /** Records a created order; whether this call inserted it (a retried one finds it there). */
+  async insertOrder(o: NewOrder): Promise<boolean> {
+    const inserted = await this.db.sequelize.query(
       `INSERT INTO orders (trade_no, app_id, merchant_order_no, merchant_id, sub_merchant_no, channel_code, pay_method,
                            amount, currency,
                            subject, notify_url, status, channel_trade_no, pay_credential, expire_time,
@@ -71,8 +72,10 @@ export class OrderRepository {
                :subject, :notifyUrl, 'pending', :channelTradeNo, CAST(:payCredential AS jsonb), :expireTime,
                :profitSharingAmount, CASE WHEN :profitSharingAmount > 0 THEN 'pending' ELSE 'none' END,
                CAST(:extra AS jsonb), :createdAt, now())
-       ON CONFLICT (trade_no) DO NOTHING`,
+       ON CONFLICT (trade_no) DO NOTHING
+       RETURNING trade_no`,
       {
+        type: QueryTypes.SELECT,
         replacements: {
           ...o,
           subMerchantNo: o.subMerchantNo ?? null,
@@ -81,7 +84,7 @@ export class OrderRepository {
         },
       },
     );
-    if (!o.poll || o.poll.gapsMs.length === 0) return;
+    if (!o.poll || o.poll.gapsMs.length === 0) return inserted.length > 0;
     // Only while the order is pending: a create recorded again after a callback paid it adds none.
     await this.db.sequelize.query(
       `INSERT INTO payment_polls (trade_no, channel_code, gaps_ms, gap_index, next_poll_at, poll_until)
@@ -98,6 +101,7 @@ export class OrderRepository {
         },
       },
     );
+    return inserted.length > 0;
   }
 
   /**
@@ -145,35 +149,59 @@ export class OrderRepository {
     });
   }
 
-  /** pending (or closed: a late payment) → paid; its polls end. */
-  async markPaid(tradeNo: string, channelTradeNo: string | null, payTime: string): Promise<void> {
-    await this.db.sequelize.query(
-      `WITH stopped AS (DELETE FROM payment_polls WHERE trade_no = :tradeNo)
-       UPDATE orders
-          SET needs_refund_review = (status = 'closed'),
-              status = 'paid', channel_trade_no = COALESCE(:channelTradeNo, channel_trade_no),
+  /**
+   * pending (or closed: a late payment) → paid; its polls end. Returns the status it was paid
+   * from, or null when this call changed nothing (already paid, or refunded since).
+   */
+  async markPaid(
+    tradeNo: string,
+    channelTradeNo: string | null,
+    payTime: string,
+  ): Promise<OrderStatus | null> {
+    const [row] = await this.db.sequelize.query<{ previous: OrderStatus }>(
+      `WITH stopped AS (DELETE FROM payment_polls WHERE trade_no = :tradeNo),
+            prev AS (SELECT trade_no, status FROM orders
+                      WHERE trade_no = :tradeNo AND status IN ('pending', 'closed') FOR UPDATE)
+       UPDATE orders o
+          SET needs_refund_review = (prev.status = 'closed'),
+              status = 'paid', channel_trade_no = COALESCE(:channelTradeNo, o.channel_trade_no),
               pay_time = :payTime, updated_at = now()
-        WHERE trade_no = :tradeNo AND status IN ('pending', 'closed')`,
-      { replacements: { tradeNo, channelTradeNo, payTime } },
+         FROM prev
+        WHERE o.trade_no = prev.trade_no
+       RETURNING prev.status AS previous`,
+      { replacements: { tradeNo, channelTradeNo, payTime }, type: QueryTypes.SELECT },
     );
+    return row?.previous ?? null;
   }
 
-  /** pending → closed; its polls end. */
-  async markClosed(tradeNo: string, closedAt: string): Promise<void> {
-    await this.db.sequelize.query(
+  /** pending → closed; its polls end. Whether this call closed it. */
+  async markClosed(tradeNo: string, closedAt: string): Promise<boolean> {
+    const rows = await this.db.sequelize.query(
       `WITH stopped AS (DELETE FROM payment_polls WHERE trade_no = :tradeNo)
        UPDATE orders SET status = 'closed', closed_at = :closedAt, updated_at = now()
-        WHERE trade_no = :tradeNo AND status = 'pending'`,
-      { replacements: { tradeNo, closedAt } },
+        WHERE trade_no = :tradeNo AND status = 'pending'
+       RETURNING trade_no`,
+      { replacements: { tradeNo, closedAt }, type: QueryTypes.SELECT },
     );
+    return rows.length > 0;
   }
 
-  async setRefundTotals(tradeNo: string, refundedAmount: number, status: OrderStatus): Promise<void> {
-    await this.db.sequelize.query(
-      `UPDATE orders SET refunded_amount = :refundedAmount, status = :status, updated_at = now()
-        WHERE trade_no = :tradeNo AND status IN ('paid', 'partially_refunded', 'refunded')`,
-      { replacements: { tradeNo, refundedAmount, status } },
+  /** Returns the status the order had before, or null when it is not in a refundable status. */
+  async setRefundTotals(
+    tradeNo: string,
+    refundedAmount: number,
+    status: OrderStatus,
+  ): Promise<OrderStatus | null> {
+    const [row] = await this.db.sequelize.query<{ previous: OrderStatus }>(
+      `WITH prev AS (SELECT trade_no, status FROM orders
+                      WHERE trade_no = :tradeNo AND status IN ('paid', 'partially_refunded', 'refunded') FOR UPDATE)
+       UPDATE orders o SET refunded_amount = :refundedAmount, status = :status, updated_at = now()
+         FROM prev
+        WHERE o.trade_no = prev.trade_no
+       RETURNING prev.status AS previous`,
+      { replacements: { tradeNo, refundedAmount, status }, type: QueryTypes.SELECT },
     );
+    return row?.previous ?? null;
   }
 
   async setProfitSharingStatus(tradeNo: string, status: ProfitSharingStatus): Promise<void> {

@@ -6,6 +6,7 @@ import { OrderRepository, tradeContext } from '../orders';
 import type { ActivityDeps } from '../../worker/activities';
 import { RefundRepository, type NewRefund } from './repository';
 import { refundView } from './view';
+import { NEW_STATUS } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
@@ -90,8 +91,9 @@ export function createRefundActivities(deps: ActivityDeps) {
       );
     },
 
+    // Status changes are counted only when this call's write made them (retries count once).
     async recordRefundCreated(refund: NewRefund): Promise<void> {
-      await refundRepo.insertRefund(refund);
+      if (await refundRepo.insertRefund(refund)) deps.metrics.transition('refund', NEW_STATUS, 'processing');
     },
 
     async recordRefundChannelNo(input: { refundNo: string; channelRefundNo: string | null }): Promise<void> {
@@ -105,7 +107,9 @@ export function createRefundActivities(deps: ActivityDeps) {
       refundTime: string | null;
       failReason: string | null;
     }): Promise<void> {
-      await refundRepo.settleRefund(input.refundNo, input);
+      if (await refundRepo.settleRefund(input.refundNo, input)) {
+        deps.metrics.transition('refund', 'processing', input.status);
+      }
     },
 
     /** Publishes a refund event to the refund's notify_url, else the order's. */

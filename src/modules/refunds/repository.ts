@@ -1,3 +1,4 @@
+import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
 import { refundModels, type Refund } from './model';
 import type { RefundStatus } from './rules';
@@ -36,15 +37,18 @@ export class RefundRepository {
     return this.models.Refund.findOne({ where: { appId, merchantRefundNo } });
   }
 
-  async insertRefund(r: NewRefund): Promise<void> {
-    await this.db.sequelize.query(
+  /** Records a created refund; whether this call inserted it. */
+  async insertRefund(r: NewRefund): Promise<boolean> {
+    const rows = await this.db.sequelize.query(
       `INSERT INTO refunds (refund_no, app_id, trade_no, merchant_refund_no, refund_amount, reason, notify_url,
                             status, created_at, updated_at)
        VALUES (:refundNo, :appId, :tradeNo, :merchantRefundNo, :refundAmount, :reason, :notifyUrl,
                'processing', :createdAt, now())
-       ON CONFLICT (refund_no) DO NOTHING`,
-      { replacements: { ...r } },
+       ON CONFLICT (refund_no) DO NOTHING
+       RETURNING refund_no`,
+      { replacements: { ...r }, type: QueryTypes.SELECT },
     );
+    return rows.length > 0;
   }
 
   async setRefundChannelNo(refundNo: string, channelRefundNo: string | null): Promise<void> {
@@ -55,7 +59,7 @@ export class RefundRepository {
     );
   }
 
-  /** processing → success | failed; a settled refund never changes again. */
+  /** processing → success | failed; a settled refund never changes again. Whether this call settled it. */
   async settleRefund(
     refundNo: string,
     outcome: {
@@ -64,13 +68,15 @@ export class RefundRepository {
       refundTime: string | null;
       failReason: string | null;
     },
-  ): Promise<void> {
-    await this.db.sequelize.query(
+  ): Promise<boolean> {
+    const rows = await this.db.sequelize.query(
       `UPDATE refunds
           SET status = :status, channel_refund_no = COALESCE(:channelRefundNo, channel_refund_no),
               refund_time = :refundTime, fail_reason = :failReason, updated_at = now()
-        WHERE refund_no = :refundNo AND status = 'processing'`,
-      { replacements: { refundNo, ...outcome } },
+        WHERE refund_no = :refundNo AND status = 'processing'
+       RETURNING refund_no`,
+      { replacements: { refundNo, ...outcome }, type: QueryTypes.SELECT },
     );
+    return rows.length > 0;
   }
 }

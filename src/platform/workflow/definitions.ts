@@ -28,6 +28,14 @@ export const searchAttributes = {
 
 export const SEARCH_ATTRIBUTE_KEYS = Object.values(searchAttributes);
 
+/** The workflow types a durapay worker serves in production (src/workflows/index.ts exports each). */
+export const WORKFLOW_TYPES = [
+  'orderWorkflow',
+  'refundWorkflow',
+  'merchantApplicationWorkflow',
+  'notificationWorkflow',
+] as const;
+
 /**
  * Named activity option profiles (STYLE): explicit timeouts and retries for each kind of call.
  * Business failures are non-retryable ApplicationFailures whose type is the SPEC error code.
