@@ -66,6 +66,9 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       : await bundleWorkflows(logger, { diagnostics: config.temporal.diagnosticWorkflows }),
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
   });
+  // Served before "worker running" is logged, so a supervisor that waits for it can scrape at once.
+  const metricsServer =
+    metricsPort === undefined ? undefined : await metrics.serve(metricsPort, config.api.host);
   logger.info('worker running', {
     task_queue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
@@ -83,8 +86,6 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.
   process.once('disconnect', () => worker.shutdown());
   sweeper.start();
-  const metricsServer =
-    metricsPort === undefined ? undefined : await metrics.serve(metricsPort, config.api.host);
   try {
     await worker.run();
   } finally {

@@ -147,7 +147,7 @@ describe('GET /metrics on the worker', () => {
         '/api/v1/pay/unified-order',
         own.orderBody({ extra: { sandbox: { fail_create: true } } }),
       );
-      expect(refused.status).toBe(400);
+      expect([refused.status, refused.code]).toEqual([502, 'channel_create_fail']);
 
       const after = await until('the refund settled in the metrics', async () => {
         const text = await scrapeWorker();
