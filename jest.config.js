@@ -26,6 +26,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      // Every answer an API gives these tests is checked against its OpenAPI document.
+      setupFilesAfterEnv: ['<rootDir>/test/support/conformance-setup.ts'],
       slowTestThreshold: 30,
     },
   ],

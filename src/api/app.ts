@@ -13,6 +13,7 @@ import { OrderService, paymentRoutes } from '../modules/orders';
 import { RefundService, refundRoutes } from '../modules/refunds';
 import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
+import { openApiRoutes } from './openapi/routes';
 
 export interface ApiDeps {
   logger: Logger;
@@ -60,6 +61,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
   app.get('/metrics', metrics.handler());
+  app.use(openApiRoutes());
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {
     app.use(prefix, authenticate(deps.auth, scope));
   }

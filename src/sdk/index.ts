@@ -8,6 +8,8 @@ import type {
   CreateMerchantInput,
   CreateOrderInput,
   CreateOrderResult,
+  CreatedApplication,
+  CreatedMerchant,
   ListMerchantsParams,
   ListNotificationsParams,
   Merchant,
@@ -18,6 +20,8 @@ import type {
   Refund,
   RefundInput,
   RefundResult,
+  ResentNotification,
+  UploadedFile,
   UploadMerchantFileInput,
 } from './types';
 
@@ -145,7 +149,7 @@ export class DurapayClient {
     return this.request('GET', `/api/v1/pay/refund/query/${encodeURIComponent(refundNo)}`);
   }
 
-  createMerchant(input: CreateMerchantInput): Promise<{ merchant_id: string }> {
+  createMerchant(input: CreateMerchantInput): Promise<CreatedMerchant> {
     return this.request('POST', '/api/v1/merchant', { json: input });
   }
 
@@ -157,7 +161,7 @@ export class DurapayClient {
     return this.request('GET', `/api/v1/merchant/${encodeURIComponent(merchantId)}`);
   }
 
-  uploadMerchantFile(input: UploadMerchantFileInput): Promise<{ file_id: string }> {
+  uploadMerchantFile(input: UploadMerchantFileInput): Promise<UploadedFile> {
     const fields: [string, string][] = [];
     if (input.channelCode !== undefined) fields.push(['channel_code', input.channelCode]);
     fields.push(['file_media_type', input.fileMediaType]);
@@ -173,7 +177,7 @@ export class DurapayClient {
     });
   }
 
-  applyMerchant(merchantId: string, input: ApplyMerchantInput): Promise<{ application_id: string }> {
+  applyMerchant(merchantId: string, input: ApplyMerchantInput): Promise<CreatedApplication> {
     return this.request('POST', `/api/v1/merchant/${encodeURIComponent(merchantId)}/apply`, { json: input });
   }
 
@@ -185,7 +189,7 @@ export class DurapayClient {
     return this.request('GET', `/api/v1/notifications${queryString(params)}`);
   }
 
-  resendNotification(notificationId: string): Promise<unknown> {
+  resendNotification(notificationId: string): Promise<ResentNotification> {
     // fetch sends `Content-Length: 0` on a body-less POST, so the service may see an empty
     // body; signing it as one satisfies the digest check whichever way the server reads it.
     return this.request('POST', `/api/v1/notifications/${encodeURIComponent(notificationId)}/resend`, {

@@ -90,14 +90,21 @@ export interface Refund extends RefundResult {
 export interface ProfitSharingReceiver {
   type: string;
   account: string;
-  name: string;
+  name?: string;
   weight: number;
 }
 
-export interface ProfitSharing {
+/** A merchant's profit sharing as given when it is created. */
+export interface ProfitSharingInput {
   receivers: ProfitSharingReceiver[];
   /** In (0, 1]; the service applies 0.30 when it is not given. */
   max_ratio?: number;
+}
+
+/** A merchant's profit sharing as the service answers it. */
+export interface ProfitSharing {
+  receivers: ProfitSharingReceiver[];
+  max_ratio: number;
 }
 
 export interface CreateMerchantInput {
@@ -106,7 +113,11 @@ export interface CreateMerchantInput {
   license_no?: string;
   legal_person?: string;
   bank_account?: string;
-  profit_sharing?: ProfitSharing;
+  profit_sharing?: ProfitSharingInput;
+}
+
+export interface CreatedMerchant {
+  merchant_id: string;
 }
 
 /** §5.2 */
@@ -149,11 +160,20 @@ export interface UploadMerchantFileInput {
   channelCode?: string;
 }
 
+export interface UploadedFile {
+  /** As assigned by the channel. */
+  file_id: string;
+}
+
 /** §5.6 */
 export interface ApplyMerchantInput {
   channel_code: string;
   submit_data?: Record<string, unknown>;
   notify_url?: string;
+}
+
+export interface CreatedApplication {
+  application_id: string;
 }
 
 /** §5.7 */
@@ -173,21 +193,86 @@ export interface MerchantApplication {
 }
 
 /** §6 */
+export type NotificationEventType =
+  | 'payment.succeeded'
+  | 'payment.closed'
+  | 'refund.succeeded'
+  | 'refund.failed'
+  | 'merchant.application.updated';
+
+export type NotificationStatus = 'pending' | 'delivered' | 'failed';
+
 export interface ListNotificationsParams {
   trade_no?: string;
   refund_no?: string;
-  status?: string;
+  /** Empty means no filter. */
+  status?: NotificationStatus | '';
   limit?: number;
   offset?: number;
 }
 
-/**
- * §6 fixes only that a notification has an id, a status and recorded attempts; the other
- * fields pass through untyped rather than being guessed.
- */
+/** One delivery attempt: its HTTP status, or the error when there was none. */
+export interface NotificationAttempt {
+  /** Counts resends: each starts a fresh series of attempts. */
+  series: number;
+  attempt: number;
+  attempted_at: string;
+  http_status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+}
+
+/** A merchant notification with every recorded delivery attempt. */
 export interface Notification {
   notification_id: string;
-  status: string;
-  attempts: Record<string, unknown>[];
-  [field: string]: unknown;
+  type: NotificationEventType;
+  status: NotificationStatus;
+  url: string;
+  trade_no: string | null;
+  refund_no: string | null;
+  application_id: string | null;
+  /** The body POSTed to `url`: `{type, timestamp, data}`. */
+  payload: { type: NotificationEventType; timestamp: string; data: Record<string, unknown> };
+  series: number;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+  attempts: NotificationAttempt[];
 }
+
+export interface ResentNotification {
+  notification_id: string;
+  status: 'pending';
+}
+
+/** §1: the codes of a failure (`DurapayError.code`). */
+export type ErrorCode =
+  | 'invalid_param'
+  | 'missing_param'
+  | 'invalid_pay_method'
+  | 'invalid_amount'
+  | 'unauthorized'
+  | 'app_not_found'
+  | 'permission_denied'
+  | 'order_not_found'
+  | 'order_already_paid'
+  | 'order_closed'
+  | 'refund_amount_exceed'
+  | 'sharing_amount_exceed'
+  | 'order_not_paid'
+  | 'sharing_not_config'
+  | 'sharing_fee_exceed'
+  | 'refund_not_found'
+  | 'channel_create_fail'
+  | 'channel_refund_fail'
+  | 'channel_timeout'
+  | 'channel_not_support'
+  | 'channel_verify_fail'
+  | 'internal_system'
+  | 'database_error'
+  | 'rate_limited'
+  | 'not_found'
+  | 'notification_not_found';

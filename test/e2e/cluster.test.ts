@@ -25,6 +25,7 @@ import { DURAPAY_BIN } from '../../src/platform/paths';
 import { DurapayClient, DurapayError } from '../../src/sdk';
 import { WebhookReceiver } from '../../bench/lib/receiver';
 import { globalState } from '../support/state';
+import { responseConformance } from '../support/openapi-conformance';
 import { until } from '../support/wait';
 
 jest.setTimeout(300_000);
@@ -58,6 +59,7 @@ beforeAll(async () => {
   );
   const app = JSON.parse(stdout) as { app_id: string; secret: string; webhook_secret: string };
   appId = app.app_id;
+  responseConformance().register(cluster.baseUrl);
   sdk = new DurapayClient({ baseUrl: cluster.baseUrl, appId: app.app_id, secret: app.secret });
   receiver = await new WebhookReceiver(app.webhook_secret).start();
   connection = await Connection.connect({ address: cluster.temporalAddress });

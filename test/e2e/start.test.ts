@@ -13,6 +13,7 @@ import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
+import { responseConformance } from '../support/openapi-conformance';
 import { until } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -109,6 +110,7 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
 
   const first = await startOnce(ports);
   const api = `http://127.0.0.1:${ports.api}`;
+  responseConformance().register(api);
   const ready = await fetch(`${api}/readyz`);
   expect(ready.status).toBe(200);
   expect((await envelope(ready)).data).toEqual({ status: 'ready', database: 'ok', temporal: 'ok' });

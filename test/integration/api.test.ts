@@ -11,6 +11,7 @@ import { connectDatabase } from '../../src/platform/db';
 import { freePort } from '../support/ports';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
 import { globalState } from '../support/state';
+import { responseConformance } from '../support/openapi-conformance';
 
 jest.setTimeout(60_000);
 
@@ -126,6 +127,7 @@ describe('readiness when a dependency is down', () => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    responseConformance().register(url);
     return {
       url,
       async close() {

@@ -46,6 +46,7 @@ import { createLogger, type Logger } from '../../src/platform/logger';
 import { WinstonTemporalLogger } from '../../src/platform/temporal';
 import { createWorker } from '../../src/worker';
 import { globalState } from './state';
+import { responseConformance } from './openapi-conformance';
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -198,6 +199,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   // can be configured before anything starts.
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  responseConformance().register(baseUrl);
   const sandboxSecret = randomBytes(16).toString('hex');
   const wechatpayKeys = options.wechatpay ? generateWechatpaySandboxKeys() : undefined;
   const wechatpayUrl = `${baseUrl}/wechatpay`;
@@ -391,8 +393,10 @@ export async function serveApi(stack: TestStack, services: Partial<ApiServices>)
     services: { ...stack.services, ...services },
   });
   const server = await listenApi(app, await freePort(), '127.0.0.1', logger);
+  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  responseConformance().register(baseUrl);
   return {
-    baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    baseUrl,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

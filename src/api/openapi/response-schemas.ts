@@ -1,0 +1,339 @@
+/**
+ * What the API answers, as JSON Schema (OpenAPI 3.1's dialect, draft 2020-12), written once from
+ * SPEC: the envelope (§1) and the data of every endpoint. Enums and nullable fields are copied
+ * from SPEC, not from the code, so that the integration suites, which check every answer they get
+ * against this document, catch the code drifting from the contract.
+ */
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type as string, 'null'] });
+
+/** SPEC §1: RFC 3339 in UTC with milliseconds, e.g. `2026-11-22T05:31:02.560Z`. */
+const time: Schema = {
+  type: 'string',
+  format: 'date-time',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  examples: ['2026-11-22T05:31:02.560Z'],
+};
+const timeOrNull: Schema = {
+  ...nullable(time),
+  description: 'RFC 3339 in UTC with milliseconds, or null when not set.',
+};
+/** SPEC §1: an integer count of the currency's minor unit (fen for CNY). */
+const money: Schema = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 };
+const text: Schema = { type: 'string' };
+const textOrNull: Schema = nullable(text);
+
+/** An object with exactly these fields, every one of them always present. */
+function record(properties: Record<string, Schema>, description?: string): Schema {
+  return {
+    type: 'object',
+    ...(description ? { description } : {}),
+    required: Object.keys(properties),
+    properties,
+    additionalProperties: false,
+  };
+}
+
+/** SPEC §1, the error codes of the seed plus those marked beyond. */
+export const ERROR_CODES = [
+  'invalid_param',
+  'missing_param',
+  'invalid_pay_method',
+  'invalid_amount',
+  'unauthorized',
+  'app_not_found',
+  'permission_denied',
+  'order_not_found',
+  'order_already_paid',
+  'order_closed',
+  'refund_amount_exceed',
+  'sharing_amount_exceed',
+  'order_not_paid',
+  'sharing_not_config',
+  'sharing_fee_exceed',
+  'refund_not_found',
+  'channel_create_fail',
+  'channel_refund_fail',
+  'channel_timeout',
+  'channel_not_support',
+  'channel_verify_fail',
+  'internal_system',
+  'database_error',
+  'rate_limited',
+  'not_found',
+  'notification_not_found',
+] as const;
+export type DocumentedErrorCode = (typeof ERROR_CODES)[number];
+
+/** SPEC §6. */
+const NOTIFICATION_EVENTS = [
+  'payment.succeeded',
+  'payment.closed',
+  'refund.succeeded',
+  'refund.failed',
+  'merchant.application.updated',
+] as const;
+
+const tradeNo: Schema = {
+  type: 'string',
+  pattern: '^[A-Z0-9]{1,32}$',
+  description: 'Service-generated, unique.',
+  examples: ['P202611220531020000000042'],
+};
+const orderStatus: Schema = {
+  type: 'string',
+  enum: ['pending', 'paid', 'partially_refunded', 'refunded', 'closed'],
+};
+const refundStatus: Schema = { type: 'string', enum: ['processing', 'success', 'failed'] };
+const merchantStatus: Schema = { type: 'string', enum: ['created', 'auditing', 'active', 'rejected'] };
+
+const profitSharing: Schema = {
+  type: 'object',
+  required: ['receivers', 'max_ratio'],
+  properties: {
+    receivers: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 50,
+      items: {
+        type: 'object',
+        required: ['type', 'account', 'weight'],
+        properties: {
+          type: text,
+          account: text,
+          name: text,
+          weight: { type: 'integer', minimum: 1 },
+        },
+        additionalProperties: false,
+      },
+    },
+    max_ratio: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+  },
+  additionalProperties: false,
+};
+
+/** The data of each successful answer, by name under `components.schemas`. */
+export const DATA_SCHEMAS: Record<string, Schema> = {
+  CreatedOrder: record(
+    {
+      trade_no: tradeNo,
+      pay_credential: {
+        type: 'object',
+        additionalProperties: true,
+        description:
+          'Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; WeChat Pay JSAPI: the signed JSAPI parameters; …).',
+      },
+      is_idempotent: {
+        type: 'boolean',
+        description: 'True when this create repeated an existing pending order.',
+      },
+    },
+    'SPEC §3.1',
+  ),
+  Order: record(
+    {
+      trade_no: tradeNo,
+      merchant_order_no: text,
+      pay_method: { type: 'string', enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web'] },
+      amount: money,
+      status: orderStatus,
+      channel_trade_no: textOrNull,
+      pay_time: timeOrNull,
+      created_at: time,
+      channel_code: text,
+      subject: text,
+      merchant_id: textOrNull,
+      refunded_amount: money,
+      profit_sharing_amount: money,
+      profit_sharing_status: {
+        type: 'string',
+        enum: ['none', 'pending', 'processing', 'finished', 'failed'],
+      },
+      expire_time: time,
+      closed_at: timeOrNull,
+    },
+    'SPEC §3.3',
+  ),
+  RefundResult: record(
+    {
+      refund_no: text,
+      trade_no: tradeNo,
+      refund_amount: money,
+      status: refundStatus,
+      channel_refund_no: textOrNull,
+    },
+    'SPEC §3.5',
+  ),
+  Refund: record(
+    {
+      refund_no: text,
+      trade_no: tradeNo,
+      refund_amount: money,
+      status: refundStatus,
+      channel_refund_no: textOrNull,
+      refund_time: timeOrNull,
+      reason: textOrNull,
+      merchant_refund_no: textOrNull,
+      created_at: time,
+    },
+    'SPEC §3.6',
+  ),
+  CreatedMerchant: record({ merchant_id: text }, 'SPEC §5.1'),
+  Merchant: record(
+    {
+      merchant_id: text,
+      merchant_name: text,
+      license_no: textOrNull,
+      legal_person: textOrNull,
+      bank_account: { ...textOrNull, description: 'Masked: all but the last 4 digits replaced by `*`.' },
+      status: merchantStatus,
+      channel_code: textOrNull,
+      sub_merchant_no: textOrNull,
+      profit_sharing: { oneOf: [profitSharing, { type: 'null' }] },
+      created_at: time,
+      updated_at: time,
+    },
+    'SPEC §5.2',
+  ),
+  MerchantPage: record(
+    {
+      list: { type: 'array', items: ref('Merchant') },
+      limit: { type: 'integer', minimum: 0, maximum: 100 },
+      offset: { type: 'integer', minimum: 0 },
+    },
+    'SPEC §5.3: `limit` and `offset` echo the values used.',
+  ),
+  UploadedFile: record({ file_id: text }, 'SPEC §5.5: the id the channel assigned.'),
+  CreatedApplication: record({ application_id: text }, 'SPEC §5.6'),
+  Application: record(
+    {
+      application_id: text,
+      merchant_id: text,
+      channel_code: text,
+      status: {
+        type: 'string',
+        enum: [
+          'submitted',
+          'auditing',
+          'to_be_confirmed',
+          'to_be_signed',
+          'finished',
+          'rejected',
+          'canceled',
+        ],
+      },
+      channel_application_no: textOrNull,
+      sub_merchant_no: textOrNull,
+      sign_url: textOrNull,
+      reject_reason: textOrNull,
+      audit_detail: { description: "The channel's audit detail as it reported it, or null." },
+      submitted_at: timeOrNull,
+      updated_at: time,
+      finished_at: timeOrNull,
+    },
+    'SPEC §5.7',
+  ),
+  Notification: record(
+    {
+      notification_id: text,
+      type: { type: 'string', enum: [...NOTIFICATION_EVENTS] },
+      status: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+      url: text,
+      trade_no: textOrNull,
+      refund_no: textOrNull,
+      application_id: textOrNull,
+      payload: {
+        type: 'object',
+        required: ['type', 'timestamp', 'data'],
+        description: 'The body POSTed to `url` (SPEC §6).',
+        properties: {
+          type: { type: 'string', enum: [...NOTIFICATION_EVENTS] },
+          timestamp: { type: 'string', format: 'date-time', description: 'When the event happened.' },
+          data: {
+            type: 'object',
+            additionalProperties: true,
+            description: 'The resource as its query endpoint returns it, plus `app_id`.',
+          },
+        },
+      },
+      series: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Counts resends: each starts a fresh series of attempts.',
+      },
+      attempt_count: { type: 'integer', minimum: 0 },
+      next_attempt_at: timeOrNull,
+      last_error: textOrNull,
+      delivered_at: timeOrNull,
+      created_at: time,
+      updated_at: time,
+      attempts: {
+        type: 'array',
+        items: record({
+          series: { type: 'integer', minimum: 1 },
+          attempt: { type: 'integer', minimum: 1 },
+          attempted_at: time,
+          http_status: { type: ['integer', 'null'] },
+          latency_ms: { type: ['integer', 'null'], minimum: 0 },
+          error: textOrNull,
+        }),
+      },
+    },
+    'SPEC §6 (beyond the seed): a notification with every recorded attempt.',
+  ),
+  NotificationPage: record({
+    list: { type: 'array', items: ref('Notification') },
+    limit: { type: 'integer', minimum: 0, maximum: 100 },
+    offset: { type: 'integer', minimum: 0 },
+  }),
+  ResentNotification: record({ notification_id: text, status: { const: 'pending' } }),
+  Alive: record({ status: { const: 'ok' } }),
+  Ready: record({ status: { const: 'ready' }, database: { const: 'ok' }, temporal: { const: 'ok' } }),
+};
+
+/** The envelopes of SPEC §1. */
+export const ENVELOPE_SCHEMAS: Record<string, Schema> = {
+  RequestId: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9._-]{1,128}$',
+    description: "The `X-Request-Id` of the request: the caller's when valid, else one generated.",
+  },
+  ErrorCode: { type: 'string', enum: [...ERROR_CODES] },
+  Error: {
+    type: 'object',
+    description: 'Every failure: HTTP status by category, `data` is null.',
+    required: ['code', 'message', 'data', 'request_id'],
+    properties: {
+      code: ref('ErrorCode'),
+      message: { type: 'string', minLength: 1 },
+      data: { type: 'null' },
+      request_id: ref('RequestId'),
+    },
+    additionalProperties: false,
+  },
+};
+
+/** The success envelope around `data` (a schema, or null for an answer without data). */
+export function successEnvelope(data: Schema | null): Schema {
+  return {
+    type: 'object',
+    required: ['code', 'message', 'data', 'request_id'],
+    properties: {
+      code: { const: 'success' },
+      message: { const: 'success' },
+      data: data ?? { type: 'null' },
+      request_id: ref('RequestId'),
+    },
+    additionalProperties: false,
+  };
+}
+
+/** The error envelope with its code narrowed to those one operation answers with one status. */
+export function errorEnvelope(codes: readonly DocumentedErrorCode[]): Schema {
+  return { allOf: [ref('Error'), { properties: { code: { enum: [...codes] } } }] };
+}
+
+export { ref as schemaRef };
