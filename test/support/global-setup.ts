@@ -2,7 +2,7 @@
  * Provisions the real infrastructure once per test run: the Temporal CLI and server (built once
  * and cached), a Postgres (TEST_DATABASE_URL / DATABASE_URL, else an embedded one), a migrated
  * template database that each test file clones, a Temporal dev server with durapay's search
- * attributes, and the workflow bundle that every test worker reuses.
+ * attributes and its UI, and the workflow bundle that every test worker reuses.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -61,9 +61,13 @@ export default async function globalSetup(): Promise<void> {
   await migrateSandbox(db.sequelize);
   await db.close();
 
+  // The Temporal UI too, where operators find workflows by search attribute (the browser tests).
+  const uiPort = await freePort();
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: cliPath },
+      ui: true,
+      uiPort,
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       // Suggest continue-as-new after 120 events (the default is 4 096), so that the paid-order
       // tests (20 concurrent refunds and more) also prove that an order survives it.
@@ -85,6 +89,7 @@ export default async function globalSetup(): Promise<void> {
     adminUrl,
     template,
     temporalAddress: env.address,
+    temporalUiUrl: `http://127.0.0.1:${uiPort}`,
     bundlePath,
     cliPath,
     pg,

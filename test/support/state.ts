@@ -5,6 +5,8 @@ export interface GlobalState {
   /** A migrated database every test file clones (CREATE DATABASE … TEMPLATE). */
   template: string;
   temporalAddress: string;
+  /** The dev server's Temporal UI, e.g. http://127.0.0.1:PORT (its workflows list at /namespaces/default/workflows). */
+  temporalUiUrl: string;
   bundlePath: string;
   cliPath: string;
   /** Set when the tests started their own embedded Postgres. */
