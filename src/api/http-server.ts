@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from '../platform/logger';
+import type { Tracing } from '../platform/tracing';
 
 /** What Node's HTTP parser refused, as the status it would have sent and a sentence of ours. */
 function refusalOf(err: NodeJS.ErrnoException): { status: number; reason: string; message: string } {
@@ -50,9 +51,18 @@ export function answerClientErrors(server: Server, logger: Logger): void {
   });
 }
 
-/** Serves the API on host:port, with the parser's refusals answered in the envelope. */
-export function listenApi(app: Express, port: number, host: string, logger: Logger): Promise<Server> {
-  const server = createServer(app);
+/**
+ * Serves the API on host:port, with the parser's refusals answered in the envelope; with
+ * `tracing`, each request in a span of its own.
+ */
+export function listenApi(
+  app: Express,
+  port: number,
+  host: string,
+  logger: Logger,
+  tracing?: Pick<Tracing, 'serve'>,
+): Promise<Server> {
+  const server = createServer(tracing ? tracing.serve(app) : app);
   answerClientErrors(server, logger);
   return new Promise((resolve, reject) => {
     server.once('error', reject);

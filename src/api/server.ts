@@ -14,6 +14,7 @@ import {
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
 import type { Logger } from '../platform/logger';
+import { describeTracing, installTracing } from '../platform/tracing';
 import { alipaySandboxUpstream, sandboxUpstream, wechatpaySandboxUpstream } from '../sandbox-hook';
 import { createApp } from './app';
 import { listenApi } from './http-server';
@@ -67,6 +68,9 @@ export interface RunningApi {
 /** The production API process: connects lazily, so it can start before its dependencies answer. */
 export async function runApi(config: Config, logger: Logger): Promise<RunningApi> {
   const masterKey = resolveMasterKey(config);
+  // Before anything calls out: the spans of the first requests have somewhere to go.
+  const tracing = config.tracing ? installTracing(config.tracing, 'api', logger) : undefined;
+  if (config.tracing) logger.info('tracing on', describeTracing(config.tracing));
   const db = connectDatabase(requireDatabaseUrl(config), { acquireTimeoutMs: 3_000 });
   const temporal = probeConnection(requireTemporalAddress(config));
   const auth = authDeps(db, masterKey, config.rateLimit);
@@ -80,7 +84,11 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     auth,
     services: {
       db,
-      client: new Client({ connection: business, namespace: config.temporal.namespace }),
+      client: new Client({
+        connection: business,
+        namespace: config.temporal.namespace,
+        ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+      }),
       taskQueue: config.temporal.taskQueue,
       notifications: config.notifications,
       timeScale: config.timeScale,
@@ -104,7 +112,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       .catch((err: unknown) => logger.warn('nonce sweep failed', { error: String(err) }));
   }, 60_000);
   sweeper.unref();
-  const server = await listenApi(app, config.api.port, config.api.host, logger);
+  const server = await listenApi(app, config.api.port, config.api.host, logger, tracing);
   logger.info('api listening', { host: config.api.host, port: config.api.port });
   return {
     server,
@@ -114,6 +122,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await Promise.allSettled([db.close(), temporal.close(), business.close()]);
+      await tracing?.shutdown();
     },
   };
 }

@@ -111,6 +111,18 @@ export interface Config {
    * tests use a small value so a 30-minute expiry passes in well under a second.
    */
   timeScale: number;
+  /**
+   * OpenTelemetry traces (the standard OTEL_* variables): absent, and nothing installed, unless
+   * an OTLP endpoint is set or OTEL_TRACES_EXPORTER is `otlp`.
+   */
+  tracing?: TracingConfig;
+}
+
+export interface TracingConfig {
+  /** Where spans are POSTed: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or the base endpoint + /v1/traces. */
+  tracesUrl: string;
+  protocol: 'http/protobuf' | 'http/json';
+  serviceName: string;
 }
 
 export interface WechatpayConfig {
@@ -228,6 +240,14 @@ const schema = Joi.object({
   ALIPAY_PUBLIC_KEY_FILE: Joi.string(),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
+  OTEL_SDK_DISABLED: Joi.boolean(),
+  OTEL_TRACES_EXPORTER: Joi.string().valid('otlp', 'none'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  // OTLP over HTTP only: every collector takes it, and gRPC would be a second transport stack.
+  OTEL_EXPORTER_OTLP_PROTOCOL: Joi.string().valid('http/protobuf', 'http/json'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Joi.string().valid('http/protobuf', 'http/json'),
+  OTEL_SERVICE_NAME: Joi.string().max(255).default('durapay'),
 })
   .unknown(true)
   .messages({
@@ -321,7 +341,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     alipay: alipayConfig(str, cwd),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     timeScale: num('DURAPAY_TIME_SCALE'),
+    tracing: tracingConfig(str),
   });
+}
+
+/**
+ * Off unless asked for: an OTLP endpoint, or OTEL_TRACES_EXPORTER=otlp (then the spec's default
+ * collector, localhost:4318). OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER=none turn it off.
+ */
+function tracingConfig(str: (key: string) => string | undefined): TracingConfig | undefined {
+  const base = str('OTEL_EXPORTER_OTLP_ENDPOINT');
+  const traces = str('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const exporter = str('OTEL_TRACES_EXPORTER');
+  if (str('OTEL_SDK_DISABLED') === 'true' || exporter === 'none') return undefined;
+  if (exporter !== 'otlp' && base === undefined && traces === undefined) return undefined;
+  return {
+    tracesUrl: traces ?? `${(base ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`,
+    protocol: (str('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+      str('OTEL_EXPORTER_OTLP_PROTOCOL') ??
+      'http/protobuf') as TracingConfig['protocol'],
+    serviceName: str('OTEL_SERVICE_NAME')!,
+  };
 }
 
 /** Like loadConfig, but for settings a process cannot run without: set after provisioning. */

@@ -76,9 +76,10 @@ function methodLabel(method: string): string {
 
 /**
  * The matched route's pattern (`/api/v1/pay/query/:tradeNo`), never the path itself; mounted
- * upstream simulators count as their mount point, and anything unmatched as `unmatched`.
+ * upstream simulators count as their mount point, and anything unmatched as `unmatched`. The
+ * request's trace span (platform/tracing.ts) takes its `http.route` from here too.
  */
-function routeLabel(req: Request, res: Response): string {
+export function routeLabel(req: Request, res: Response): string {
   const mount = res.locals.metricsRoute as string | undefined;
   if (mount) return mount;
   const route = (req as Request & { route?: { path?: unknown } }).route;

@@ -9,6 +9,7 @@ import { createActivities, type WorkerActivityDeps as ActivityDeps } from './act
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { WinstonTemporalLogger } from '../platform/temporal';
+import type { Tracing } from '../platform/tracing';
 
 let runtimeInstalled = false;
 
@@ -45,18 +46,33 @@ export const workflowsPath = require.resolve('../workflows');
 export const diagnosticWorkflowsPath = require.resolve('../diagnostics/workflows');
 
 /**
+ * The workflow half of tracing: OpenTelemetry's workflow interceptors (a span per run, update,
+ * signal and scheduled activity; the context passed on in activities' headers). In a bundle only
+ * when the worker traces, since its spans leave the sandbox through a sink only such a worker has.
+ */
+export const tracingInterceptorsPath =
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+
+/**
  * Bundles the workflow code once; the worker and tests can reuse the result. With
- * `diagnostics`, the bundle also holds the diagnostic and benchmark-floor workflows.
+ * `diagnostics`, the bundle also holds the diagnostic and benchmark-floor workflows; with
+ * `tracing`, the tracing interceptors.
  */
 export async function bundleWorkflows(
   logger?: Logger,
-  opts: { diagnostics?: boolean } = {},
+  opts: { diagnostics?: boolean; tracing?: boolean } = {},
 ): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: opts.diagnostics ? diagnosticWorkflowsPath : workflowsPath,
+    ...(opts.tracing ? { workflowInterceptorModules: [tracingInterceptorsPath] } : {}),
     logger: logger ? new WinstonTemporalLogger(logger, true) : undefined,
   });
   return code;
+}
+
+/** Whether bundled code holds the tracing interceptors (webpack names each module by its path). */
+export function bundleTraces(code: string): boolean {
+  return code.includes('interceptors-opentelemetry/lib/workflow-interceptors.js"');
 }
 
 export interface WorkerDeps {
@@ -72,9 +88,24 @@ export interface WorkerDeps {
   maxCachedWorkflows?: number;
   /** Extra Worker options (tests shorten the shutdown grace time, for instance). */
   options?: Partial<WorkerOptions>;
+  /**
+   * Tracing (platform/tracing.ts): its activity interceptors and workflow span sink, and its
+   * workflow interceptors, bundled in at start or already in workflowBundleCode.
+   */
+  tracing?: Tracing;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const { interceptors, sinks, ...options } = deps.options ?? {};
+  const { tracing, workflowBundleCode } = deps;
+  if (workflowBundleCode !== undefined && bundleTraces(workflowBundleCode) !== (tracing !== undefined)) {
+    // Either the workflows would trace into a sink the worker lacks, or not trace at all.
+    throw new Error(
+      tracing
+        ? 'the workflow bundle has no tracing interceptors: bundle it with tracing, or let the worker bundle at start'
+        : 'the workflow bundle has tracing interceptors but the worker does not trace: bundle it without',
+    );
+  }
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -86,6 +117,17 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     // Bounded so that tens of thousands of open orders do not grow memory without limit.
     maxCachedWorkflows: deps.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     shutdownGraceTime: '10 seconds',
-    ...deps.options,
+    ...options,
+    interceptors: tracing
+      ? {
+          ...interceptors,
+          // Outermost, so that the other interceptors run inside the activity's span.
+          activity: [...tracing.activityInterceptors, ...(interceptors?.activity ?? [])],
+          ...(workflowBundleCode === undefined
+            ? { workflowModules: [tracingInterceptorsPath, ...(interceptors?.workflowModules ?? [])] }
+            : {}),
+        }
+      : interceptors,
+    sinks: tracing ? { ...sinks, ...tracing.workflowSinks } : sinks,
   });
 }

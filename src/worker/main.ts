@@ -14,7 +14,8 @@ import { ensureSearchAttributes } from '../platform/temporal';
 import { freePort } from '../platform/net';
 import { WorkerMetrics } from '../platform/worker-metrics';
 import { WORKFLOW_TYPES } from '../platform/workflow/definitions';
-import { bundleWorkflows, createWorker, installRuntime } from '.';
+import { describeTracing, installTracing, type Tracing } from '../platform/tracing';
+import { bundleTraces, bundleWorkflows, createWorker, installRuntime } from '.';
 
 /**
  * The production worker process. Resolves when the worker has shut down (SIGINT/SIGTERM are
@@ -31,6 +32,8 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   } else {
     installRuntime(logger);
   }
+  const tracing = config.tracing ? installTracing(config.tracing, 'worker', logger) : undefined;
+  if (config.tracing) logger.info('tracing on', describeTracing(config.tracing));
   const masterKey = resolveMasterKey(config);
   const address = requireTemporalAddress(config);
   // A client connection too: activities start workflows (a notification per event).
@@ -40,7 +43,11 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   const connection = await NativeConnection.connect({ address });
   const db = connectDatabase(requireDatabaseUrl(config));
   const bundlePath = config.temporal.workflowBundlePath;
-  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.temporal.namespace,
+    ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+  });
   const channels = observeChannelCalls(channelsFromConfig(config, masterKey), (...call) =>
     metrics.channelCall(...call),
   );
@@ -61,10 +68,9 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       channels,
       metrics,
     },
-    workflowBundleCode: bundlePath
-      ? fs.readFileSync(bundlePath, 'utf8')
-      : await bundleWorkflows(logger, { diagnostics: config.temporal.diagnosticWorkflows }),
+    workflowBundleCode: await workflowCode(config, logger, tracing),
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+    tracing,
   });
   // Served before "worker running" is logged, so a supervisor that waits for it can scrape at once.
   const metricsServer =
@@ -92,8 +98,29 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     metricsServer?.close();
     await sweeper.stop();
     await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
+    await tracing?.shutdown();
     logger.info('worker stopped');
   }
+}
+
+/**
+ * The prebuilt bundle (DURAPAY_WORKFLOW_BUNDLE), or the workflows bundled now. A worker that
+ * traces needs the tracing interceptors in its bundle: without them in the prebuilt one, it
+ * bundles at start (a few seconds) rather than trace nothing past the activities.
+ */
+async function workflowCode(config: Config, logger: Logger, tracing: Tracing | undefined): Promise<string> {
+  const bundlePath = config.temporal.workflowBundlePath;
+  if (bundlePath) {
+    const code = fs.readFileSync(bundlePath, 'utf8');
+    if (!tracing || bundleTraces(code)) return code;
+    logger.warn('the workflow bundle has no tracing interceptors; bundling the workflows at start', {
+      bundle: bundlePath,
+    });
+  }
+  return bundleWorkflows(logger, {
+    diagnostics: config.temporal.diagnosticWorkflows,
+    tracing: tracing !== undefined,
+  });
 }
 
 /** Running workflows of each type durapay starts; a visibility count per type, at scrape time. */

@@ -44,7 +44,8 @@ import { loadConfig } from '../../src/platform/config';
 import { freePort } from './ports';
 import { createLogger, type Logger } from '../../src/platform/logger';
 import { WinstonTemporalLogger } from '../../src/platform/temporal';
-import { createWorker } from '../../src/worker';
+import { bundleWorkflows, createWorker } from '../../src/worker';
+import type { Tracing } from '../../src/platform/tracing';
 import { globalState } from './state';
 import { responseConformance } from './openapi-conformance';
 
@@ -136,6 +137,22 @@ export interface StackOptions {
    * /alipay (its delays multiplied by timeScale).
    */
   alipay?: { timeScale?: number; refundDelayMs?: number };
+  /**
+   * Traces the stack: the API's requests, its Temporal client and the worker (whose workflows are
+   * then bundled with the tracing interceptors, once per test file), into `installTracing`'s
+   * destination. The caller installs it first and shuts it down after `stop`.
+   */
+  tracing?: Tracing;
+}
+
+let tracingBundle: Promise<string> | undefined;
+
+/** The workflows bundled with the tracing interceptors (the diagnostic ones too), once per test file. */
+export function tracingWorkflowBundle(): Promise<string> {
+  return (tracingBundle ??= bundleWorkflows(createLogger({ level: 'warn' }), {
+    diagnostics: true,
+    tracing: true,
+  }));
 }
 
 /**
@@ -187,7 +204,11 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const database = await createTestDatabase();
 
   const connection = await Connection.connect({ address: state.temporalAddress });
-  const client = new Client({ connection, namespace: 'default' });
+  const client = new Client({
+    connection,
+    namespace: 'default',
+    ...(options.tracing ? { interceptors: options.tracing.clientInterceptors } : {}),
+  });
   const nativeConnection = await NativeConnection.connect({ address: state.temporalAddress });
   const masterKey = randomBytes(32);
   // Generous by default so that only the rate-limit tests meet the limit.
@@ -268,8 +289,11 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     namespace: 'default',
     taskQueue,
     activities: activityDeps,
-    workflowBundleCode: fs.readFileSync(state.bundlePath, 'utf8'),
+    workflowBundleCode: options.tracing
+      ? await tracingWorkflowBundle()
+      : fs.readFileSync(state.bundlePath, 'utf8'),
     options: { shutdownGraceTime: '1 second', interceptors: { activity: [attempts.interceptor] } },
+    tracing: options.tracing,
   });
   const running = worker.run();
   // Pending orders' polls, as beside every worker process.
@@ -332,7 +356,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       logger: logger.child({ component: 'sandbox' }),
     }),
   });
-  const server = await listenApi(app, port, '127.0.0.1', logger);
+  const server = await listenApi(app, port, '127.0.0.1', logger, options.tracing);
 
   return {
     taskQueue,

@@ -308,3 +308,85 @@ describe('loadConfig: Alipay', () => {
     expect((error as Error).message).not.toMatch(/SECRETVALUE|BEGIN/);
   });
 });
+
+describe('loadConfig: tracing', () => {
+  test('when no OTEL variable is set, then tracing is off', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+  });
+
+  test.each([
+    ['http://collector:4318', 'http://collector:4318/v1/traces'],
+    ['http://collector:4318/', 'http://collector:4318/v1/traces'],
+    ['https://otel.example.com/otlp', 'https://otel.example.com/otlp/v1/traces'],
+  ])(
+    'when OTEL_EXPORTER_OTLP_ENDPOINT is %s, then spans go to %s as protobuf from "durapay"',
+    (endpoint, url) => {
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }).tracing).toEqual({
+        tracesUrl: url,
+        protocol: 'http/protobuf',
+        serviceName: 'durapay',
+      });
+    },
+  );
+
+  test('when the traces endpoint and protocol are set beside the general ones, then they win, the endpoint as given', () => {
+    const tracing = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://general:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/custom/path',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'durapay-eu',
+    }).tracing;
+    expect(tracing).toEqual({
+      tracesUrl: 'http://traces:4318/custom/path',
+      protocol: 'http/json',
+      serviceName: 'durapay-eu',
+    });
+  });
+
+  test('when only the general protocol is set, then the traces use it', () => {
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
+        .tracing?.protocol,
+    ).toBe('http/json');
+  });
+
+  test("when OTEL_TRACES_EXPORTER is otlp and no endpoint is set, then spans go to the spec's default collector", () => {
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).tracing?.tracesUrl).toBe(
+      'http://localhost:4318/v1/traces',
+    );
+  });
+
+  test.each([
+    [{ OTEL_SDK_DISABLED: 'true' }],
+    [{ OTEL_SDK_DISABLED: 'TRUE' }],
+    [{ OTEL_TRACES_EXPORTER: 'none' }],
+  ])('when an endpoint is set but %p, then tracing is off', (off) => {
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces', ...off }).tracing,
+    ).toBeUndefined();
+  });
+
+  test('when OTEL_SDK_DISABLED is false, then an endpoint turns tracing on', () => {
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'false' }).tracing,
+    ).toBeDefined();
+  });
+
+  test.each([
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc', /"OTEL_EXPORTER_OTLP_PROTOCOL" must be one of/],
+    ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'grpc', /"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" must be one of/],
+    ['OTEL_TRACES_EXPORTER', 'console', /"OTEL_TRACES_EXPORTER" must be one of/],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318', /"OTEL_EXPORTER_OTLP_ENDPOINT" must be a valid uri/],
+    ['OTEL_SDK_DISABLED', 'maybe', /"OTEL_SDK_DISABLED" must be a boolean/],
+  ])('when %s is %p, then loading fails with a message naming it', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  test('when an endpoint with credentials is invalid, then the message does not echo them', () => {
+    expect(() =>
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://user:hunter2@collector:4317' }),
+    ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }));
+  });
+});

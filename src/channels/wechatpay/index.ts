@@ -13,6 +13,7 @@ import axios, { isAxiosError, type AxiosInstance, type InternalAxiosRequestConfi
 import { Decorator, Formatter, Multipart, Rsa } from 'wechatpay-axios-plugin';
 import type { Config, WechatpayConfig } from '../../platform/config';
 import { qrImage } from '../../platform/qr';
+import { outboundHttpSpan } from '../../platform/spans';
 import { ChannelError } from '../errors';
 import type {
   CallbackCheck,
@@ -153,7 +154,11 @@ export class WechatpayChannel implements Channel {
       Decorator.requestInterceptor() as (config: InternalAxiosRequestConfig) => InternalAxiosRequestConfig,
     );
     try {
-      const res = await http.get<string>('v3/certificates');
+      const res = await outboundHttpSpan(
+        { method: 'GET', url: `${this.options.baseUrl}/v3/certificates` },
+        () => http.get<string>('v3/certificates'),
+        httpStatusOf,
+      );
       const headers: Record<string, string | undefined> = {};
       for (const [name, value] of Object.entries(res.headers)) {
         if (typeof value === 'string') headers[name.toLowerCase()] = value;
@@ -500,7 +505,13 @@ export class WechatpayChannel implements Channel {
     try {
       // `meta` is what a multipart upload is signed over (the library's request interceptor reads it).
       const config = { method, url, data, params, headers, ...(meta ? { meta } : {}) };
-      const res = await (await this.client()).request(config);
+      const client = await this.client();
+      // By hand: axios goes through Node's http module, whose instrumentation is a require hook.
+      const res = await outboundHttpSpan(
+        { method, url: `${this.options.baseUrl}/${url}` },
+        () => client.request(config),
+        httpStatusOf,
+      );
       return res.data;
     } catch (err) {
       if (!isAxiosError(err)) throw err;
@@ -537,6 +548,13 @@ export class WechatpayChannel implements Channel {
       throw new ChannelError('unreachable', `WeChat Pay could not ${what}: ${code} ${message}`.trim());
     }
   }
+}
+
+/** The HTTP status of an axios answer, or of the answer an axios error carries. */
+function httpStatusOf(resultOrError: unknown): number | undefined {
+  if (isAxiosError(resultOrError)) return resultOrError.response?.status;
+  const status = (resultOrError as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
 }
 
 /** The WeChat Pay adapters of named accounts (one service-provider account each). */

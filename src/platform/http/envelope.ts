@@ -2,6 +2,8 @@ import type { Response } from 'express';
 import { type AppError } from '../errors';
 
 export function sendData(res: Response, data: unknown): void {
+  // For the request's trace span (platform/tracing.ts): the trade or refund number it answered.
+  res.locals.data = data;
   res
     .status(200)
     .json({ code: 'success', message: 'success', data: data ?? null, request_id: res.locals.requestId });
