@@ -36,6 +36,8 @@ import {
   stopAllStacks,
   type Stack,
 } from './lib/stack';
+import { parsePayloadKeys } from '../src/platform/crypto/keyring';
+import { sealedDataConverter } from '../src/platform/data-converter';
 import { cpuPerOp, ratio, steadyFate, summarize } from './lib/stats';
 
 const ROOT = path.join(__dirname, '..');
@@ -252,7 +254,11 @@ async function connectBench(stack: Stack, opts: Options): Promise<Bench> {
   return {
     stack,
     sdk: new DurapayClient({ baseUrl: stack.baseUrl, appId: stack.app.app_id, secret: stack.app.secret }),
-    temporal: new Client({ connection, namespace: stack.namespace }),
+    temporal: new Client({
+      connection,
+      namespace: stack.namespace,
+      dataConverter: sealedDataConverter(parsePayloadKeys(stack.payloadKeys, 'the stack payload keys')),
+    }),
     connection,
     receiver,
     runTag: randomBytes(4).toString('hex'),

@@ -15,6 +15,7 @@ import { DURAPAY_BIN } from '../../src/platform/paths';
 import { startCluster, type Cluster } from '../../src/cli/dev/cluster';
 import { spawnEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres';
 import { loadConfig } from '../../src/platform/config';
+import { newPayloadKeyEntry, resolvePayloadKeys } from '../../src/platform/crypto/keyring';
 import { commandLine, findProcesses, HAS_PROC, processTree } from './procstat';
 
 const run = promisify(execFile);
@@ -25,6 +26,8 @@ export interface Stack {
   namespace: string;
   taskQueue: string;
   app: AppCredentials;
+  /** The stack's payload keys (DURAPAY_PAYLOAD_KEYS form): the bench's own Temporal client reads its payloads with them. */
+  payloadKeys: string;
   /** Root pid of each role whose CPU and memory are measured (api, worker, temporal, postgres). */
   roles: Record<string, number>;
   /** What was measured, in one line, for the report. */
@@ -135,6 +138,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
     DURAPAY_PG_PORT: String(pgPort),
     RATE_LIMIT_PER_SEC: '1000000',
     RATE_LIMIT_BURST: '1000000',
+    DURAPAY_PAYLOAD_KEYS: newPayloadKeyEntry('bench-1'),
     DATABASE_URL: scratchDb ? databaseUrlFor(scratchDb.admin, scratchDb.name) : '',
     TEMPORAL_ADDRESS: '',
     ...opts.env,
@@ -202,6 +206,7 @@ export async function startOwnStack(opts: OwnStackOptions): Promise<Stack> {
       namespace: 'default',
       taskQueue: 'durapay',
       app,
+      payloadKeys: env.DURAPAY_PAYLOAD_KEYS!,
       roles,
       description: `own stack (durapay start: ${scratchDb ? 'Postgres database on DATABASE_URL' : 'embedded Postgres'}, Temporal dev server)`,
       logFile,
@@ -271,6 +276,10 @@ export async function attachStack(opts: AttachOptions): Promise<Stack> {
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     app,
+    // The running stack's keys, as its processes resolve them from this environment.
+    payloadKeys: resolvePayloadKeys(loadConfig())
+      .keys.map((k) => `${k.id}:${k.key.toString('base64')}`)
+      .join(','),
     roles,
     description: `running stack at ${baseUrl} (Temporal ${opts.temporalAddress})`,
     stop: async () => undefined,
@@ -351,6 +360,7 @@ export async function startClusterStack(
       namespace: cluster.namespace,
       taskQueue: cluster.taskQueue,
       app,
+      payloadKeys: cluster.env.DURAPAY_PAYLOAD_KEYS!,
       roles,
       description: `cluster topology (Temporal server ${cluster.temporal.address} on ${embedded ? 'embedded Postgres' : 'DATABASE_URL'}, 4 shards; ${opts.apis} APIs behind a balancer, ${opts.workers} workers)`,
       databaseUrl: cluster.databaseUrl,

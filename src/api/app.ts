@@ -14,6 +14,7 @@ import { RefundService, refundRoutes } from '../modules/refunds';
 import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
+import { codecRoutes, type CodecServerOptions } from './codec';
 
 export interface ApiDeps {
   logger: Logger;
@@ -24,6 +25,8 @@ export interface ApiDeps {
   sandbox?: RequestHandler;
   /** Other simulated upstreams by mount path (e.g. `/wechatpay`), in development and tests. */
   upstreams?: Record<string, RequestHandler>;
+  /** The codec server for the Temporal UI at `/codec/*` (SPEC §7); absent, those paths are unknown. */
+  codec?: CodecServerOptions;
   /** Prometheus metrics served at `GET /metrics`; a registry of its own when not given. */
   metrics?: ApiMetrics;
 }
@@ -45,7 +48,9 @@ export function createApp(deps: ApiDeps): Express {
   app.use(requestContext(deps.logger));
   const metrics = deps.metrics ?? new ApiMetrics();
   app.use(metrics.middleware());
-  // Express would answer OPTIONS itself, in plain text; durapay has no OPTIONS routes (no CORS).
+  // The codec server reads its own bodies and answers the UI's CORS preflights (OPTIONS).
+  if (deps.codec) app.use(codecRoutes(deps.codec));
+  // Express would answer OPTIONS itself, in plain text; no other route answers OPTIONS (no CORS).
   app.use((req, _res, next) => next(req.method === 'OPTIONS' ? notFoundError(req) : undefined));
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
   const orders = new OrderService(deps.services);

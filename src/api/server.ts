@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
+import { ConfigError, type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
 import { channelsFromConfig } from '../channels/registry';
 import { connectDatabase, type Database } from '../platform/db';
 import {
@@ -13,6 +13,11 @@ import {
 } from '../modules/apps';
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
+import { resolvePayloadKeys, type Keyring } from '../platform/crypto/keyring';
+import { ensurePayloadKeys } from '../platform/crypto/key-registry';
+import { resolveCodecToken } from '../platform/crypto/codec-token';
+import { sealedDataConverter } from '../platform/data-converter';
+import { EncryptionCodec } from '../platform/payload-codec';
 import type { Logger } from '../platform/logger';
 import { describeTracing, installTracing } from '../platform/tracing';
 import { alipaySandboxUpstream, sandboxUpstream, wechatpaySandboxUpstream } from '../sandbox-hook';
@@ -68,6 +73,7 @@ export interface RunningApi {
 /** The production API process: connects lazily, so it can start before its dependencies answer. */
 export async function runApi(config: Config, logger: Logger): Promise<RunningApi> {
   const masterKey = resolveMasterKey(config);
+  const payloadKeys = resolvePayloadKeys(config);
   // Before anything calls out: the spans of the first requests have somewhere to go.
   const tracing = config.tracing ? installTracing(config.tracing, 'api', logger) : undefined;
   if (config.tracing) logger.info('tracing on', describeTracing(config.tracing));
@@ -87,8 +93,10 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       client: new Client({
         connection: business,
         namespace: config.temporal.namespace,
+        dataConverter: sealedDataConverter(payloadKeys),
         ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
       }),
+      payloadKeys,
       taskQueue: config.temporal.taskQueue,
       notifications: config.notifications,
       timeScale: config.timeScale,
@@ -97,6 +105,13 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       defaultChannel: config.payments.defaultChannel,
       profitShareDelayMs: config.payments.profitShareDelayMs,
       requestTimeoutMs: config.api.requestTimeoutMs,
+    },
+    codec: {
+      codec: new EncryptionCodec(payloadKeys),
+      token: resolveCodecToken(config),
+      corsOrigins: config.codec.corsOrigins,
+      secureCookie: config.payments.publicBaseUrl.startsWith('https:'),
+      logger,
     },
     // Development hook: the simulated upstream, when the sandbox is enabled.
     sandbox: sandboxUpstream(config, masterKey, db, logger),
@@ -112,17 +127,52 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       .catch((err: unknown) => logger.warn('nonce sweep failed', { error: String(err) }));
   }, 60_000);
   sweeper.unref();
+  // Lazily, as the rest of the API: a key that sealed data and is missing now stops the process.
+  const keysChecked = checkPayloadKeys(db, payloadKeys, logger);
   const server = await listenApi(app, config.api.port, config.api.host, logger, tracing);
   logger.info('api listening', { host: config.api.host, port: config.api.port });
   return {
     server,
     async stop() {
       clearInterval(sweeper);
+      keysChecked.cancel();
       await stopListening();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await Promise.allSettled([db.close(), temporal.close(), business.close()]);
       await tracing?.shutdown();
+    },
+  };
+}
+
+/**
+ * Checks the payload keys against those that sealed data (platform/crypto/key-registry.ts) once
+ * the database answers, retrying until it does. A missing key is fatal: the process exits with
+ * the reason rather than failing every request that meets data it cannot open.
+ */
+function checkPayloadKeys(db: Database, keyring: Keyring, logger: Logger): { cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let cancelled = false;
+  const attempt = () => {
+    ensurePayloadKeys(db, keyring).then(
+      () => logger.info('payload keys checked', { current: keyring.current.id, keys: keyring.ids() }),
+      (err: unknown) => {
+        if (cancelled) return;
+        if (err instanceof ConfigError) {
+          logger.error(err.message);
+          process.exit(78);
+        }
+        logger.warn('payload keys not checked yet: the database does not answer', { error: String(err) });
+        timer = setTimeout(attempt, 5_000);
+        timer.unref();
+      },
+    );
+  };
+  attempt();
+  return {
+    cancel() {
+      cancelled = true;
+      clearTimeout(timer);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { ApplicationServiceDeps } from '../modules/applications';
 import type { MerchantRoutesDeps } from '../modules/merchants';
 import type { NotificationRoutesDeps } from '../modules/notifications';
 import type { OrderServiceDeps } from '../modules/orders';
+import type { Keyring } from '../platform/crypto/keyring';
 
 /**
  * What the API hands the modules it mounts: each module says what it needs, and the API's
@@ -10,4 +11,7 @@ import type { OrderServiceDeps } from '../modules/orders';
 export type ApiServices = OrderServiceDeps &
   ApplicationServiceDeps &
   MerchantRoutesDeps &
-  NotificationRoutesDeps;
+  NotificationRoutesDeps & {
+    /** The keys that seal Temporal payloads and applicant data at rest (SPEC §7). */
+    payloadKeys: Keyring;
+  };

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from '../platform/config';
 import { describeDatabaseUrl } from '../platform/db';
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { migrateUp } from '../platform/db/migrate';
+import { resolvePayloadKeys } from '../platform/crypto/keyring';
 import { runningPostmaster, startEmbeddedPostgres } from './dev/embedded-postgres';
 import { createLogger, type Logger } from '../platform/logger';
 import { connectClient } from '../platform/temporal';
@@ -21,6 +22,8 @@ import {
   serveWechatpaySandbox,
 } from '../sandbox-hook';
 import { registerAppCommands } from './apps';
+import { describeSealed, sealLegacyApplicantData } from './applicant-data';
+import { registerKeyCommands } from './keys';
 import { withDatabase } from './database';
 import { runStart } from './start';
 
@@ -88,10 +91,16 @@ program
 program
   .command('migrate')
   .description(
-    "apply pending database migrations (to DATABASE_URL, or to the embedded Postgres), the sandbox upstream's too when it is enabled",
+    "apply pending database migrations (to DATABASE_URL, or to the embedded Postgres), the sandbox upstream's too when it is enabled, then seal applicant data still in plain text",
   )
   .action(async () => {
     const { config, logger } = boot('migrate');
+    let keyring;
+    try {
+      keyring = resolvePayloadKeys(config);
+    } catch (err) {
+      fail(err);
+    }
     await withDatabase(config, logger, async (db, url) => {
       const applied = [
         ...(await migrateUp(db.sequelize, logger)),
@@ -101,6 +110,8 @@ program
       console.error(
         `${describeDatabaseUrl(url)}: ${applied.length ? applied.join(', ') : 'already up to date'}`,
       );
+      // Rows written before applicant data was sealed (0012-sealed-applicant-data) are sealed now.
+      console.error(describeSealed(await sealLegacyApplicantData(db, keyring), keyring.current.id));
     }).catch(fail);
   });
 
@@ -148,10 +159,10 @@ program
     const { config } = boot('doctor');
     if (!config.temporal.address)
       fail('set TEMPORAL_ADDRESS (npm start prints it) to the server the worker uses');
-    const { client, connection } = await connectClient({
-      address: config.temporal.address,
-      namespace: config.temporal.namespace,
-    }).catch(fail);
+    const { client, connection } = await connectClient(
+      { address: config.temporal.address, namespace: config.temporal.namespace },
+      resolvePayloadKeys(config),
+    ).catch(fail);
     const runId = randomUUID();
     const started = Date.now();
     try {
@@ -175,6 +186,7 @@ program
   });
 
 registerAppCommands(program, boot, fail);
+registerKeyCommands(program, boot, fail);
 
 program
   .command('sandbox')

@@ -11,8 +11,11 @@ import { DURAPAY_BIN } from '../platform/paths';
 import { isAlive } from '../platform/process';
 import type { Logger } from '../platform/logger';
 import { resolveMasterKey } from '../platform/crypto/master-key';
+import { resolvePayloadKeys } from '../platform/crypto/keyring';
+import { describeSealed, sealLegacyApplicantData } from './applicant-data';
 import { DEV_APP_FILE, ensureDevApp, readDevApp } from './dev-app';
 import { ensureTemporalCli, startDevServer } from './dev/temporal-cli';
+import { codecTokenFile, resolveCodecToken } from '../platform/crypto/codec-token';
 import { Supervised } from './dev/supervise';
 
 function say(line: string): void {
@@ -122,6 +125,9 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
             dbFile: path.join(config.dataDir, 'temporal.sqlite'),
             logFile: path.join(config.dataDir, 'temporal.log'),
             namespace: config.temporal.namespace,
+            // The UI decodes sealed payloads through the API's codec server, on the host it is
+            // printed with (a session cookie is kept per host).
+            codecEndpoint: `http://localhost:${config.api.port}/codec`,
           });
           fs.writeFileSync(devPidFile, String(started.process.pid));
           temporalAddress = started.address;
@@ -136,7 +142,11 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     }
 
     const apiUrl = `http://localhost:${config.api.port}`;
+    // Made here, before the API reads it, so that its file can be named below.
+    const codecToken = resolveCodecToken(config);
     const masterKey = resolveMasterKey(config);
+    // Made here (in development, once into the data directory) before the worker and API read it.
+    const payloadKeys = resolvePayloadKeys(config);
     const db = connectDatabase(databaseUrl);
     let createdDevApp;
     try {
@@ -146,6 +156,9 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
         ...(await migrateSandboxUpstream(config, db.sequelize, logger)),
       ];
       say(`Database ${describeDatabaseUrl(databaseUrl)}: ${applied.length} migration(s) applied`);
+      // Rows written before applicant data was sealed (0012-sealed-applicant-data) are sealed now.
+      const sealed = await sealLegacyApplicantData(db, payloadKeys);
+      if (sealed.merchants + sealed.applications > 0) say(describeSealed(sealed, payloadKeys.current.id));
       createdDevApp = await ensureDevApp(db, masterKey, config.dataDir, apiUrl);
     } finally {
       await db.close();
@@ -191,6 +204,11 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     say(`  API           ${apiUrl}   (readiness: ${apiUrl}/readyz)`);
     if (devUiUrl) say(`  Temporal UI   ${devUiUrl}`);
     else say(`  Temporal      ${temporalAddress}`);
+    if (codecToken !== undefined) {
+      say(
+        `  Codec server  ${apiUrl}/codec/login   (sign in to read payloads in the UI; token ${config.codec.token !== undefined ? 'from DURAPAY_CODEC_TOKEN' : `in ${codecTokenFile(config)}`})`,
+      );
+    }
     say(
       `  Postgres      ${pg ? `embedded, data in ${path.join(config.dataDir, 'postgres')}` : describeDatabaseUrl(databaseUrl)}`,
     );

@@ -64,6 +64,17 @@ export interface Config {
    * development and tests a key is generated once into the data directory and reused.
    */
   masterKey?: Buffer;
+  /**
+   * The keys that seal Temporal payloads and applicant data (AES-256-GCM), current first:
+   * DURAPAY_PAYLOAD_KEYS as given, or the file DURAPAY_PAYLOAD_KEYS_FILE names. Required in
+   * production; in development and tests a key is generated once into the data directory.
+   */
+  payloadKeys: { keys?: string; keysFile?: string };
+  /**
+   * The codec server the Temporal UI decodes payloads through (`/codec/*`): the operator token
+   * (DURAPAY_CODEC_TOKEN; without it, nothing is decoded) and the UI origins allowed to call it.
+   */
+  codec: { token?: string; corsOrigins: string[] };
   notifications: {
     /** Gaps between delivery attempts, unscaled; attempts = gaps + 1 (SPEC §6: 8). */
     retryScheduleMs: number[];
@@ -200,6 +211,14 @@ const schema = Joi.object({
     .custom((value: string, helpers) =>
       Buffer.from(value, 'base64').length === 32 ? value : helpers.error('masterKey.length'),
     ),
+  DURAPAY_PAYLOAD_KEYS: Joi.string(),
+  DURAPAY_PAYLOAD_KEYS_FILE: Joi.string(),
+  // Long enough that guessing it is hopeless; `openssl rand -base64 32` gives 44 characters.
+  DURAPAY_CODEC_TOKEN: Joi.string()
+    .min(24)
+    .max(256)
+    .pattern(/^[\x21-\x7e]+$/, 'printable ASCII'),
+  DURAPAY_CODEC_CORS_ORIGINS: Joi.string(),
   NOTIFY_RETRY_SCHEDULE: durations().default('5s,5m,30m,2h,5h,10h,10h'),
   NOTIFY_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -316,6 +335,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
+    payloadKeys: { keys: str('DURAPAY_PAYLOAD_KEYS'), keysFile: str('DURAPAY_PAYLOAD_KEYS_FILE') },
+    codec: {
+      token: str('DURAPAY_CODEC_TOKEN'),
+      // The dev server's UI by default: it runs on this machine beside `npm start`.
+      corsOrigins: (
+        str('DURAPAY_CODEC_CORS_ORIGINS') ??
+        `http://localhost:${num('TEMPORAL_UI_PORT')},http://127.0.0.1:${num('TEMPORAL_UI_PORT')}`
+      )
+        .split(',')
+        .map((o) => o.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    },
     notifications: {
       retryScheduleMs: parseDurationList(str('NOTIFY_RETRY_SCHEDULE')!),
       timeoutMs: num('NOTIFY_TIMEOUT_MS'),

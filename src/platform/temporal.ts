@@ -2,6 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflow/definitions';
 import type { Logger } from './logger';
+import type { Keyring } from './crypto/keyring';
+import { sealedDataConverter } from './data-converter';
 
 export interface TemporalTarget {
   address: string;
@@ -10,9 +12,17 @@ export interface TemporalTarget {
 
 export async function connectClient(
   target: TemporalTarget,
+  keyring: Keyring,
 ): Promise<{ client: Client; connection: Connection }> {
   const connection = await Connection.connect({ address: target.address });
-  return { connection, client: new Client({ connection, namespace: target.namespace }) };
+  return {
+    connection,
+    client: new Client({
+      connection,
+      namespace: target.namespace,
+      dataConverter: sealedDataConverter(keyring),
+    }),
+  };
 }
 
 /** Polls the server until it answers or the deadline passes; a freshly started dev server needs a moment. */

@@ -4,6 +4,7 @@ import type { Config } from '../platform/config';
 import type { Database } from '../platform/db';
 import type { AppRepository } from '../modules/apps';
 import type { Logger } from '../platform/logger';
+import type { Keyring } from '../platform/crypto/keyring';
 import { WorkerMetrics } from '../platform/worker-metrics';
 import { createApplicationActivities } from '../modules/applications';
 import { createDiagnosticActivities } from '../diagnostics/activities';
@@ -36,6 +37,8 @@ export interface ActivityDeps {
   guardAddresses: boolean;
   /** What the activities did, for the worker's `GET /metrics`. */
   metrics: WorkerMetrics;
+  /** The keys that seal Temporal payloads and applicant data at rest (SPEC §7). */
+  payloadKeys: Keyring;
   /** Built by createActivities: how every module's activities publish merchant notifications. */
   publisher: NotificationPublisher;
   /** Built by createActivities: one attempt to deliver a stored notification. */

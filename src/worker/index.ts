@@ -9,6 +9,7 @@ import { createActivities, type WorkerActivityDeps as ActivityDeps } from './act
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { WinstonTemporalLogger } from '../platform/temporal';
+import { FAILURE_CONVERTER_PATH, sealedDataConverter } from '../platform/data-converter';
 import type { Tracing } from '../platform/tracing';
 
 let runtimeInstalled = false;
@@ -65,6 +66,8 @@ export async function bundleWorkflows(
   const { code } = await bundleWorkflowCode({
     workflowsPath: opts.diagnostics ? diagnosticWorkflowsPath : workflowsPath,
     ...(opts.tracing ? { workflowInterceptorModules: [tracingInterceptorsPath] } : {}),
+    // Failures leave the workflow with their messages sealed too (platform/data-converter.ts).
+    failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: logger ? new WinstonTemporalLogger(logger, true) : undefined,
   });
   return code;
@@ -114,6 +117,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       ? { workflowBundle: { code: deps.workflowBundleCode } }
       : { workflowsPath: deps.diagnosticWorkflows ? diagnosticWorkflowsPath : workflowsPath }),
     activities: createActivities(deps.activities),
+    // Every payload sealed with the payload keys (SPEC §7); histories from before pass through.
+    dataConverter: sealedDataConverter(deps.activities.payloadKeys),
     // Bounded so that tens of thousands of open orders do not grow memory without limit.
     maxCachedWorkflows: deps.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     shutdownGraceTime: '10 seconds',

@@ -9,6 +9,9 @@ import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../module
 import { scaleDuration } from '../platform/durations';
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
+import { resolvePayloadKeys } from '../platform/crypto/keyring';
+import { ensurePayloadKeys } from '../platform/crypto/key-registry';
+import { sealedDataConverter } from '../platform/data-converter';
 import type { Logger } from '../platform/logger';
 import { ensureSearchAttributes } from '../platform/temporal';
 import { freePort } from '../platform/net';
@@ -35,6 +38,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   const tracing = config.tracing ? installTracing(config.tracing, 'worker', logger) : undefined;
   if (config.tracing) logger.info('tracing on', describeTracing(config.tracing));
   const masterKey = resolveMasterKey(config);
+  const payloadKeys = resolvePayloadKeys(config);
   const address = requireTemporalAddress(config);
   // A client connection too: activities start workflows (a notification per event).
   const clientConnection = await Connection.connect({ address });
@@ -42,10 +46,16 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   if (added.length) logger.info('registered search attributes', { added });
   const connection = await NativeConnection.connect({ address });
   const db = connectDatabase(requireDatabaseUrl(config));
+  // Before any task runs: a key that sealed histories or rows and is missing now stops the start.
+  await ensurePayloadKeys(db, payloadKeys).catch(async (err: unknown) => {
+    await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
+    throw err;
+  });
   const bundlePath = config.temporal.workflowBundlePath;
   const client = new Client({
     connection: clientConnection,
     namespace: config.temporal.namespace,
+    dataConverter: sealedDataConverter(payloadKeys),
     ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
   });
   const channels = observeChannelCalls(channelsFromConfig(config, masterKey), (...call) =>
@@ -67,6 +77,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
       guardAddresses: config.env === 'production',
       channels,
       metrics,
+      payloadKeys,
     },
     workflowBundleCode: await workflowCode(config, logger, tracing),
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,

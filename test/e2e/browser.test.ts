@@ -5,6 +5,7 @@
  * test-artifacts/browser/ (test/support/browser.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { Page } from 'playwright-core';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
@@ -165,5 +166,54 @@ describe('the API reference page', () => {
       // links to before it is asked for (this machine's closed network would hide a request).
       expect(elsewhere.filter((r) => !/: (csp|net::ERR_BLOCKED_BY_CSP)$/.test(r))).toEqual([]);
     });
+  });
+});
+
+describe('the Temporal UI with the codec server', () => {
+  /** The UI's own Data Encoder settings, as an operator sets them once in their browser. */
+  const useCodecServer = (page: Page) =>
+    page.addInitScript((endpoint: string) => {
+      const storage = (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } })
+        .localStorage;
+      storage.setItem('endpoint', JSON.stringify(endpoint));
+      storage.setItem('includeCredentials', 'true');
+      storage.setItem('overrideRemoteCodecConfiguration', 'true');
+    }, `${stack.baseUrl}/codec`);
+
+  test("when an operator opens an order's workflow, then its input is ciphertext until they sign in at the codec server with the operator token, and readable after", async () => {
+    const merchantOrderNo = `M-${randomUUID()}`;
+    const created = await pay.create({ merchant_order_no: merchantOrderNo });
+    const workflowId = orderWorkflowId(app.app_id, merchantOrderNo);
+    const { runId } = await stack.client.workflow.getHandle(workflowId).describe();
+    const workflowPage = `${globalState().temporalUiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}/${runId}/history`;
+    // What the order's input holds that is not on the page otherwise.
+    const decodedOnly = `"tradeNo": "${created.trade_no}"`;
+
+    await browser.run(
+      async (page) => {
+        await useCodecServer(page);
+        await page.goto(workflowPage);
+        // The input as stored: the sealed payload's metadata and ciphertext, and the UI saying its
+        // codec server refused it.
+        await page.getByText('"encryption-key-id"').first().waitFor({ timeout: 60_000 });
+        await page.getByText('Codec Server could not connect').filter({ visible: true }).first().waitFor();
+        expect(await page.getByText(decodedOnly).count()).toBe(0);
+      },
+      { name: 'temporal-ui-codec-without-token' },
+    );
+
+    await browser.run(
+      async (page) => {
+        await useCodecServer(page);
+        await page.goto(`${stack.baseUrl}/codec/login`);
+        await page.getByLabel('Codec token').fill(stack.codecToken);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('heading', { name: 'Signed in' }).waitFor();
+        await page.goto(workflowPage);
+        await page.getByText(decodedOnly).first().waitFor({ timeout: 60_000 });
+        expect(await page.getByText('"encryption-key-id"').count()).toBe(0);
+      },
+      { name: 'temporal-ui-codec-with-token' },
+    );
   });
 });

@@ -11,6 +11,7 @@ import { connectDatabase } from '../../src/platform/db';
 import { freePort } from '../support/ports';
 import { captureLogger, startTestStack, type TestStack } from '../support/harness';
 import { globalState } from '../support/state';
+import { parsePayloadKeys } from '../../src/platform/crypto/keyring';
 import { responseConformance } from '../support/openapi-conformance';
 
 jest.setTimeout(60_000);
@@ -121,6 +122,7 @@ describe('readiness when a dependency is down', () => {
         defaultChannel: 'sandbox',
         profitShareDelayMs: 60_000,
         requestTimeoutMs: 10_000,
+        payloadKeys: parsePayloadKeys(globalState().payloadKeys, 'test'),
       },
     });
     const server = await new Promise<Server>((resolve) => {

@@ -5,6 +5,7 @@ import { QueryTypes } from 'sequelize';
 import { UPLOAD_TEMP_PREFIX } from '../../src/platform/http/multipart';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { signRequest } from '../../src/platform/crypto/http-signature';
+import { FieldSealer } from '../../src/platform/crypto/field-sealer';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
 import { multipart, type Part } from '../support/multipart';
@@ -83,7 +84,10 @@ describe('POST /api/v1/merchant', () => {
       'SELECT status, bank_account, profit_sharing FROM merchants WHERE app_id = :appId AND merchant_id = :id',
       { appId: app.app_id, id },
     );
-    expect(row).toEqual({ status: 'created', bank_account: '6222020200112233', profit_sharing: null });
+    // The bank account is kept whole for onboarding, sealed (applicant-data.test.ts).
+    expect(row).toEqual({ status: 'created', bank_account: expect.any(String), profit_sharing: null });
+    expect(FieldSealer.isSealed(row!.bank_account)).toBe(true);
+    expect(row!.bank_account).not.toContain('6222020200112233');
   });
 
   test('when profit_sharing has no max_ratio, then 0.30 is stored with the receivers', async () => {

@@ -23,15 +23,23 @@ import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
 import { Receiver } from '../support/receiver';
 import { globalState } from '../support/state';
+import { payloadsAt, writtenByTemporal } from '../support/history';
+import { parsePayloadKeys } from '../../src/platform/crypto/keyring';
+import { sealedDataConverter } from '../../src/platform/data-converter';
+import { isEncryptedPayload } from '../../src/platform/payload-codec';
 
 jest.setTimeout(120_000);
 
 const run = promisify(execFile);
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'histories');
+/** The fixtures' own payload key (a test key, committed): recorded histories are sealed with it. */
+const FIXTURE_KEYS = fs.readFileSync(path.join(FIXTURES, 'payload-keys.txt'), 'utf8');
+const fixtureKeyring = parsePayloadKeys(FIXTURE_KEYS, 'test/fixtures/histories/payload-keys.txt');
 
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({
+    payloadKeys: FIXTURE_KEYS,
     notifications: { retryScheduleMs: [5_000, 5_000, 5_000], timeoutMs: 2_000 },
     timeScale: 0.01,
     sandboxRefundDelayMs: 100,
@@ -44,7 +52,11 @@ afterAll(async () => {
 async function replay(histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[]) {
   const results = [];
   for await (const result of Worker.runReplayHistories(
-    { workflowBundle: { code: fs.readFileSync(globalState().bundlePath, 'utf8') } },
+    {
+      workflowBundle: { code: fs.readFileSync(globalState().bundlePath, 'utf8') },
+      // Sealed payloads open with the fixtures' key; those recorded before the codec pass through.
+      dataConverter: sealedDataConverter(fixtureKeyring),
+    },
     histories,
   )) {
     results.push({ workflowId: result.workflowId, error: result.error?.message });
@@ -60,7 +72,8 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
  * audits waited on one polling activity instead of a timer per gap; in before-payment-sweeper/
  * those recorded while a pending order's polling activity was its own, before the payment sweeper
  * polled it; in before-publisher-attempts/ those recorded before a notification's publisher made
- * its first attempt. Workflows started then must still replay (they take the unpatched paths).
+ * its first attempt; in before-payload-encryption/ those recorded while payloads were plain JSON.
+ * Workflows started then must still replay (they take the unpatched paths).
  */
 const FIXTURE_SETS = [
   '.',
@@ -69,6 +82,7 @@ const FIXTURE_SETS = [
   'before-polling-activities',
   'before-payment-sweeper',
   'before-publisher-attempts',
+  'before-payload-encryption',
 ];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
@@ -84,6 +98,23 @@ test('when the committed histories are replayed against the current code, then n
   const results = await replay(histories);
   expect(results).toHaveLength(files.length);
   expect(results.filter((r) => r.error)).toEqual([]);
+});
+
+test('when the histories recorded now are read without the key, then every payload durapay wrote is sealed', () => {
+  const files = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
+  expect(files.length).toBeGreaterThanOrEqual(9);
+  for (const file of files) {
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8')));
+    const plain = payloadsAt(history)
+      .filter(({ at, payload }) => !isEncryptedPayload(payload) && !writtenByTemporal(history, at))
+      .map(
+        ({ at, payload }) =>
+          `${at}: ${Buffer.from(payload.data ?? [])
+            .toString('utf8')
+            .slice(0, 60)}`,
+      );
+    expect([file, plain]).toEqual([file, []]);
+  }
 });
 
 test('when scenarios run now, then their histories replay without a determinism error', async () => {

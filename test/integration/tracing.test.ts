@@ -23,6 +23,8 @@ import { paymentsClient, type Created, type PaymentsClient } from '../support/pa
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
+import { parsePayloadKeys } from '../../src/platform/crypto/keyring';
+import { sealedDataConverter } from '../../src/platform/data-converter';
 import { until } from '../support/wait';
 
 jest.setTimeout(120_000);
@@ -299,7 +301,17 @@ async function replay(
 ) {
   const failed: { workflowId: string; error: string }[] = [];
   for await (const result of Worker.runReplayHistories(
-    { workflowBundle: { code }, sinks: tracing.workflowSinks },
+    {
+      workflowBundle: { code },
+      sinks: tracing.workflowSinks,
+      // This run's histories are sealed with the tests' key, the committed ones with their own.
+      dataConverter: sealedDataConverter(
+        parsePayloadKeys(
+          `${globalState().payloadKeys}\n${fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', 'payload-keys.txt'), 'utf8')}`,
+          'the replayed histories keys',
+        ),
+      ),
+    },
     histories,
   )) {
     if (result.error) failed.push({ workflowId: result.workflowId, error: result.error.message });

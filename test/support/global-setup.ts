@@ -20,6 +20,7 @@ import { ensureTemporalServer } from '../../src/cli/dev/temporal-server';
 import { bundleWorkflows } from '../../src/worker';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/platform/workflow/definitions';
 import { freePort } from './ports';
+import { newPayloadKeyEntry } from '../../src/platform/crypto/keyring';
 import type { GlobalState } from './state';
 
 export default async function globalSetup(): Promise<void> {
@@ -90,6 +91,7 @@ export default async function globalSetup(): Promise<void> {
     template,
     temporalAddress: env.address,
     temporalUiUrl: `http://127.0.0.1:${uiPort}`,
+    payloadKeys: newPayloadKeyEntry('test-1'),
     bundlePath,
     cliPath,
     pg,

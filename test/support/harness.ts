@@ -47,6 +47,9 @@ import { WinstonTemporalLogger } from '../../src/platform/temporal';
 import { bundleWorkflows, createWorker } from '../../src/worker';
 import type { Tracing } from '../../src/platform/tracing';
 import { globalState } from './state';
+import { parsePayloadKeys, type Keyring } from '../../src/platform/crypto/keyring';
+import { sealedDataConverter } from '../../src/platform/data-converter';
+import { EncryptionCodec } from '../../src/platform/payload-codec';
 import { responseConformance } from './openapi-conformance';
 
 export function uniqueName(prefix: string): string {
@@ -143,6 +146,8 @@ export interface StackOptions {
    * destination. The caller installs it first and shuts it down after `stop`.
    */
   tracing?: Tracing;
+  /** The stack's payload keys (DURAPAY_PAYLOAD_KEYS form); the test run's shared ones by default. */
+  payloadKeys?: string;
 }
 
 let tracingBundle: Promise<string> | undefined;
@@ -170,6 +175,10 @@ export interface TestStack {
   taskQueue: string;
   /** The key this stack's secrets are encrypted under (pass it as DURAPAY_MASTER_KEY to the CLI). */
   masterKey: Buffer;
+  /** The keys that seal this stack's payloads and applicant data; `env` is DURAPAY_PAYLOAD_KEYS. */
+  payloadKeys: { keyring: Keyring; env: string };
+  /** The codec server's operator token (`/codec/*`). */
+  codecToken: string;
   auth: AuthDeps;
   services: ApiServices;
   /** The secret the sandbox simulator and its adapter share (to sign callbacks in tests). */
@@ -203,10 +212,14 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const taskQueue = uniqueName('tq');
   const database = await createTestDatabase();
 
+  const payloadKeysEnv = options.payloadKeys ?? state.payloadKeys;
+  const payloadKeys = parsePayloadKeys(payloadKeysEnv, 'the test payload keys');
+  const codecToken = randomBytes(24).toString('base64url');
   const connection = await Connection.connect({ address: state.temporalAddress });
   const client = new Client({
     connection,
     namespace: 'default',
+    dataConverter: sealedDataConverter(payloadKeys),
     ...(options.tracing ? { interceptors: options.tracing.clientInterceptors } : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: state.temporalAddress });
@@ -282,6 +295,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     timeScale,
     guardAddresses: options.guardAddresses ?? false,
     channels,
+    payloadKeys,
   };
   const attempts = attemptCounter();
   const worker = await createWorker({
@@ -318,6 +332,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     defaultChannel: 'sandbox',
     profitShareDelayMs: 60_000,
     requestTimeoutMs: 10_000,
+    payloadKeys,
   };
   const wechatpaySandbox =
     wechatpayKeys &&
@@ -347,6 +362,13 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     },
     auth,
     services,
+    codec: {
+      codec: new EncryptionCodec(payloadKeys),
+      token: codecToken,
+      corsOrigins: [state.temporalUiUrl],
+      secureCookie: false,
+      logger,
+    },
     sandbox: createSandboxRouter({
       db: database.db,
       secret: sandboxSecret,
@@ -361,6 +383,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   return {
     taskQueue,
     masterKey,
+    payloadKeys: { keyring: payloadKeys, env: payloadKeysEnv },
+    codecToken,
     auth,
     services,
     sandboxSecret,

@@ -1,4 +1,5 @@
 /** Reading a workflow's history in tests: which activities it called, regular or local. */
+import type { Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -22,4 +23,55 @@ export function activityCalls(events: HistoryEvent[] | null | undefined): string
     }
   }
   return out;
+}
+
+/** Every payload anywhere in a history (inputs, results, signals, updates, markers, failures, headers), with where it is. */
+export function payloadsAt(value: unknown, at = '', found: { at: string; payload: Payload }[] = []) {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => payloadsAt(v, `${at}[${i}]`, found));
+  } else if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    if (o.metadata && typeof o.metadata === 'object' && 'data' in o)
+      found.push({ at, payload: o as Payload });
+    for (const [key, v] of Object.entries(o)) {
+      // Search attributes are payloads the UI must read to query; they carry no secrets (SPEC §7).
+      if (key === 'searchAttributes') continue;
+      payloadsAt(v, `${at}.${key}`, found);
+    }
+  }
+  return found;
+}
+
+/**
+ * Payloads written in the clear by Temporal itself, never by durapay, holding only its own
+ * bookkeeping: the id of a patch (`patched`) in its marker, a local activity's sequence number,
+ * type and times in its marker (its result is sealed), and why the server cancelled an activity
+ * that had not started. Works on a history as the client reads it and as the CLI prints it.
+ */
+export function writtenByTemporal(history: unknown, at: string): boolean {
+  type Event = {
+    markerRecordedEventAttributes?: { markerName?: string };
+    activityTaskCanceledEventAttributes?: {
+      details?: { payloads?: { data?: Uint8Array | string | null }[] };
+    };
+  };
+  const index = /^\.events\[(\d+)\]/.exec(at)?.[1];
+  const event = (history as { events?: Event[] }).events?.[Number(index)];
+  const marker = event?.markerRecordedEventAttributes?.markerName;
+  if (marker === 'core_patch') return true;
+  if (marker === 'core_local_activity' && at.includes('.markerRecordedEventAttributes.details.data.'))
+    return true;
+  const cancelled = event?.activityTaskCanceledEventAttributes?.details?.payloads;
+  if (at.includes('.activityTaskCanceledEventAttributes.details.') && cancelled?.length === 1) {
+    const data = cancelled[0]!.data;
+    const text = (
+      typeof data === 'string' ? Buffer.from(data, 'base64') : Buffer.from(data ?? [])
+    ).toString();
+    return text === '"ACTIVITY_ID_NOT_STARTED"';
+  }
+  return false;
+}
+
+export function payloadsOf(value: unknown): Payload[] {
+  return payloadsAt(value).map((p) => p.payload);
 }

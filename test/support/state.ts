@@ -8,6 +8,8 @@ export interface GlobalState {
   /** The dev server's Temporal UI, e.g. http://127.0.0.1:PORT (its workflows list at /namespaces/default/workflows). */
   temporalUiUrl: string;
   bundlePath: string;
+  /** The payload keys every test stack and worker process seals with (DURAPAY_PAYLOAD_KEYS form). */
+  payloadKeys: string;
   cliPath: string;
   /** Set when the tests started their own embedded Postgres. */
   pg?: { pid: number };

@@ -26,6 +26,8 @@ export function spawnWorker(taskQueue: string, env: Record<string, string>): Wor
       LOG_LEVEL: 'info',
       // Several worker processes run at once in the tests; one that serves metrics says so.
       WORKER_METRICS_PORT: 'off',
+      // The keys the tests' stacks seal payloads with; a test of other keys passes its own.
+      DURAPAY_PAYLOAD_KEYS: state.payloadKeys,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

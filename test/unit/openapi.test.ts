@@ -32,6 +32,12 @@ function routedOperations(): string[] {
     readiness: {} as never,
     auth: {} as never,
     services: {} as never,
+    codec: {
+      codec: {} as never,
+      corsOrigins: [],
+      secureCookie: false,
+      logger: createLogger({ level: 'error' }),
+    },
   });
   const found: string[] = [];
   const walk = (stack: Layer[]) => {

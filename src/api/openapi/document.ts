@@ -571,6 +571,120 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
       200: { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } },
     }),
   };
+  const payloads = {
+    type: 'object',
+    required: ['payloads'],
+    properties: {
+      payloads: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            metadata: {
+              type: 'object',
+              additionalProperties: { type: 'string', contentEncoding: 'base64' },
+              description:
+                'Each value base64; a sealed payload has `encoding: binary/encrypted` and `encryption-key-id`.',
+            },
+            data: { type: 'string', contentEncoding: 'base64' },
+          },
+        },
+      },
+    },
+  };
+  const codecOperation = (op: 'decode' | 'encode'): Schema => ({
+    operationId: `codec${op === 'decode' ? 'Decode' : 'Encode'}`,
+    tags: ['Codec server'],
+    summary: op === 'decode' ? 'Decode workflow payloads' : 'Encode workflow payloads',
+    description:
+      op === 'decode'
+        ? "Opens sealed payloads for the Temporal UI or `temporal workflow show --codec-endpoint …/codec --codec-auth 'Bearer <token>'`; payloads that are not sealed come back unchanged."
+        : 'Seals payloads (what an operator sends from the UI, a signal for instance) with the current payload key.',
+    security: [{ codecToken: [] }, { codecSession: [] }],
+    parameters: [
+      {
+        name: 'X-Namespace',
+        in: 'header',
+        required: false,
+        description: 'The Temporal namespace the payloads belong to (the UI sends it).',
+        schema: { type: 'string' },
+      },
+    ],
+    requestBody: { required: true, content: { 'application/json': { schema: payloads } } },
+    responses: {
+      200: {
+        description: 'The payloads, in the same order.',
+        content: { 'application/json': { schema: payloads } },
+      },
+      400: errorResponse(400, ['invalid_param']),
+      401: errorResponse(401, ['unauthorized']),
+      403: errorResponse(403, ['permission_denied']),
+      500: errorResponse(500, ['internal_system']),
+    },
+  });
+  const preflight = (op: string): Schema => ({
+    operationId: `codec${op}Preflight`,
+    tags: ['Codec server'],
+    summary: 'CORS preflight',
+    description:
+      "Answers the Temporal UI's preflight when its origin is one of `DURAPAY_CODEC_CORS_ORIGINS`.",
+    security: [],
+    responses: {
+      204: { description: 'Allowed: `Access-Control-Allow-*` headers name the methods, headers and origin.' },
+      403: errorResponse(403, ['permission_denied']),
+    },
+  });
+  const html = (description: string): Schema => ({
+    description,
+    content: { 'text/html': { schema: { type: 'string' } } },
+  });
+  paths['/codec/decode'] = { post: codecOperation('decode'), options: preflight('Decode') };
+  paths['/codec/encode'] = { post: codecOperation('encode'), options: preflight('Encode') };
+  paths['/codec/login'] = {
+    get: {
+      operationId: 'codecLoginPage',
+      tags: ['Codec server'],
+      summary: 'Operator sign-in page',
+      description:
+        'A form for the codec token; signing in sets the session cookie the Temporal UI sends with "Include cross-origin credentials".',
+      security: [],
+      responses: { 200: html('The page.') },
+    },
+  };
+  paths['/codec/session'] = {
+    post: {
+      operationId: 'codecSignIn',
+      tags: ['Codec server'],
+      summary: 'Sign in with the codec token',
+      description:
+        'Sets `durapay_codec` (HttpOnly, SameSite=Strict, path /codec, 12 hours), derived from the token: a new token ends every session. Ten wrong tokens a minute from one address are refused.',
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
+          },
+        },
+      },
+      responses: {
+        200: html('Signed in; the page says how to point the UI here.'),
+        401: html('Not the codec token.'),
+        403: html('The codec server is off (no DURAPAY_CODEC_TOKEN).'),
+        429: html('Too many wrong tokens from this address in a minute.'),
+      },
+    },
+  };
+  paths['/codec/logout'] = {
+    post: {
+      operationId: 'codecSignOut',
+      tags: ['Codec server'],
+      summary: 'Sign out',
+      description: 'Clears the session cookie.',
+      security: [],
+      responses: { 204: { description: 'Signed out.' } },
+    },
+  };
   paths['/docs'] = {
     get: plainOperation('docs', 'API reference', 'This document rendered as a page (Redoc).', {
       200: { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } },
@@ -603,11 +717,27 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
       },
       { name: 'Channel callbacks', description: 'Called by payment channels (SPEC §4).' },
       { name: 'Operations', description: 'Health, readiness, metrics and this document.' },
+      {
+        name: 'Codec server',
+        description:
+          'For operators: the Temporal UI decodes the sealed workflow payloads through these (SPEC §7). Each call needs the codec token.',
+      },
     ],
     paths,
     webhooks: webhooks(),
     components: {
       securitySchemes: {
+        codecToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The operator token, DURAPAY_CODEC_TOKEN.',
+        },
+        codecSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'durapay_codec',
+          description: 'The session `POST /codec/session` sets.',
+        },
         httpMessageSignature: {
           type: 'apiKey',
           in: 'header',

@@ -15,6 +15,7 @@ import { freePort, waitForReady } from '../../platform/net';
 import { DURAPAY_BIN } from '../../platform/paths';
 import { startBalancer, type Balancer } from './balancer';
 import type { Progress } from './go-build';
+import { newPayloadKeyEntry } from '../../platform/crypto/keyring';
 import { ensureTemporalServer, startClusterServer, type ClusterServer } from './temporal-server';
 
 const run = promisify(execFile);
@@ -215,6 +216,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       DURAPAY_DATA_DIR: path.join(opts.workDir, 'data'),
       DURAPAY_CACHE_DIR: opts.cacheDir,
       DURAPAY_MASTER_KEY: randomBytes(32).toString('base64'),
+      DURAPAY_PAYLOAD_KEYS: newPayloadKeyEntry('cluster-1'),
       HOST: '127.0.0.1',
       // Callbacks and the sandbox's pay URLs reach whichever API is up, through the balancer.
       PUBLIC_BASE_URL: balancer.url,

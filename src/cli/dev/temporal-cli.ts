@@ -64,6 +64,8 @@ export interface DevServerOptions {
   logFile: string;
   namespace: string;
   startTimeoutMs?: number;
+  /** The codec server the UI decodes payloads through (durapay's `/codec`), as a browser reaches it. */
+  codecEndpoint?: string;
 }
 
 export interface DevServer {
@@ -135,6 +137,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   }
   args.push(...devServerTuningArgs());
   if (opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  if (opts.codecEndpoint) args.push('--ui-codec-endpoint', opts.codecEndpoint);
   for (const key of SEARCH_ATTRIBUTE_KEYS) args.push('--search-attribute', `${key.name}=Keyword`);
   return args;
 }

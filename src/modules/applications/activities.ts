@@ -36,8 +36,8 @@ async function followApplication(merchants: MerchantRepository, a: ApplicationRo
 }
 
 export function createApplicationActivities(deps: ActivityDeps) {
-  const repo = new ApplicationRepository(deps.db);
-  const merchants = new MerchantRepository(deps.db);
+  const repo = new ApplicationRepository(deps.db, deps.payloadKeys);
+  const merchants = new MerchantRepository(deps.db, deps.payloadKeys);
 
   async function load(applicationId: string) {
     const a = await repo.find(applicationId);
@@ -57,15 +57,16 @@ export function createApplicationActivities(deps: ActivityDeps) {
     /** Submits the application (idempotent on application_id at the channel). */
     async submitMerchantApplication(input: { applicationId: string }): Promise<ApplicationState> {
       const a = await load(input.applicationId);
-      const merchant = await merchants.find(a.app_id, a.merchant_id);
+      const merchant = await merchants.findWithPersonalData(a.app_id, a.merchant_id);
       if (!merchant) throw ApplicationFailure.nonRetryable('merchant not found', 'order_not_found');
+      const submitData = await repo.submitDataOf(a.application_id);
       try {
         return await onboarding(a.channel_code).submit(
           {},
           {
             applicationId: a.application_id,
             merchant: applicantOf(merchant),
-            submitData: a.submit_data ?? {},
+            submitData: submitData ?? {},
           },
         );
       } catch (err) {

@@ -3,6 +3,8 @@ import type { ApplicationState } from '../../channels/ports';
 import type { ApplicationStatus } from './rules';
 import { FINAL_APPLICATION_STATUSES } from './rules';
 import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
+import { SealedColumn, legacyJson, sealedPrefix } from '../../platform/crypto/sealed-column';
 
 export interface ApplicationRow {
   application_id: string;
@@ -15,7 +17,6 @@ export interface ApplicationRow {
   sign_url: string | null;
   reject_reason: string | null;
   audit_detail: Record<string, unknown> | null;
-  submit_data: Record<string, unknown> | null;
   notify_url: string | null;
   submitted_at: Date;
   updated_at: Date;
@@ -23,11 +24,41 @@ export interface ApplicationRow {
 }
 
 /**
+ * Every column but the applicant's data (submit_data, channel_last_answer), which is sealed and
+ * opened only where it is needed.
+ */
+const ROW_COLUMNS = `application_id, app_id, merchant_id, channel_code, status, channel_application_no,
+  sub_merchant_no, sign_url, reject_reason, audit_detail, notify_url, submitted_at, updated_at, finished_at`;
+
+/** A row that still holds applicant data not sealed as `:prefix` says (see sealLegacy). */
+const NEEDS_SEALING = `((submit_data IS NOT NULL AND NOT starts_with(submit_data, :prefix))
+  OR (channel_last_answer IS NOT NULL AND NOT starts_with(channel_last_answer, :prefix)))`;
+
+/**
  * Merchant applications (SPEC §5.6–5.7). Written only by the application workflow's
- * activities, except the row the apply endpoint opens.
+ * activities, except the row the apply endpoint opens. The applicant's data (submit_data, and
+ * the channel's last answer, which may echo it) is sealed with the payload keys, bound to its
+ * column and application; rows written before hold it in plain JSON until sealLegacy runs.
  */
 export class ApplicationRepository {
-  constructor(private readonly db: Database) {}
+  private readonly submitData: SealedColumn<Record<string, unknown>>;
+  private readonly lastAnswer: SealedColumn<ApplicationState>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly keyring: Keyring,
+  ) {
+    this.submitData = new SealedColumn<Record<string, unknown>>(
+      keyring,
+      'merchant_applications.submit_data',
+      legacyJson,
+    );
+    this.lastAnswer = new SealedColumn<ApplicationState>(
+      keyring,
+      'merchant_applications.channel_last_answer',
+      legacyJson,
+    );
+  }
 
   private async one(sql: string, replacements: Record<string, unknown>): Promise<ApplicationRow | undefined> {
     const rows = await this.db.sequelize.query<ApplicationRow>(sql, {
@@ -38,14 +69,33 @@ export class ApplicationRepository {
   }
 
   async find(applicationId: string): Promise<ApplicationRow | undefined> {
-    return this.one('SELECT * FROM merchant_applications WHERE application_id = :applicationId', {
-      applicationId,
-    });
+    return this.one(
+      `SELECT ${ROW_COLUMNS} FROM merchant_applications WHERE application_id = :applicationId`,
+      { applicationId },
+    );
+  }
+
+  /** The application's submit_data, opened; undefined when there is no such application. */
+  async submitDataOf(applicationId: string): Promise<Record<string, unknown> | null | undefined> {
+    const rows = await this.db.sequelize.query<{ submit_data: string | null }>(
+      'SELECT submit_data FROM merchant_applications WHERE application_id = :applicationId',
+      { replacements: { applicationId }, type: QueryTypes.SELECT },
+    );
+    return rows[0] && this.submitData.open(rows[0].submit_data, applicationId);
+  }
+
+  /** The channel's last answer as recorded (for an operator), opened. */
+  async channelLastAnswerOf(applicationId: string): Promise<ApplicationState | null | undefined> {
+    const rows = await this.db.sequelize.query<{ channel_last_answer: string | null }>(
+      'SELECT channel_last_answer FROM merchant_applications WHERE application_id = :applicationId',
+      { replacements: { applicationId }, type: QueryTypes.SELECT },
+    );
+    return rows[0] && this.lastAnswer.open(rows[0].channel_last_answer, applicationId);
   }
 
   async latestFor(appId: string, merchantId: string): Promise<ApplicationRow | undefined> {
     return this.one(
-      `SELECT * FROM merchant_applications WHERE app_id = :appId AND merchant_id = :merchantId
+      `SELECT ${ROW_COLUMNS} FROM merchant_applications WHERE app_id = :appId AND merchant_id = :merchantId
         ORDER BY submitted_at DESC, application_id DESC LIMIT 1`,
       { appId, merchantId },
     );
@@ -54,7 +104,7 @@ export class ApplicationRepository {
   /** The application of this merchant at this channel that is not final yet, if any. */
   async openFor(appId: string, merchantId: string, channelCode: string): Promise<ApplicationRow | undefined> {
     return this.one(
-      `SELECT * FROM merchant_applications
+      `SELECT ${ROW_COLUMNS} FROM merchant_applications
         WHERE app_id = :appId AND merchant_id = :merchantId AND channel_code = :channelCode
           AND status NOT IN ('finished', 'rejected', 'canceled')
         ORDER BY submitted_at DESC LIMIT 1`,
@@ -77,11 +127,14 @@ export class ApplicationRepository {
     const rows = await this.db.sequelize.query<{ application_id: string }>(
       `INSERT INTO merchant_applications (application_id, app_id, merchant_id, channel_code, status, submit_data,
                                           notify_url, submitted_at, updated_at)
-       VALUES (:applicationId, :appId, :merchantId, :channelCode, 'submitted', CAST(:submitData AS jsonb),
+       VALUES (:applicationId, :appId, :merchantId, :channelCode, 'submitted', :submitData,
                :notifyUrl, now(), now())
        ON CONFLICT DO NOTHING
        RETURNING application_id`,
-      { replacements: { ...a, submitData: JSON.stringify(a.submitData) }, type: QueryTypes.SELECT },
+      {
+        replacements: { ...a, submitData: this.submitData.seal(a.submitData, a.applicationId) },
+        type: QueryTypes.SELECT,
+      },
     );
     if (rows[0]) return { applicationId: rows[0].application_id, created: true };
     const open = await this.openFor(a.appId, a.merchantId, a.channelCode);
@@ -104,7 +157,7 @@ export class ApplicationRepository {
       `UPDATE merchant_applications
           SET status = :status, channel_application_no = :channelApplicationNo, sub_merchant_no = :subMerchantNo,
               sign_url = :signUrl, reject_reason = :rejectReason, audit_detail = CAST(:detail AS jsonb),
-              channel_last_answer = CAST(:answer AS jsonb),
+              channel_last_answer = :answer,
               updated_at = CASE WHEN :changed THEN now() ELSE updated_at END,
               finished_at = CASE WHEN :final AND finished_at IS NULL THEN now() ELSE finished_at END
         WHERE application_id = :applicationId`,
@@ -117,7 +170,7 @@ export class ApplicationRepository {
           signUrl: state.signUrl,
           rejectReason: state.rejectReason,
           detail: JSON.stringify(state.detail ?? {}),
-          answer: JSON.stringify(state),
+          answer: this.lastAnswer.seal(state, applicationId),
           changed,
           final,
         },
@@ -125,4 +178,74 @@ export class ApplicationRepository {
     );
     return changed;
   }
+
+  /**
+   * Seals the applicant data of rows that still hold it in plain text (written before it was
+   * sealed), and with `rotate` also what an older key sealed, with the current key; returns how
+   * many rows it sealed. In batches, each a short transaction that locks only its rows and
+   * checks them again under the lock, so that writers running meanwhile are neither lost nor
+   * overwritten; a second run finds nothing to do.
+   */
+  async sealLegacy(options: { rotate: boolean; batchSize: number }): Promise<number> {
+    const prefix = sealedPrefix(this.keyring, options.rotate);
+    let after = '';
+    let sealed = 0;
+    for (;;) {
+      // The cursor moves on with every batch, so the run ends even while rows keep changing.
+      const keys = await this.db.sequelize.query<{ application_id: string }>(
+        `SELECT application_id FROM merchant_applications
+          WHERE application_id > :after AND ${NEEDS_SEALING}
+          ORDER BY application_id LIMIT :limit`,
+        { replacements: { after, prefix, limit: options.batchSize }, type: QueryTypes.SELECT },
+      );
+      if (keys.length === 0) return sealed;
+      after = keys[keys.length - 1]!.application_id;
+      sealed += await this.db.sequelize.transaction(async (transaction) => {
+        const rows = await this.db.sequelize.query<{
+          application_id: string;
+          submit_data: string | null;
+          channel_last_answer: string | null;
+        }>(
+          `SELECT application_id, submit_data, channel_last_answer FROM merchant_applications
+            WHERE application_id IN (:ids) AND ${NEEDS_SEALING}
+            ORDER BY application_id FOR UPDATE`,
+          {
+            replacements: { ids: keys.map((k) => k.application_id), prefix },
+            type: QueryTypes.SELECT,
+            transaction,
+          },
+        );
+        for (const row of rows) {
+          const id = row.application_id;
+          const submitData = this.submitData.reseal(row.submit_data, id, options.rotate);
+          const answer = this.lastAnswer.reseal(row.channel_last_answer, id, options.rotate);
+          await this.db.sequelize.query(
+            `UPDATE merchant_applications SET submit_data = :submitData, channel_last_answer = :answer
+              WHERE application_id = :id`,
+            {
+              replacements: {
+                id,
+                submitData: submitData === undefined ? row.submit_data : submitData,
+                answer: answer === undefined ? row.channel_last_answer : answer,
+              },
+              transaction,
+            },
+          );
+        }
+        return rows.length;
+      });
+    }
+  }
+}
+
+/** `durapay keys reseal` and the migration step: see ApplicationRepository.sealLegacy. */
+export function sealLegacyApplicationData(
+  db: Database,
+  keyring: Keyring,
+  options: { rotate?: boolean; batchSize?: number } = {},
+): Promise<number> {
+  return new ApplicationRepository(db, keyring).sealLegacy({
+    rotate: options.rotate ?? false,
+    batchSize: options.batchSize ?? 200,
+  });
 }

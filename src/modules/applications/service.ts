@@ -1,6 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
 import { scaleDuration } from '../../platform/durations';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../platform/errors';
 import { generateApplicationId } from '../../platform/ids';
@@ -19,6 +20,8 @@ export interface ApplicationServiceDeps {
   timeScale: number;
   /** The deadline of work done inside one request (the submit, a workflow update). */
   requestTimeoutMs: number;
+  /** The keys that seal the applicant's data at rest. */
+  payloadKeys: Keyring;
 }
 
 /** POST /api/v1/merchant/{id}/apply's fields, validated. */
@@ -41,8 +44,8 @@ export class ApplicationService {
   private readonly merchants: MerchantRepository;
 
   constructor(private readonly deps: ApplicationServiceDeps) {
-    this.repository = new ApplicationRepository(deps.db);
-    this.merchants = new MerchantRepository(deps.db);
+    this.repository = new ApplicationRepository(deps.db, deps.payloadKeys);
+    this.merchants = new MerchantRepository(deps.db, deps.payloadKeys);
   }
 
   private async merchantExists(appId: string, merchantId: string): Promise<boolean> {
@@ -84,7 +87,7 @@ export class ApplicationService {
     log: Logger,
   ): Promise<{ application_id: string }> {
     try {
-      const merchant = await this.merchants.find(appId, merchantId);
+      const merchant = await this.merchants.findWithPersonalData(appId, merchantId);
       if (!merchant) throw merchantNotFound();
       const onboarding = this.deps.channels.get(body.channel_code)?.onboarding;
       if (!onboarding) {

@@ -1,6 +1,11 @@
 // The merchants module's public surface: what other modules and the API may use.
 export { merchantRoutes, type MerchantRoutesDeps } from './routes';
 export { createMerchantSchema, listMerchantsQuery } from './schemas';
-export { MerchantRepository } from './repository';
+export {
+  MerchantRepository,
+  sealLegacyMerchantData,
+  type MerchantRecord,
+  type MerchantWithPersonalData,
+} from './repository';
 export { applicantOf } from './view';
 export { DEFAULT_MAX_SHARING_RATIO } from './rules';

@@ -8,8 +8,9 @@ export class Merchant extends Model {
   declare merchantId: string;
   declare merchantName: string;
   declare licenseNo: string | null;
+  /** Sealed (or, in a row written before it was sealed, plain text): MerchantRepository opens it. */
   declare legalPerson: string | null;
-  /** The whole account; merchantView masks it. */
+  /** The whole account, sealed like legalPerson; merchantView masks it. */
   declare bankAccount: string | null;
   declare status: MerchantStatus;
   declare channelCode: string | null;
@@ -46,8 +47,8 @@ export function initMerchants(sequelize: Sequelize): MerchantModels {
       merchantId: { type: DataTypes.STRING(64), primaryKey: true },
       merchantName: { type: DataTypes.STRING(128), allowNull: false },
       licenseNo: { type: DataTypes.STRING(64) },
-      legalPerson: { type: DataTypes.STRING(64) },
-      bankAccount: { type: DataTypes.STRING(64) },
+      legalPerson: { type: DataTypes.TEXT },
+      bankAccount: { type: DataTypes.TEXT },
       status: { type: DataTypes.STRING(16), allowNull: false },
       channelCode: { type: DataTypes.STRING(32) },
       subMerchantNo: { type: DataTypes.STRING(64) },

@@ -1,6 +1,8 @@
 import { Op, QueryTypes, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import type { MerchantProfitSharing, MerchantStatus } from './rules';
 import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
+import { SealedColumn, legacyText, sealedPrefix } from '../../platform/crypto/sealed-column';
 import { merchantModels, type Merchant } from './model';
 
 /** This app already has a merchant with this merchant_id. */
@@ -20,6 +22,27 @@ export interface NewMerchant {
   bankAccount: string | null;
   /** Stored as given; pass max_ratio explicitly (the API fills in its default 0.30). */
   profitSharing: MerchantProfitSharing | null;
+}
+
+/** A merchant as the repository answers it, without its personal data. */
+export interface MerchantRecord {
+  appId: string;
+  merchantId: string;
+  merchantName: string;
+  licenseNo: string | null;
+  status: MerchantStatus;
+  channelCode: string | null;
+  subMerchantNo: string | null;
+  profitSharing: MerchantProfitSharing | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A merchant with its personal data opened: for its own record (GET) and its onboarding. */
+export interface MerchantWithPersonalData extends MerchantRecord {
+  legalPerson: string | null;
+  /** The whole account. */
+  bankAccount: string | null;
 }
 
 export interface NewMerchantFile {
@@ -42,41 +65,109 @@ export interface MerchantStatusChange {
   subMerchantNo?: string | null;
 }
 
+/** The personal-data columns' attributes, left out of reads that do not need them. */
+const PERSONAL_DATA = ['legalPerson', 'bankAccount'];
+
+/** A row that still holds personal data not sealed as `:prefix` says (see sealLegacy). */
+const NEEDS_SEALING = `((legal_person IS NOT NULL AND NOT starts_with(legal_person, :prefix))
+  OR (bank_account IS NOT NULL AND NOT starts_with(bank_account, :prefix)))`;
+
+function recordOf(m: Merchant): MerchantRecord {
+  return {
+    appId: m.appId,
+    merchantId: m.merchantId,
+    merchantName: m.merchantName,
+    licenseNo: m.licenseNo,
+    status: m.status,
+    channelCode: m.channelCode,
+    subMerchantNo: m.subMerchantNo,
+    profitSharing: m.profitSharing,
+    createdAt: m.createdAt,
+    updatedAt: m.updatedAt,
+  };
+}
+
+/** Binds a merchant's sealed values to it: app ids and merchant ids hold no `:`. */
+const rowKey = (appId: string, merchantId: string) => `${appId}:${merchantId}`;
+
 /**
  * Merchants (SPEC §5.1–5.4) and the record of their uploads (§5.5). Every read and write names
  * the owning app: another app's merchant is simply not found.
+ *
+ * The merchant's personal data (legal person, bank account) is sealed with the payload keys,
+ * each value bound to its column and merchant; rows written before hold it in plain text until
+ * sealLegacy runs. Only a repository given the keys writes or reads it: `find` leaves it out.
  */
 export class MerchantRepository {
-  constructor(private readonly db: Database) {}
+  private readonly legalPerson: SealedColumn<string>;
+  private readonly bankAccount: SealedColumn<string>;
+
+  /**
+   * `keyring` is needed by what writes or opens personal data (create with it,
+   * findWithPersonalData, list, sealLegacy); without it the rest works (find, statuses, files).
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly keyring?: Keyring,
+  ) {
+    this.legalPerson = new SealedColumn(keyring, 'merchants.legal_person', legacyText);
+    this.bankAccount = new SealedColumn(keyring, 'merchants.bank_account', legacyText);
+  }
 
   private get models() {
     return merchantModels(this.db.sequelize);
   }
 
+  private withPersonalData(m: Merchant): MerchantWithPersonalData {
+    const key = rowKey(m.appId, m.merchantId);
+    return {
+      ...recordOf(m),
+      legalPerson: this.legalPerson.open(m.legalPerson, key),
+      bankAccount: this.bankAccount.open(m.bankAccount, key),
+    };
+  }
+
   /** Creates a merchant in status `created`; throws MerchantExistsError on a duplicate id. */
-  async create(m: NewMerchant): Promise<Merchant> {
+  async create(m: NewMerchant): Promise<void> {
+    const key = rowKey(m.appId, m.merchantId);
     try {
-      return await this.models.Merchant.create({ ...m, status: 'created' });
+      await this.models.Merchant.create({
+        ...m,
+        legalPerson: this.legalPerson.seal(m.legalPerson, key),
+        bankAccount: this.bankAccount.seal(m.bankAccount, key),
+        status: 'created',
+      });
     } catch (err) {
       if (err instanceof UniqueConstraintError) throw new MerchantExistsError(m.merchantId);
       throw err;
     }
   }
 
-  async find(appId: string, merchantId: string): Promise<Merchant | null> {
-    return this.models.Merchant.findOne({ where: { appId, merchantId } });
+  /** The merchant without its personal data (profit sharing, sub-merchant, status). */
+  async find(appId: string, merchantId: string): Promise<MerchantRecord | null> {
+    const m = await this.models.Merchant.findOne({
+      where: { appId, merchantId },
+      attributes: { exclude: PERSONAL_DATA },
+    });
+    return m && recordOf(m);
   }
 
-  /** Newest first; `status` filters exactly (undefined: every status). */
+  /** The merchant with its personal data opened. */
+  async findWithPersonalData(appId: string, merchantId: string): Promise<MerchantWithPersonalData | null> {
+    const m = await this.models.Merchant.findOne({ where: { appId, merchantId } });
+    return m && this.withPersonalData(m);
+  }
+
+  /** Newest first, personal data opened; `status` filters exactly (undefined: every status). */
   async list(
     appId: string,
     filter: { status?: string },
     page: { limit: number; offset: number },
-  ): Promise<Merchant[]> {
+  ): Promise<MerchantWithPersonalData[]> {
     if (page.limit === 0) return [];
     const where: WhereOptions = { appId };
     if (filter.status !== undefined) Object.assign(where, { status: filter.status });
-    return this.models.Merchant.findAll({
+    const rows = await this.models.Merchant.findAll({
       where,
       order: [
         ['createdAt', 'DESC'],
@@ -85,6 +176,7 @@ export class MerchantRepository {
       limit: page.limit,
       offset: page.offset,
     });
+    return rows.map((m) => this.withPersonalData(m));
   }
 
   /**
@@ -171,4 +263,78 @@ export class MerchantRepository {
     });
     return new Map(rows.map((r) => [r.fileId, r.appId]));
   }
+
+  /**
+   * Seals the personal data of merchants that still hold it in plain text (written before it
+   * was sealed), and with `rotate` also what an older key sealed, with the current key; returns
+   * how many merchants it sealed. In batches, each a short transaction that locks only its rows
+   * and checks them again under the lock, so that writers running meanwhile are neither lost
+   * nor overwritten; a second run finds nothing to do.
+   */
+  async sealLegacy(options: { rotate: boolean; batchSize: number }): Promise<number> {
+    if (!this.keyring) throw new Error('sealing merchants needs the payload keys');
+    const prefix = sealedPrefix(this.keyring, options.rotate);
+    let after = { appId: '', merchantId: '' };
+    let sealed = 0;
+    for (;;) {
+      // The cursor moves on with every batch, so the run ends even while rows keep changing.
+      const keys = await this.db.sequelize.query<{ app_id: string; merchant_id: string }>(
+        `SELECT app_id, merchant_id FROM merchants
+          WHERE (app_id, merchant_id) > (:appId, :merchantId) AND ${NEEDS_SEALING}
+          ORDER BY app_id, merchant_id LIMIT :limit`,
+        { replacements: { ...after, prefix, limit: options.batchSize }, type: QueryTypes.SELECT },
+      );
+      if (keys.length === 0) return sealed;
+      const last = keys[keys.length - 1]!;
+      after = { appId: last.app_id, merchantId: last.merchant_id };
+      sealed += await this.db.sequelize.transaction(async (transaction) => {
+        const rows = await this.db.sequelize.query<{
+          app_id: string;
+          merchant_id: string;
+          legal_person: string | null;
+          bank_account: string | null;
+        }>(
+          `SELECT app_id, merchant_id, legal_person, bank_account FROM merchants
+            WHERE (app_id, merchant_id) IN (:keys) AND ${NEEDS_SEALING}
+            ORDER BY app_id, merchant_id FOR UPDATE`,
+          {
+            replacements: { keys: keys.map((k) => [k.app_id, k.merchant_id]), prefix },
+            type: QueryTypes.SELECT,
+            transaction,
+          },
+        );
+        for (const row of rows) {
+          const key = rowKey(row.app_id, row.merchant_id);
+          const legalPerson = this.legalPerson.reseal(row.legal_person, key, options.rotate);
+          const bankAccount = this.bankAccount.reseal(row.bank_account, key, options.rotate);
+          await this.db.sequelize.query(
+            `UPDATE merchants SET legal_person = :legalPerson, bank_account = :bankAccount
+              WHERE app_id = :appId AND merchant_id = :merchantId`,
+            {
+              replacements: {
+                appId: row.app_id,
+                merchantId: row.merchant_id,
+                legalPerson: legalPerson === undefined ? row.legal_person : legalPerson,
+                bankAccount: bankAccount === undefined ? row.bank_account : bankAccount,
+              },
+              transaction,
+            },
+          );
+        }
+        return rows.length;
+      });
+    }
+  }
+}
+
+/** `durapay keys reseal` and the migration step: see MerchantRepository.sealLegacy. */
+export function sealLegacyMerchantData(
+  db: Database,
+  keyring: Keyring,
+  options: { rotate?: boolean; batchSize?: number } = {},
+): Promise<number> {
+  return new MerchantRepository(db, keyring).sealLegacy({
+    rotate: options.rotate ?? false,
+    batchSize: options.batchSize ?? 200,
+  });
 }

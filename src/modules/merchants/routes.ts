@@ -20,6 +20,7 @@ import { parseJsonBody } from '../../platform/http/body';
 import type { ChannelRegistry } from '../../channels/registry';
 import { ChannelError } from '../../channels/errors';
 import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
 import { receiveMultipart } from '../../platform/http/multipart';
 import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
@@ -71,12 +72,14 @@ export interface MerchantRoutesDeps {
   channels: ChannelRegistry;
   /** The channel an upload goes to when it names none. */
   defaultChannel: string;
+  /** The keys that seal the merchant's personal data (legal person, bank account) at rest. */
+  payloadKeys: Keyring;
 }
 
 /** SPEC §5.1–5.5: create, list, get and upload. Apply and audit are mounted elsewhere. */
 export function merchantRoutes(services: MerchantRoutesDeps): Router {
   const router = apiRouter();
-  const repo = new MerchantRepository(services.db);
+  const repo = new MerchantRepository(services.db, services.payloadKeys);
 
   router.post('/api/v1/merchant', parseJsonBody(), async (req, res) => {
     const body = validate(createMerchantSchema, req.body) as CreateBody;
@@ -189,7 +192,7 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
     const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
     let merchant;
     try {
-      merchant = await repo.find(currentApp(res).appId, merchantId);
+      merchant = await repo.findWithPersonalData(currentApp(res).appId, merchantId);
     } catch (err) {
       throw databaseError(res, err, 'read the merchant');
     }

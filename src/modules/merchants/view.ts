@@ -1,9 +1,9 @@
 import { isoOrNull } from '../../platform/dates';
 import { maskBankAccount } from './rules';
-import type { Merchant } from './model';
+import type { MerchantWithPersonalData } from './repository';
 
 /** What a channel's onboarding is told of the merchant: its record, the bank account in full. */
-export function applicantOf(m: Merchant) {
+export function applicantOf(m: MerchantWithPersonalData) {
   return {
     merchantId: m.merchantId,
     merchantName: m.merchantName,
@@ -14,7 +14,7 @@ export function applicantOf(m: Merchant) {
 }
 
 /** The merchant as GET /api/v1/merchant[/{id}] shows it (SPEC §5.2): the bank account masked. */
-export function merchantView(m: Merchant) {
+export function merchantView(m: MerchantWithPersonalData) {
   return {
     merchant_id: m.merchantId,
     merchant_name: m.merchantName,

@@ -10,6 +10,8 @@ import { openApplications } from './0007-open-applications';
 import { sandboxRequestCounts } from './0008-sandbox-request-counts';
 import { orderSubMerchant } from './0009-order-sub-merchant';
 import { paymentPolls } from './0010-payment-polls';
+import { payloadKeys } from './0011-payload-keys';
+import { sealedApplicantData } from './0012-sealed-applicant-data';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -28,4 +30,6 @@ export const migrations: Migration[] = [
   sandboxRequestCounts,
   orderSubMerchant,
   paymentPolls,
+  payloadKeys,
+  sealedApplicantData,
 ];

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config';
+
+export const CODEC_TOKEN_FILE = 'codec.token';
+
+/**
+ * The operator token of the codec server: DURAPAY_CODEC_TOKEN; outside production, one generated
+ * once into the data directory (mode 0600), so `npm start` works with no setup and the operator
+ * reads it from there. Production without it serves no decoding at all.
+ */
+export function resolveCodecToken(config: Config): string | undefined {
+  if (config.codec.token !== undefined) return config.codec.token;
+  if (config.env === 'production') return undefined;
+  const file = codecTokenFile(config);
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  try {
+    // 'wx': if another process created it meanwhile, use theirs.
+    fs.writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
+export function codecTokenFile(config: Config): string {
+  return path.join(config.dataDir, CODEC_TOKEN_FILE);
+}
