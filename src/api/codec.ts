@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { AppError } from '../platform/errors';
@@ -29,8 +29,11 @@ export interface CodecServerOptions {
 const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
 const SESSION_COOKIE = 'durapay_codec';
 const SESSION_HOURS = 12;
-/** Wrong tokens tolerated per client address per minute before the login refuses outright. */
-const LOGIN_FAILURES_PER_MINUTE = 10;
+/** Wrong tokens or sessions tolerated per client address per minute before it is refused outright. */
+const FAILURES_PER_MINUTE = 10;
+/** Payloads in one codec call, and bytes they may open to in all (a history's page is far less). */
+const MAX_PAYLOADS_PER_CALL = 10_000;
+const MAX_DECODED_BYTES = 64 * 1024 * 1024;
 
 interface WirePayload {
   metadata?: Record<string, string>;
@@ -61,15 +64,28 @@ function toWire(p: Payload): WirePayload {
   };
 }
 
-/** The session cookie's value: derived from the token, so a new token ends every session. */
-function sessionValue(token: string): string {
-  return createHmac('sha256', token).update('durapay codec session v1').digest('base64url');
+/** Compares secrets in constant time whatever their lengths: their HMACs under a key of this process. */
+const COMPARE_KEY = randomBytes(32);
+function sameSecret(given: string, expected: string): boolean {
+  const mac = (v: string) => createHmac('sha256', COMPARE_KEY).update(v).digest();
+  return timingSafeEqual(mac(given), mac(expected));
 }
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+/**
+ * A session cookie's value: when it ends and an HMAC of that under the token, so the server
+ * itself ends it after SESSION_HOURS, and a new token ends every session at once.
+ */
+function sessionValue(token: string, expiresAt: number): string {
+  const mac = createHmac('sha256', token).update(`durapay codec session v1:${expiresAt}`).digest('base64url');
+  return `${expiresAt}.${mac}`;
+}
+
+function validSession(token: string, value: string, now: number): boolean {
+  const dot = value.indexOf('.');
+  const expiresAt = Number(value.slice(0, dot));
+  if (dot <= 0 || !Number.isSafeInteger(expiresAt) || expiresAt <= now) return false;
+  if (expiresAt > now + SESSION_HOURS * 3600_000) return false;
+  return sameSecret(value, sessionValue(token, expiresAt));
 }
 
 function cookie(req: Request, name: string): string | undefined {
@@ -99,8 +115,15 @@ const PAGE_CSP =
 export function codecRoutes(opts: CodecServerOptions): Router {
   const router = apiRouter();
   const allowed = new Set(opts.corsOrigins);
-  const session = opts.token === undefined ? undefined : sessionValue(opts.token);
   const failures = new Map<string, { count: number; since: number }>();
+  const clientOf = (req: Request) => req.socket.remoteAddress ?? 'unknown';
+  /** Wrong tokens and sessions from this address in the current minute; old records are dropped. */
+  const failuresOf = (from: string, now = Date.now()): number => {
+    for (const [address, record] of failures) if (now - record.since > 60_000) failures.delete(address);
+    return failures.get(from)?.count ?? 0;
+  };
+  const failed = (from: string, now = Date.now()) =>
+    failures.set(from, { count: failuresOf(from, now) + 1, since: failures.get(from)?.since ?? now });
 
   /** CORS for the UI's origins only; credentials allowed, since the session is a cookie. */
   const cors = (req: Request, res: Response, next: NextFunction) => {
@@ -113,13 +136,16 @@ export function codecRoutes(opts: CodecServerOptions): Router {
     next();
   };
 
-  const authenticated = (req: Request): boolean => {
-    if (opts.token === undefined || session === undefined) return false;
+  /** Whether the request carries the token or a live session; undefined when it carries neither. */
+  const credentials = (req: Request): boolean | undefined => {
+    if (opts.token === undefined) return false;
     const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ') && sameSecret(auth.slice(7).trim(), opts.token)) return true;
+    if (auth?.startsWith('Bearer ')) return sameSecret(auth.slice(7).trim(), opts.token);
     const fromCookie = cookie(req, SESSION_COOKIE);
-    return fromCookie !== undefined && sameSecret(fromCookie, session);
+    if (fromCookie !== undefined) return validSession(opts.token, fromCookie, Date.now());
+    return undefined;
   };
+  const authenticated = (req: Request) => credentials(req) === true;
 
   const requireOperator = (req: Request, res: Response, next: NextFunction) => {
     if (opts.token === undefined) {
@@ -131,7 +157,13 @@ export function codecRoutes(opts: CodecServerOptions): Router {
         ),
       );
     }
-    if (!authenticated(req)) {
+    const from = clientOf(req);
+    if (failuresOf(from) >= FAILURES_PER_MINUTE) {
+      return sendError(res, new AppError('rate_limited', 'too many wrong tokens or sessions: wait a minute'));
+    }
+    const valid = credentials(req);
+    if (valid !== true) {
+      if (valid === false) failed(from);
       return sendError(
         res,
         new AppError(
@@ -161,6 +193,9 @@ export function codecRoutes(opts: CodecServerOptions): Router {
     }
     const payloads = (parsed as { payloads?: unknown } | null)?.payloads;
     if (!Array.isArray(payloads)) throw new AppError('invalid_param', '"payloads" must be an array');
+    if (payloads.length > MAX_PAYLOADS_PER_CALL) {
+      throw new AppError('invalid_param', `"payloads" holds at most ${MAX_PAYLOADS_PER_CALL} payloads`);
+    }
     return payloads.map((p, i) => fromWire(p as WirePayload, i));
   };
 
@@ -178,19 +213,32 @@ export function codecRoutes(opts: CodecServerOptions): Router {
     });
     router.post(`/codec/${op}`, cors, requireOperator, body, async (req, res) => {
       const payloads = payloadsOf(req);
-      let out: Payload[];
-      try {
-        out = op === 'decode' ? await opts.codec.decode(payloads) : await opts.codec.encode(payloads);
-      } catch (err) {
-        // A key missing from the configuration is named; what a payload held never is.
-        throw new AppError('invalid_param', `could not ${op} the payloads: ${(err as Error).message}`);
+      const out: Payload[] = [];
+      let bytes = 0;
+      // One at a time, so that a call opening to more than MAX_DECODED_BYTES stops there.
+      for (const payload of payloads) {
+        let one: Payload | undefined;
+        try {
+          [one] = op === 'decode' ? await opts.codec.decode([payload]) : await opts.codec.encode([payload]);
+        } catch (err) {
+          // A key missing from the configuration is named; what a payload held never is.
+          throw new AppError('invalid_param', `could not ${op} the payloads: ${(err as Error).message}`);
+        }
+        bytes += one!.data?.length ?? 0;
+        if (bytes > MAX_DECODED_BYTES) {
+          throw new AppError('invalid_param', `the payloads ${op} to more than 64 MiB: send fewer at once`);
+        }
+        out.push(one!);
       }
       (res.locals.log as Logger | undefined)?.info('codec', {
         operation: op,
         payloads: payloads.length,
         namespace: req.headers['x-namespace'],
       });
-      res.type('application/json').json({ payloads: out.map(toWire) });
+      res
+        .type('application/json')
+        .set('Cache-Control', 'no-store')
+        .json({ payloads: out.map(toWire) });
     });
   }
 
@@ -213,11 +261,7 @@ export function codecRoutes(opts: CodecServerOptions): Router {
   });
 
   router.post('/codec/session', body, (req, res) => {
-    const from = req.socket.remoteAddress ?? 'unknown';
-    const now = Date.now();
-    const record = failures.get(from);
-    if (record && now - record.since > 60_000) failures.delete(from);
-    const failed = failures.get(from)?.count ?? 0;
+    const from = clientOf(req);
     const token = new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString('utf8')).get('token') ?? '';
     const respond = (status: number, html: string) =>
       res
@@ -226,7 +270,7 @@ export function codecRoutes(opts: CodecServerOptions): Router {
         .set('Content-Security-Policy', PAGE_CSP)
         .set('Cache-Control', 'no-store')
         .send(html);
-    if (opts.token === undefined || session === undefined) {
+    if (opts.token === undefined) {
       return respond(
         403,
         page(
@@ -235,14 +279,14 @@ export function codecRoutes(opts: CodecServerOptions): Router {
         ),
       );
     }
-    if (failed >= LOGIN_FAILURES_PER_MINUTE) {
+    if (failuresOf(from) >= FAILURES_PER_MINUTE) {
       return respond(
         429,
         page('durapay codec server', '<p class="error">Too many wrong tokens: wait a minute.</p>'),
       );
     }
     if (!sameSecret(token, opts.token)) {
-      failures.set(from, { count: failed + 1, since: failures.get(from)?.since ?? now });
+      failed(from);
       opts.logger.warn('codec sign-in refused', { remote_address: from });
       return respond(
         401,
@@ -253,7 +297,7 @@ export function codecRoutes(opts: CodecServerOptions): Router {
       );
     }
     failures.delete(from);
-    res.cookie(SESSION_COOKIE, session, {
+    res.cookie(SESSION_COOKIE, sessionValue(opts.token, Date.now() + SESSION_HOURS * 3600_000), {
       httpOnly: true,
       sameSite: 'strict',
       secure: opts.secureCookie,

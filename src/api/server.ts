@@ -70,7 +70,10 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-/** The production API process: connects lazily, so it can start before its dependencies answer. */
+/**
+ * The production API process: Temporal is connected lazily, so it can start before Temporal answers;
+ * the database must answer first, for the payload keys to be checked before anything is served.
+ */
 export async function runApi(config: Config, logger: Logger): Promise<RunningApi> {
   const masterKey = resolveMasterKey(config);
   const payloadKeys = resolvePayloadKeys(config);
@@ -127,15 +130,14 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       .catch((err: unknown) => logger.warn('nonce sweep failed', { error: String(err) }));
   }, 60_000);
   sweeper.unref();
-  // Lazily, as the rest of the API: a key that sealed data and is missing now stops the process.
-  const keysChecked = checkPayloadKeys(db, payloadKeys, logger);
+  // Before it serves: a request could seal data with a key other processes cannot open.
+  await checkPayloadKeys(db, payloadKeys, logger);
   const server = await listenApi(app, config.api.port, config.api.host, logger, tracing);
   logger.info('api listening', { host: config.api.host, port: config.api.port });
   return {
     server,
     async stop() {
       clearInterval(sweeper);
-      keysChecked.cancel();
       await stopListening();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -146,33 +148,24 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
 }
 
 /**
- * Checks the payload keys against those that sealed data (platform/crypto/key-registry.ts) once
- * the database answers, retrying until it does. A missing key is fatal: the process exits with
- * the reason rather than failing every request that meets data it cannot open.
+ * Checks the payload keys against those that sealed data (platform/crypto/key-registry.ts)
+ * before the API serves anything it could seal: waits while the database does not answer, and
+ * throws (the process stops, saying why) when a key is missing or not the one its id sealed with.
  */
-function checkPayloadKeys(db: Database, keyring: Keyring, logger: Logger): { cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  let cancelled = false;
-  const attempt = () => {
-    ensurePayloadKeys(db, keyring).then(
-      () => logger.info('payload keys checked', { current: keyring.current.id, keys: keyring.ids() }),
-      (err: unknown) => {
-        if (cancelled) return;
-        if (err instanceof ConfigError) {
-          logger.error(err.message);
-          process.exit(78);
-        }
-        logger.warn('payload keys not checked yet: the database does not answer', { error: String(err) });
-        timer = setTimeout(attempt, 5_000);
-        timer.unref();
-      },
-    );
-  };
-  attempt();
-  return {
-    cancel() {
-      cancelled = true;
-      clearTimeout(timer);
-    },
-  };
+async function checkPayloadKeys(db: Database, keyring: Keyring, logger: Logger): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ensurePayloadKeys(db, keyring);
+      logger.info('payload keys checked', { current: keyring.current.id, keys: keyring.ids() });
+      return;
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      if (attempt % 10 === 0) {
+        logger.warn('waiting for the database to check the payload keys before serving', {
+          error: String(err),
+        });
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
 }

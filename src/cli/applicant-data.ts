@@ -1,5 +1,5 @@
-import { sealLegacyApplicationData } from '../modules/applications';
-import { sealLegacyMerchantData } from '../modules/merchants';
+import { applicationsSealedWith, sealLegacyApplicationData } from '../modules/applications';
+import { merchantsSealedWith, sealLegacyMerchantData } from '../modules/merchants';
 import { ensurePayloadKeys } from '../platform/crypto/key-registry';
 import type { Keyring } from '../platform/crypto/keyring';
 import type { Database } from '../platform/db';
@@ -29,6 +29,11 @@ export async function sealLegacyApplicantData(
   const merchants = await sealLegacyMerchantData(db, keyring, options);
   const applications = await sealLegacyApplicationData(db, keyring, options);
   return { merchants, applications };
+}
+
+/** How many rows still hold applicant data sealed with `keyId`. */
+export async function applicantDataSealedWith(db: Database, keyId: string): Promise<number> {
+  return (await merchantsSealedWith(db, keyId)) + (await applicationsSealedWith(db, keyId));
 }
 
 /** One line for people: what a run sealed. */

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { Config } from '../platform/config';
+import { ConfigError, type Config } from '../platform/config';
 import { newPayloadKeyEntry, resolvePayloadKeys } from '../platform/crypto/keyring';
 import { retirePayloadKey } from '../platform/crypto/key-registry';
 import type { Logger } from '../platform/logger';
-import { describeSealed, sealLegacyApplicantData } from './applicant-data';
+import { applicantDataSealedWith, describeSealed, sealLegacyApplicantData } from './applicant-data';
 import { withDatabase } from './database';
 
 type Boot = (role: string) => { config: Config; logger: Logger };
@@ -46,9 +46,17 @@ export function registerKeyCommands(program: Command, boot: Boot, fail: Fail): v
     )
     .action(async (keyId: string) => {
       const { config, logger, keyring } = bootWithKeys();
-      const retired = await withDatabase(config, logger, (db) =>
-        retirePayloadKey(db, keyId, keyring.current.id),
-      ).catch(fail);
+      const retired = await withDatabase(config, logger, async (db) => {
+        // Histories cannot be counted from here (the README says when they no longer need a
+        // key); rows can, and a key that still opens some is not retired.
+        const rows = await applicantDataSealedWith(db, keyId);
+        if (rows > 0) {
+          throw new ConfigError(
+            `payload key ${keyId} still opens applicant data in ${rows} row(s): run \`durapay keys reseal --rotate\` first`,
+          );
+        }
+        return retirePayloadKey(db, keyId, keyring.current.id);
+      }).catch(fail);
       console.error(
         retired
           ? `payload key ${keyId} retired: processes may now start without it`

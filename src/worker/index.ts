@@ -73,6 +73,14 @@ export async function bundleWorkflows(
   return code;
 }
 
+/**
+ * Whether bundled code seals its failures (it holds platform/failure-converter): a bundle made
+ * before durapay sealed them would leave the messages of failures its workflows raise in the clear.
+ */
+export function bundleSealsFailures(code: string): boolean {
+  return /platform\/failure-converter\.(ts|js)/.test(code);
+}
+
 /** Whether bundled code holds the tracing interceptors (webpack names each module by its path). */
 export function bundleTraces(code: string): boolean {
   return code.includes('interceptors-opentelemetry/lib/workflow-interceptors.js"');
@@ -101,6 +109,11 @@ export interface WorkerDeps {
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const { interceptors, sinks, ...options } = deps.options ?? {};
   const { tracing, workflowBundleCode } = deps;
+  if (workflowBundleCode !== undefined && !bundleSealsFailures(workflowBundleCode)) {
+    throw new Error(
+      'the workflow bundle was made by an older durapay (its failures are not sealed): make it again with `durapay bundle`',
+    );
+  }
   if (workflowBundleCode !== undefined && bundleTraces(workflowBundleCode) !== (tracing !== undefined)) {
     // Either the workflows would trace into a sink the worker lacks, or not trace at all.
     throw new Error(

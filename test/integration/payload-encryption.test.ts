@@ -17,7 +17,8 @@ import { codecRoutes } from '../../src/api/codec';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { applicationWorkflowId } from '../../src/modules/applications/messages';
-import { retirePayloadKey } from '../../src/platform/crypto/key-registry';
+import { keyCheckValue, retirePayloadKey } from '../../src/platform/crypto/key-registry';
+import { DURAPAY_BIN } from '../../src/platform/paths';
 import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
 import { sealedDataConverter } from '../../src/platform/data-converter';
 import { EncryptionCodec, isEncryptedPayload } from '../../src/platform/payload-codec';
@@ -316,33 +317,64 @@ describe('the codec server', () => {
     expect(evil.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  test('when an operator signs in with the token, then the session cookie decodes; a wrong token is refused, and too many are throttled', async () => {
-    const signIn = (token: string) =>
-      fetch(`${stack.baseUrl}/codec/session`, {
+  test('when an operator signs in with the token, then the session cookie decodes; a wrong token is refused, and ten wrong tokens or sessions in a minute refuse the address', async () => {
+    // A codec server of its own, so that this test's wrong tokens count alone.
+    const token = 'a-token-of-this-test-only-0123456789';
+    const server = express()
+      .use(
+        codecRoutes({
+          codec: new EncryptionCodec(stack.payloadKeys.keyring),
+          token,
+          corsOrigins: [],
+          secureCookie: false,
+          logger: captureLogger().logger,
+        }),
+      )
+      .listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const signIn = (value: string) =>
+      fetch(`${base}/codec/session`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token }).toString(),
-        redirect: 'manual',
+        body: new URLSearchParams({ token: value }).toString(),
       });
-    const ok = await signIn(stack.codecToken);
-    expect(ok.status).toBe(200);
-    const setCookie = ok.headers.get('set-cookie')!;
-    expect(setCookie).toMatch(
-      /^durapay_codec=[A-Za-z0-9_-]+; Max-Age=43200; Path=\/codec; Expires=.*; HttpOnly; SameSite=Strict$/,
-    );
-    expect(setCookie).not.toContain(stack.codecToken);
-    const session = setCookie.split(';')[0]!;
-    expect(await dataOf(await call('/codec/decode', await sealedBody('tea'), { cookie: session }))).toEqual([
-      '"tea"',
-    ]);
+    const decode = async (headers: Record<string, string>) =>
+      fetch(`${base}/codec/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(await sealedBody('tea')),
+      });
+    try {
+      const ok = await signIn(token);
+      expect(ok.status).toBe(200);
+      const setCookie = ok.headers.get('set-cookie')!;
+      expect(setCookie).toMatch(
+        /^durapay_codec=\d+\.[A-Za-z0-9_-]+; Max-Age=43200; Path=\/codec; Expires=.*; HttpOnly; SameSite=Strict$/,
+      );
+      expect(setCookie).not.toContain(token);
+      const session = setCookie.split(';')[0]!;
+      const decoded = await decode({ cookie: session });
+      expect(decoded.headers.get('cache-control')).toBe('no-store');
+      expect(await dataOf(decoded)).toEqual(['"tea"']);
+      // The session's end is the server's to check: an altered end does not verify.
+      const [name, value] = session.split('=') as [string, string];
+      const later = `${name}=${Number(value.split('.')[0]) + 1000}.${value.split('.')[1]}`;
+      expect((await decode({ cookie: later })).status).toBe(401);
 
-    expect((await signIn('wrong-wrong-wrong-wrong-wrong')).status).toBe(401);
-    const statuses = [];
-    for (let i = 0; i < 10; i++) statuses.push((await signIn(`wrong-${i}-wrong-wrong-wrong-wrong`)).status);
-    // Nine more wrong tokens reach ten in the minute; the eleventh attempt is refused unread.
-    expect(statuses.slice(0, 9)).toEqual(Array(9).fill(401));
-    expect(statuses[9]).toBe(429);
-    expect((await signIn(stack.codecToken)).status).toBe(429);
+      expect((await signIn('wrong-wrong-wrong-wrong-wrong')).status).toBe(401);
+      const statuses = [];
+      for (let i = 0; i < 8; i++) {
+        statuses.push((await decode({ authorization: `Bearer wrong-${i}-wrong-wrong-wrong-wrong` })).status);
+      }
+      // With the altered session and the wrong sign-in, ten failures in the minute: refused.
+      expect(statuses).toEqual(Array(8).fill(401));
+      const refused = await decode({ authorization: `Bearer ${token}` });
+      expect([refused.status, (await envelope(refused)).code]).toEqual([429, 'rate_limited']);
+      expect((await signIn(token)).status).toBe(429);
+    } finally {
+      server.close();
+    }
   });
 
   test('when no operator token is configured, then the codec server decodes nothing and says how to turn it on', async () => {
@@ -436,48 +468,79 @@ describe('payload keys', () => {
     }
   });
 
-  test('when a worker starts without a key that sealed data, then it refuses to start naming the key; once the key is retired, it starts', async () => {
-    // The tests' key has sealed this database's histories (as an API or worker process records it).
+  test('when a worker starts without a key that sealed data, or with another key under its id, then it refuses naming the key; retiring it waits until no row needs it', async () => {
+    // The tests' key has sealed this database's histories and applicant data (the application
+    // above), as every API and worker process records it.
+    const tests = stack.payloadKeys.keyring.current;
+    const merchant = await signedFetch(stack.baseUrl, app, 'POST', '/api/v1/merchant', {
+      json: {
+        merchant_id: `m-${randomUUID().slice(0, 8)}`,
+        merchant_name: 'Keys Tea',
+        bank_account: '6222020200099990000',
+      },
+    });
+    expect(merchant.status).toBe(200);
     await stack.database.db.sequelize.query(
-      "INSERT INTO payload_keys (key_id) VALUES ('test-1') ON CONFLICT (key_id) DO NOTHING",
+      'INSERT INTO payload_keys (key_id, check_value) VALUES (:id, :check) ON CONFLICT (key_id) DO NOTHING',
+      { replacements: { id: tests.id, check: keyCheckValue(tests.key) } },
     );
-    const newOnly = newPayloadKeyEntry('fresh-9');
-    const env = {
+    const fresh = newPayloadKeyEntry('fresh-9');
+    const env = (keys: string) => ({
       DATABASE_URL: stack.database.url,
       DURAPAY_MASTER_KEY: stack.masterKey.toString('base64'),
-      DURAPAY_PAYLOAD_KEYS: newOnly,
+      DURAPAY_PAYLOAD_KEYS: keys,
+    });
+    const refusal = async (keys: string) => {
+      const worker = spawnWorker(uniqueName('tq-keys'), env(keys));
+      return worker.ready.then(
+        async () => {
+          await worker.stop();
+          return 'started';
+        },
+        (err: Error) => err.message,
+      );
     };
-    const refused = spawnWorker(uniqueName('tq-keys'), env);
-    const error = await refused.ready.then(
-      () => undefined,
-      (err: Error) => err.message,
-    );
-    expect(error).toMatch(
+
+    const missing = await refusal(fresh);
+    expect(missing).toMatch(
       /test-1.* sealed data this service keeps \(workflow histories, applicant data\) but .*missing from DURAPAY_PAYLOAD_KEYS/,
     );
     // Key ids only: no key material in what it says.
-    expect(error).not.toContain(newOnly.split(':')[1]!);
-
-    // Every key that sealed something here, retired (no data needs them any more, say).
-    const [rows] = await stack.database.db.sequelize.query(
-      'SELECT key_id FROM payload_keys WHERE retired_at IS NULL',
+    expect(missing).not.toContain(fresh.split(':')[1]!);
+    const impostor = await refusal(`${fresh},${newPayloadKeyEntry('test-1')}`);
+    expect(impostor).toMatch(/gives test-1 a different key than the one that sealed data under that id/);
+    // Neither refused process recorded its key.
+    const [recorded] = await stack.database.db.sequelize.query(
+      "SELECT 1 FROM payload_keys WHERE key_id = 'fresh-9'",
     );
-    const used = (rows as { key_id: string }[]).map((r) => r.key_id);
-    for (const id of used.filter((id) => id !== 'fresh-9')) {
-      expect(await retirePayloadKey(stack.database.db, id, 'fresh-9')).toBe(true);
+    expect(recorded).toEqual([]);
+
+    // Other keys of this file's tests sealed histories only (say they aged out).
+    const [rows] = await stack.database.db.sequelize.query(
+      "SELECT key_id FROM payload_keys WHERE retired_at IS NULL AND key_id NOT IN ('fresh-9', 'test-1')",
+    );
+    for (const { key_id } of rows as { key_id: string }[]) {
+      expect(await retirePayloadKey(stack.database.db, key_id, 'fresh-9')).toBe(true);
     }
-    const started = spawnWorker(uniqueName('tq-keys'), env);
-    try {
-      await started.ready;
-    } finally {
-      await started.stop();
-      await stack.database.db.sequelize.query(
-        'UPDATE payload_keys SET retired_at = NULL WHERE key_id IN (:used)',
-        {
-          replacements: { used },
-        },
-      );
-      await stack.database.db.sequelize.query("DELETE FROM payload_keys WHERE key_id = 'fresh-9'");
-    }
+    // Rotating: the new key first, the old one listed; the rows still sealed with the old key keep
+    // it from being retired until they are sealed again.
+    const both = `${fresh},${stack.payloadKeys.env}`;
+    const cli = (...args: string[]) =>
+      run(process.execPath, [DURAPAY_BIN, 'keys', ...args], {
+        env: { ...process.env, ...env(both), LOG_LEVEL: 'error' },
+      });
+    const early = await cli('retire', 'test-1').then(
+      () => 'retired',
+      (err: { stderr: string }) => err.stderr,
+    );
+    expect(early).toMatch(
+      /payload key test-1 still opens applicant data in [1-9]\d* row\(s\): run `durapay keys reseal --rotate` first/,
+    );
+    expect((await cli('reseal', '--rotate')).stderr).toMatch(
+      /sealed [1-9]\d* merchant\(s\) and \d+ application\(s\) with payload key fresh-9/,
+    );
+    expect((await cli('retire', 'test-1')).stderr).toMatch(/payload key test-1 retired/);
+
+    expect(await refusal(fresh)).toBe('started');
   });
 });

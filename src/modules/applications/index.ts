@@ -3,4 +3,4 @@ export { applicationRoutes } from './routes';
 export { applySchema } from './schemas';
 export { ApplicationService, type ApplicationServiceDeps } from './service';
 export { createApplicationActivities } from './activities';
-export { sealLegacyApplicationData } from './repository';
+export { applicationsSealedWith, sealLegacyApplicationData } from './repository';

@@ -4,7 +4,12 @@ import type { ApplicationStatus } from './rules';
 import { FINAL_APPLICATION_STATUSES } from './rules';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
-import { SealedColumn, legacyJson, sealedPrefix } from '../../platform/crypto/sealed-column';
+import {
+  SEALED_FIELD_PREFIX,
+  SealedColumn,
+  legacyJson,
+  sealedPrefix,
+} from '../../platform/crypto/sealed-column';
 
 export interface ApplicationRow {
   application_id: string;
@@ -236,6 +241,16 @@ export class ApplicationRepository {
       });
     }
   }
+}
+
+/** Applications holding a value sealed with `keyId` (`durapay keys retire` refuses while any do). */
+export async function applicationsSealedWith(db: Database, keyId: string): Promise<number> {
+  const [row] = await db.sequelize.query<{ n: string }>(
+    `SELECT count(*) AS n FROM merchant_applications
+      WHERE starts_with(submit_data, :prefix) OR starts_with(channel_last_answer, :prefix)`,
+    { replacements: { prefix: `${SEALED_FIELD_PREFIX}${keyId}:` }, type: QueryTypes.SELECT },
+  );
+  return Number(row?.n ?? 0);
 }
 
 /** `durapay keys reseal` and the migration step: see ApplicationRepository.sealLegacy. */

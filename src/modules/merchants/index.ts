@@ -3,6 +3,7 @@ export { merchantRoutes, type MerchantRoutesDeps } from './routes';
 export { createMerchantSchema, listMerchantsQuery } from './schemas';
 export {
   MerchantRepository,
+  merchantsSealedWith,
   sealLegacyMerchantData,
   type MerchantRecord,
   type MerchantWithPersonalData,

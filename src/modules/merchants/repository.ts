@@ -2,7 +2,12 @@ import { Op, QueryTypes, UniqueConstraintError, type WhereOptions } from 'sequel
 import type { MerchantProfitSharing, MerchantStatus } from './rules';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
-import { SealedColumn, legacyText, sealedPrefix } from '../../platform/crypto/sealed-column';
+import {
+  SEALED_FIELD_PREFIX,
+  SealedColumn,
+  legacyText,
+  sealedPrefix,
+} from '../../platform/crypto/sealed-column';
 import { merchantModels, type Merchant } from './model';
 
 /** This app already has a merchant with this merchant_id. */
@@ -325,6 +330,16 @@ export class MerchantRepository {
       });
     }
   }
+}
+
+/** Merchants holding a value sealed with `keyId` (`durapay keys retire` refuses while any do). */
+export async function merchantsSealedWith(db: Database, keyId: string): Promise<number> {
+  const [row] = await db.sequelize.query<{ n: string }>(
+    `SELECT count(*) AS n FROM merchants
+      WHERE starts_with(legal_person, :prefix) OR starts_with(bank_account, :prefix)`,
+    { replacements: { prefix: `${SEALED_FIELD_PREFIX}${keyId}:` }, type: QueryTypes.SELECT },
+  );
+  return Number(row?.n ?? 0);
 }
 
 /** `durapay keys reseal` and the migration step: see MerchantRepository.sealLegacy. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
+import { createOnce } from './keyring';
 
 export const CODEC_TOKEN_FILE = 'codec.token';
 
@@ -20,12 +21,7 @@ export function resolveCodecToken(config: Config): string | undefined {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
-  try {
-    // 'wx': if another process created it meanwhile, use theirs.
-    fs.writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
+  createOnce(file, `${randomBytes(32).toString('base64url')}\n`);
   return fs.readFileSync(file, 'utf8').trim();
 }
 

@@ -16,7 +16,7 @@ export class FieldSealer {
   seal(value: unknown, context: string): string {
     const { id, key } = this.keyring.current;
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
     return `${PREFIX}:${id}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
@@ -28,7 +28,9 @@ export class FieldSealer {
     const key = this.keyring.key(keyId);
     if (!key) throw new MissingKeyError(keyId);
     const raw = Buffer.from(payload, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    // iv (12) and a whole tag (16): a shorter value would hand GCM a truncated tag.
+    if (raw.length < 12 + 16 + 1) throw new Error('a sealed field too short to be one');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12), { authTagLength: 16 });
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(raw.subarray(12, 28));
     // A wrong key or context fails here (authentication tag mismatch), never with garbage.

@@ -114,12 +114,26 @@ export function resolvePayloadKeys(config: Config): Keyring {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const text = `# durapay payload keys, current first (DURAPAY_PAYLOAD_KEYS)\n${newPayloadKeyEntry('dev-1')}\n`;
+  createOnce(
+    file,
+    `# durapay payload keys, current first (DURAPAY_PAYLOAD_KEYS)\n${newPayloadKeyEntry('dev-1')}\n`,
+  );
+  return parsePayloadKeys(fs.readFileSync(file, 'utf8'), file);
+}
+
+/**
+ * Creates `file` with `content` unless it exists, atomically: written to a file of its own first
+ * and then linked into place, so that a process reading it meanwhile, or after a crash, never
+ * finds it empty; if another process created it first, theirs stands.
+ */
+export function createOnce(file: string, content: string): void {
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  fs.writeFileSync(temporary, content, { mode: 0o600 });
   try {
-    // 'wx': if another process created it meanwhile, use theirs.
-    fs.writeFileSync(file, text, { mode: 0o600, flag: 'wx' });
+    fs.linkSync(temporary, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.unlinkSync(temporary);
   }
-  return parsePayloadKeys(fs.readFileSync(file, 'utf8'), file);
 }

@@ -9,6 +9,8 @@ export const payloadKeys: Migration = {
     await qi.sequelize.query(`
       CREATE TABLE payload_keys (
         key_id varchar(32) PRIMARY KEY,
+        -- HMAC-SHA256 of a constant under the key: tells a different key under the same id.
+        check_value char(64) NOT NULL,
         first_used_at timestamptz NOT NULL DEFAULT now(),
         retired_at timestamptz
       )`);
