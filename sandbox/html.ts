@@ -1,8 +1,6 @@
 /** What the simulated upstreams' pages share: escaping text into HTML and showing amounts. */
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+export { escapeHtml } from '../src/platform/http/html';
 
 /** 1234 fen → "12.34", without floating point. */
 export function formatYuan(fen: number): string {

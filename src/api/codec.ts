@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { AppError } from '../platform/errors';
 import { sendError } from '../platform/http/envelope';
+import { escapeHtml } from '../platform/http/html';
 import { readRawBody } from '../platform/http/raw-body';
 import { apiRouter } from '../platform/http/router';
 import type { Logger } from '../platform/logger';
@@ -95,9 +96,6 @@ function cookie(req: Request, name: string): string | undefined {
   }
   return undefined;
 }
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(title: string, body: string): string {
   return `<!doctype html>

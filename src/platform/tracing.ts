@@ -1,3 +1,5 @@
+// Longer than 300 lines: what tracing installs (provider, exporter, instrumentation, Temporal's
+// interceptors and sink, the API's request span) is installed and shut down together, here.
 /**
  * OpenTelemetry traces, off unless configured (Config.tracing, from the OTEL_* variables): one
  * trace follows a request from the API through the Temporal client, the workflow and its

@@ -1,3 +1,5 @@
+// Longer than 300 lines: the merchants' tables have one repository (the only code that touches
+// them), and the sealing of their personal data needs its private sealed columns.
 import { Op, QueryTypes, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import type { MerchantProfitSharing, MerchantStatus } from './rules';
 import type { Database } from '../../platform/db';

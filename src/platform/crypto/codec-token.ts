@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
-import { createOnce } from './keyring';
+import { dataDirSecret } from './data-dir-secret';
 
 export const CODEC_TOKEN_FILE = 'codec.token';
 
@@ -14,15 +13,11 @@ export const CODEC_TOKEN_FILE = 'codec.token';
 export function resolveCodecToken(config: Config): string | undefined {
   if (config.codec.token !== undefined) return config.codec.token;
   if (config.env === 'production') return undefined;
-  const file = codecTokenFile(config);
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  createOnce(file, `${randomBytes(32).toString('base64url')}\n`);
-  return fs.readFileSync(file, 'utf8').trim();
+  return dataDirSecret(
+    config.dataDir,
+    CODEC_TOKEN_FILE,
+    () => `${randomBytes(32).toString('base64url')}\n`,
+  ).trim();
 }
 
 export function codecTokenFile(config: Config): string {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, type Config } from '../config';
+import { dataDirSecret } from './data-dir-secret';
 
 /**
  * The keys that seal sensitive data at rest: Temporal payloads (the payload codec) and applicant
@@ -107,33 +108,10 @@ export function resolvePayloadKeys(config: Config): Keyring {
       'invalid configuration: "DURAPAY_PAYLOAD_KEYS" (or "DURAPAY_PAYLOAD_KEYS_FILE") is required in production: `npx durapay keys new` prints one',
     );
   }
-  const file = path.join(config.dataDir, PAYLOAD_KEYS_FILE);
-  try {
-    return parsePayloadKeys(fs.readFileSync(file, 'utf8'), file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  createOnce(
-    file,
-    `# durapay payload keys, current first (DURAPAY_PAYLOAD_KEYS)\n${newPayloadKeyEntry('dev-1')}\n`,
+  const text = dataDirSecret(
+    config.dataDir,
+    PAYLOAD_KEYS_FILE,
+    () => `# durapay payload keys, current first (DURAPAY_PAYLOAD_KEYS)\n${newPayloadKeyEntry('dev-1')}\n`,
   );
-  return parsePayloadKeys(fs.readFileSync(file, 'utf8'), file);
-}
-
-/**
- * Creates `file` with `content` unless it exists, atomically: written to a file of its own first
- * and then linked into place, so that a process reading it meanwhile, or after a crash, never
- * finds it empty; if another process created it first, theirs stands.
- */
-export function createOnce(file: string, content: string): void {
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  fs.writeFileSync(temporary, content, { mode: 0o600 });
-  try {
-    fs.linkSync(temporary, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    fs.unlinkSync(temporary);
-  }
+  return parsePayloadKeys(text, path.join(config.dataDir, PAYLOAD_KEYS_FILE));
 }

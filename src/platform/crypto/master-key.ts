@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, type Config } from '../config';
+import { dataDirSecret } from './data-dir-secret';
 
 export const MASTER_KEY_FILE = 'master.key';
 
@@ -17,22 +17,11 @@ export function resolveMasterKey(config: Config): Buffer {
     );
   }
   const file = path.join(config.dataDir, MASTER_KEY_FILE);
-  try {
-    const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-    if (key.length !== 32)
-      throw new ConfigError(`invalid configuration: ${file} does not hold a 32-byte base64 key`);
-    return key;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  const key = randomBytes(32);
-  try {
-    // 'wx': if another process created it meanwhile, use theirs.
-    fs.writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-    return key;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-  }
+  const key = Buffer.from(
+    dataDirSecret(config.dataDir, MASTER_KEY_FILE, () => `${randomBytes(32).toString('base64')}\n`).trim(),
+    'base64',
+  );
+  if (key.length !== 32)
+    throw new ConfigError(`invalid configuration: ${file} does not hold a 32-byte base64 key`);
+  return key;
 }

@@ -1,8 +1,7 @@
-import { FieldSealer, MissingKeyError } from './field-sealer';
+import { FieldSealer, MissingKeyError, SEALED_FIELD_PREFIX } from './field-sealer';
 import type { Keyring } from './keyring';
 
-/** What every value FieldSealer seals starts with (`dpf1:<key id>:…`). */
-export const SEALED_FIELD_PREFIX = 'dpf1:';
+export { SEALED_FIELD_PREFIX };
 
 /**
  * What a stored value that needs no (re-)sealing starts with, for a query that looks for the
