@@ -97,7 +97,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 export function captureLogger(level = 'debug'): { logger: Logger; lines: () => string[] } {
   const stream = new PassThrough();
   const chunks: string[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c.toString()));
+  stream.on('data', (c: Buffer) => {
+    const text = c.toString();
+    chunks.push(text);
+    // A 500 nobody expected is worth seeing where it happened, even when a test counts only
+    // answers (the races): the error and its stack, as the API logged them.
+    if (text.includes('"message":"unexpected error"')) process.stderr.write(`[api] ${text}`);
+  });
   const logger = createLogger({ level, stream, defaultMeta: { service: 'durapay-test' } });
   return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
 }
