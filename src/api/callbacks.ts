@@ -169,7 +169,8 @@ export function callbackRoutes(
             refundNo: refund.refundNo,
           });
         }
-        if (refund.status === 'processing') {
+        // An abnormal result is not final here yet: the refund's polling finds it.
+        if (refund.status === 'processing' && event.status !== 'abnormal') {
           await refunds.signalResult(refund, {
             status: event.status,
             channelRefundNo: event.channelRefundNo,

@@ -86,6 +86,12 @@ export interface RefundInput {
   totalAmount: number;
   reason?: string;
   callbackUrl: string;
+  /**
+   * Parts of the order's profit share taken back from its receivers with this refund, for a
+   * channel whose returns travel on the refund (`ProfitSharingPort.returns === 'with_refund'`,
+   * Alipay's `refund_royalty_parameters`). Absent: nothing is taken back.
+   */
+  shareReturns?: (ProfitShareReceiver & { amount: number })[];
 }
 
 /** Alipay finds a refund by the payment's number and the refund's; WeChat Pay by the refund's. */
@@ -94,15 +100,40 @@ export interface RefundRef {
   refundNo: string;
 }
 
+/**
+ * `abnormal` (WeChat Pay `ABNORMAL`): the money left the order but the buyer's account could not
+ * take it; it stays out of the order until it is paid out another way (`applyAbnormal`).
+ */
 export type RefundState =
   | { status: 'processing'; channelRefundNo: string | null }
   | { status: 'success'; channelRefundNo: string | null; refundedAt: Date }
   | { status: 'failed'; channelRefundNo: string | null; reason: string }
+  | { status: 'abnormal'; channelRefundNo: string | null; reason: string }
   | { status: 'not_found' };
+
+/** How an abnormal refund is paid out instead (WeChat Pay 发起异常退款). */
+export interface AbnormalRefundInput {
+  tradeNo: string;
+  refundNo: string;
+  /** The channel's number of the refund (WeChat Pay `refund_id`). */
+  channelRefundNo: string;
+  method: 'user_bank_card' | 'merchant_bank_card';
+  /** The bank (WeChat Pay `bank_type`); with user_bank_card. */
+  bankType?: string;
+  /** Personal data: sent sealed with the channel's key, never logged. */
+  bankAccount?: string;
+  realName?: string;
+}
 
 export interface RefundsPort {
   refund(ctx: ChannelContext, input: RefundInput): Promise<RefundState>;
   query(ctx: ChannelContext, ref: RefundRef): Promise<RefundState>;
+  /**
+   * Asks the channel to pay an `abnormal` refund out another way; answers the refund's state
+   * (usually `processing`). Idempotent: asking again for a refund under way answers its state.
+   * A channel without abnormal refunds leaves it out.
+   */
+  applyAbnormal?(ctx: ChannelContext, input: AbnormalRefundInput): Promise<RefundState>;
 }
 
 // ---- profit sharing ----
@@ -122,6 +153,23 @@ export interface ProfitShareInput {
 export type ProfitShareState =
   { status: 'processing' } | { status: 'finished' } | { status: 'failed'; reason: string };
 
+/** Part of a share taken back from one receiver before a refund (WeChat Pay return-orders). */
+export interface ShareReturnInput {
+  tradeNo: string;
+  /** The share the part is taken back from. */
+  shareNo: string;
+  /** durapay's number of this return: the channel's idempotency key (`out_return_no`). */
+  returnNo: string;
+  receiver: ProfitShareReceiver;
+  amount: number;
+  description: string;
+}
+
+export type ShareReturnState =
+  | { status: 'processing' }
+  | { status: 'success'; channelReturnNo: string | null }
+  | { status: 'failed'; reason: string };
+
 export interface ProfitSharingPort {
   /**
    * Declares receivers to the channel before they are shared to (WeChat Pay's
@@ -139,6 +187,31 @@ export interface ProfitSharingPort {
     ctx: TradeContext,
     ref: { tradeNo: string; shareNo: string },
   ): Promise<ProfitShareState | { status: 'not_found' }>;
+  /**
+   * Releases to the merchant what a payment froze for sharing, when nothing will be shared
+   * (WeChat Pay `profitsharing/orders/unfreeze`). Idempotent on `unfreezeNo`. A channel that
+   * freezes nothing leaves it out.
+   */
+  unfreeze?(
+    ctx: TradeContext,
+    input: { tradeNo: string; unfreezeNo: string; description: string },
+  ): Promise<ProfitShareState>;
+  /**
+   * How a share is taken back before a refund larger than the unshared remainder (SPEC §3.7):
+   * `separate` — by `returnShare`, receiver by receiver, before the refund (WeChat Pay, the
+   * sandbox); `with_refund` — named on the refund itself (`RefundInput.shareReturns`, Alipay).
+   * Absent: the channel cannot take a share back, and such a refund is refused.
+   */
+  readonly returns?: 'separate' | 'with_refund';
+  /** Whether a receiver's share can be taken back (WeChat Pay: merchant receivers only). */
+  returnable?(receiver: ProfitShareReceiver): boolean;
+  /** Takes part of a share back from one receiver; idempotent on `returnNo`. */
+  returnShare?(ctx: TradeContext, input: ShareReturnInput): Promise<ShareReturnState>;
+  /** Where a return stands; not_found when the channel never took it. */
+  queryReturn?(
+    ctx: TradeContext,
+    ref: { tradeNo: string; shareNo: string; returnNo: string },
+  ): Promise<ShareReturnState | { status: 'not_found' }>;
 }
 
 // ---- onboarding ----
@@ -216,7 +289,7 @@ export type ChannelEvent =
       eventId: string;
       tradeNo: string;
       refundNo: string;
-      status: 'success' | 'failed';
+      status: 'success' | 'failed' | 'abnormal';
       channelRefundNo: string | null;
       amount: number;
       reason?: string;
