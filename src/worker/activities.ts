@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { ChannelRegistry } from '../channels/registry';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/db';
@@ -17,6 +18,7 @@ import {
 } from '../modules/notifications';
 import { createPaymentActivities } from '../modules/orders';
 import { createRefundActivities } from '../modules/refunds';
+import { isPermanentDatabaseError, sqlStateOf } from '../platform/db/errors';
 
 /** What the worker hands to createActivities; without metrics, its activities count into a registry of their own. */
 export type WorkerActivityDeps = Omit<ActivityDeps, 'publisher' | 'deliver' | 'metrics'> & {
@@ -65,13 +67,46 @@ export function createActivities(given: WorkerActivityDeps) {
     deliver,
   });
   const deps: ActivityDeps = { ...base, publisher, deliver };
-  return {
+  return failingPermanentDatabaseErrors(deps.logger, {
     ...createDiagnosticActivities(deps),
     ...createNotificationActivities(deps),
     ...createPaymentActivities(deps),
     ...createRefundActivities(deps),
     ...createApplicationActivities(deps),
-  };
+  });
+}
+
+/**
+ * A database failure no retry can mend (a constraint, a check, a type: platform/db/errors.ts)
+ * fails its activity at once, as `internal_system`, instead of being retried for ever and
+ * wedging the workflow that waits for it; the workflow decides what the failed step means.
+ * Activities that know what such a failure means for a client (a merchant_refund_no used twice)
+ * say so themselves first. The message names the activity and the SQLSTATE, never SQL or values.
+ */
+function failingPermanentDatabaseErrors<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
+  logger: Logger,
+  activities: T,
+): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    wrapped[name] = async (...args: never[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (err instanceof ApplicationFailure || !isPermanentDatabaseError(err)) throw err;
+        const sqlState = sqlStateOf(err);
+        logger.error('a database write failed for good; its step fails', {
+          activity: name,
+          sql_state: sqlState,
+        });
+        throw ApplicationFailure.nonRetryable(
+          `the database refused ${name} (SQLSTATE ${sqlState}); it cannot succeed when tried again`,
+          'internal_system',
+        );
+      }
+    };
+  }
+  return wrapped as T;
 }
 
 export type Activities = ReturnType<typeof createActivities>;
