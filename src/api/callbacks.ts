@@ -169,8 +169,10 @@ export function callbackRoutes(
             refundNo: refund.refundNo,
           });
         }
-        // An abnormal result is not final here yet: the refund's polling finds it.
-        if (refund.status === 'processing' && event.status !== 'abnormal') {
+        // A refund still to be settled, or an abnormal one the channel has paid out since.
+        const open =
+          refund.status === 'processing' || (refund.status === 'abnormal' && event.status === 'success');
+        if (open) {
           await refunds.signalResult(refund, {
             status: event.status,
             channelRefundNo: event.channelRefundNo,

@@ -4,6 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { signRequest } from '../platform/crypto/http-signature';
 import type {
+  AbnormalRefundInput,
+  AbnormalRefundResult,
   ApplyMerchantInput,
   CreateMerchantInput,
   CreateOrderInput,
@@ -143,6 +145,11 @@ export class DurapayClient {
 
   refund(input: RefundInput): Promise<RefundResult> {
     return this.request('POST', '/api/v1/pay/refund', { json: input });
+  }
+
+  /** Has an `abnormal` refund paid out another way (§3.5). */
+  applyAbnormalRefund(input: AbnormalRefundInput): Promise<AbnormalRefundResult> {
+    return this.request('POST', '/api/v1/pay/refund/abnormal', { json: input });
   }
 
   queryRefund(refundNo: string): Promise<Refund> {

@@ -7,9 +7,11 @@ export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'w
 
 export type OrderStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'closed';
 
-export type ProfitSharingStatus = 'none' | 'pending' | 'processing' | 'finished' | 'failed';
+export type ProfitSharingStatus =
+  'none' | 'pending' | 'processing' | 'finished' | 'failed' | 'cancelled' | 'returned';
 
-export type RefundStatus = 'processing' | 'success' | 'failed';
+/** `abnormal`: the money left the order but the buyer's account could not take it (§3.5). */
+export type RefundStatus = 'processing' | 'success' | 'failed' | 'abnormal';
 
 export type MerchantStatus = 'created' | 'auditing' | 'active' | 'rejected';
 
@@ -56,6 +58,10 @@ export interface Order {
   refunded_amount: number;
   profit_sharing_amount: number;
   profit_sharing_status: ProfitSharingStatus;
+  /** What the share gave the receivers (§3.7). */
+  profit_shared_amount: number;
+  /** What came back from the receivers for refunds (§3.7). */
+  profit_returned_amount: number;
   expire_time: string;
   closed_at: string | null;
 }
@@ -75,6 +81,25 @@ export interface RefundResult {
   trade_no: string;
   refund_amount: number;
   status: RefundStatus;
+  channel_refund_no: string | null;
+}
+
+/** §3.5: how an `abnormal` refund is paid out instead. */
+export interface AbnormalRefundInput {
+  refund_no: string;
+  method: 'user_bank_card' | 'merchant_bank_card';
+  /** With `user_bank_card`: the bank, the card number and the holder's name (sent sealed). */
+  bank_type?: string;
+  bank_account?: string;
+  real_name?: string;
+}
+
+export interface AbnormalRefundResult {
+  refund_no: string;
+  trade_no: string;
+  refund_amount: number;
+  /** Still `abnormal` until the channel has paid it out. */
+  status: 'abnormal' | 'success';
   channel_refund_no: string | null;
 }
 
@@ -198,6 +223,7 @@ export type NotificationEventType =
   | 'payment.closed'
   | 'refund.succeeded'
   | 'refund.failed'
+  | 'refund.abnormal'
   | 'merchant.application.updated';
 
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';

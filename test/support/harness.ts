@@ -154,6 +154,8 @@ export interface StackOptions {
   tracing?: Tracing;
   /** The stack's payload keys (DURAPAY_PAYLOAD_KEYS form); the test run's shared ones by default. */
   payloadKeys?: string;
+  /** From payment to profit sharing, before scaling (production's 60 s by default). */
+  profitShareDelayMs?: number;
 }
 
 let tracingBundle: Promise<string> | undefined;
@@ -336,7 +338,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     channels,
     publicBaseUrl: baseUrl,
     defaultChannel: 'sandbox',
-    profitShareDelayMs: 60_000,
+    profitShareDelayMs: options.profitShareDelayMs ?? 60_000,
     requestTimeoutMs: 10_000,
     payloadKeys,
   };

@@ -4,7 +4,7 @@ import { applySchema } from '../../modules/applications';
 import { createMerchantSchema, listMerchantsQuery } from '../../modules/merchants';
 import { listNotificationsQuery, resendNotificationBody } from '../../modules/notifications';
 import { closeOrderSchema, createOrderSchema } from '../../modules/orders';
-import { refundSchema } from '../../modules/refunds';
+import { abnormalRefundSchema, refundSchema } from '../../modules/refunds';
 import {
   DATA_SCHEMAS,
   ENVELOPE_SCHEMAS,
@@ -182,6 +182,23 @@ const OPERATIONS: Operation[] = [
     errors: {
       400: ['invalid_param'],
       422: ['order_not_found', 'order_not_paid', 'order_closed', 'refund_amount_exceed'],
+      502: ['channel_refund_fail', 'channel_timeout', 'channel_not_support'],
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/pay/refund/abnormal',
+    operationId: 'applyAbnormalRefund',
+    tag: 'Payments',
+    summary: 'Pay out an abnormal refund another way',
+    description:
+      "Asks the channel to pay an `abnormal` refund (the buyer's account could not take it) to a bank card instead (SPEC §3.5; WeChat Pay 发起异常退款). The bank account and name are sent sealed with the channel's key and never stored. The refund stays `abnormal` until the channel pays it out, then becomes `success` and `refund.succeeded` is posted. A refund that is not abnormal: `400 invalid_param`.",
+    scope: 'payments',
+    body: { name: 'AbnormalRefundRequest', schema: abnormalRefundSchema, required: true },
+    data: 'AbnormalRefundResult',
+    errors: {
+      400: ['invalid_param'],
+      422: ['refund_not_found'],
       502: ['channel_refund_fail', 'channel_timeout', 'channel_not_support'],
     },
   },
@@ -477,6 +494,11 @@ function webhooks(): Schema {
     ['payment.closed', 'Order', 'An order was closed, by request or at its expiry.'],
     ['refund.succeeded', 'Refund', 'A refund succeeded.'],
     ['refund.failed', 'Refund', 'A refund failed; its amount is refundable again.'],
+    [
+      'refund.abnormal',
+      'Refund',
+      "A refund's money left the order but the buyer's account could not take it: pay it out another way.",
+    ],
     ['merchant.application.updated', 'Application', 'An onboarding application changed.'],
   ];
   const header = (name: string, description: string, example: string) => ({

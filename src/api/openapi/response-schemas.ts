@@ -74,6 +74,7 @@ const NOTIFICATION_EVENTS = [
   'payment.closed',
   'refund.succeeded',
   'refund.failed',
+  'refund.abnormal',
   'merchant.application.updated',
 ] as const;
 
@@ -87,7 +88,12 @@ const orderStatus: Schema = {
   type: 'string',
   enum: ['pending', 'paid', 'partially_refunded', 'refunded', 'closed'],
 };
-const refundStatus: Schema = { type: 'string', enum: ['processing', 'success', 'failed'] };
+const refundStatus: Schema = {
+  type: 'string',
+  enum: ['processing', 'success', 'failed', 'abnormal'],
+  description:
+    "`abnormal`: the money left the order but the buyer's account could not take it; it stays counted as refunded until paid out another way (`POST /api/v1/pay/refund/abnormal`).",
+};
 const merchantStatus: Schema = { type: 'string', enum: ['created', 'auditing', 'active', 'rejected'] };
 
 const profitSharing: Schema = {
@@ -150,7 +156,17 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       profit_sharing_amount: money,
       profit_sharing_status: {
         type: 'string',
-        enum: ['none', 'pending', 'processing', 'finished', 'failed'],
+        enum: ['none', 'pending', 'processing', 'finished', 'failed', 'cancelled', 'returned'],
+        description:
+          '`cancelled`: refunded in full before the share was due, nothing shared; `returned`: all of the share came back from the receivers for refunds.',
+      },
+      profit_shared_amount: {
+        ...money,
+        description: 'What the share gave the receivers: at most what was unrefunded when it was made.',
+      },
+      profit_returned_amount: {
+        ...money,
+        description: 'What came back from the receivers for refunds larger than the unshared remainder.',
       },
       expire_time: time,
       closed_at: timeOrNull,
@@ -163,6 +179,20 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       trade_no: tradeNo,
       refund_amount: money,
       status: refundStatus,
+      channel_refund_no: textOrNull,
+    },
+    'SPEC §3.5',
+  ),
+  AbnormalRefundResult: record(
+    {
+      refund_no: text,
+      trade_no: tradeNo,
+      refund_amount: money,
+      status: {
+        type: 'string',
+        enum: ['abnormal', 'success'],
+        description: 'Still `abnormal` until the channel has paid it out (then `success`, notified).',
+      },
       channel_refund_no: textOrNull,
     },
     'SPEC §3.5',

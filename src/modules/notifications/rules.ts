@@ -4,6 +4,7 @@ export const NOTIFICATION_EVENTS = [
   'payment.closed',
   'refund.succeeded',
   'refund.failed',
+  'refund.abnormal',
   'merchant.application.updated',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];

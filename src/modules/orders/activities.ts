@@ -1,8 +1,16 @@
 import { ChannelError, toActivityFailure } from '../../channels/errors';
-import { portOf, type Channel, type TradeContext, type PaymentState } from '../../channels/ports';
+import {
+  portOf,
+  type Channel,
+  type CreatePaymentResult,
+  type TradeContext,
+  type PaymentState,
+  type ProfitShareReceiver,
+  type ShareReturnState,
+} from '../../channels/ports';
 import type { OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
 import type { NotificationEvent } from '../notifications/rules';
-import { OrderRepository, type NewOrder } from './repository';
+import { OrderRepository, type NewOrder, type ShareStep } from './repository';
 import { orderView } from './view';
 import { MerchantRepository } from '../merchants';
 import type { ActivityDeps } from '../../worker/activities';
@@ -41,6 +49,21 @@ export async function tradeContext(
   };
 }
 
+/** A create as the order asks its channel for it. */
+export interface ChannelCreate {
+  channelCode: string;
+  tradeNo: string;
+  amount: number;
+  currency: string;
+  payMethod: string;
+  subject: string;
+  expireAt: string;
+  callbackUrl: string;
+  extra: Record<string, unknown> | null;
+  subMerchantNo: string | null;
+  profitSharing: boolean;
+}
+
 /** How a sharing the channel settles later is followed within one attempt: 10 looks 2 s apart. */
 const SHARE_FOLLOW_POLLS = 10;
 const SHARE_FOLLOW_GAP_MS = 2_000;
@@ -58,38 +81,67 @@ export function createPaymentActivities(deps: ActivityDeps) {
 
   const contextOf = (tradeNo: string) => tradeContext(repo, merchants, tradeNo);
 
+  async function createAtChannel(input: ChannelCreate): Promise<CreatePaymentResult> {
+    try {
+      const ctx = {
+        currency: input.currency,
+        ...(input.subMerchantNo === null ? {} : { subMerchantNo: input.subMerchantNo }),
+      };
+      return await channel(input.channelCode).payments.create(ctx, {
+        tradeNo: input.tradeNo,
+        amount: input.amount,
+        payMethod: input.payMethod as PayMethod,
+        subject: input.subject,
+        expireAt: new Date(input.expireAt),
+        callbackUrl: input.callbackUrl,
+        extra: input.extra ?? undefined,
+        profitSharing: input.profitSharing,
+      });
+    } catch (err) {
+      throw toActivityFailure(err, 'create');
+    }
+  }
+
+  /** Follows a return the channel settles later (PROCESSING) within one attempt. */
+  async function followReturn(
+    sharing: NonNullable<Channel['profitSharing']>,
+    ctx: TradeContext,
+    ref: { tradeNo: string; shareNo: string; returnNo: string },
+    state: ShareReturnState,
+  ): Promise<ShareReturnState> {
+    let now = state;
+    for (let i = 0; now.status === 'processing' && sharing.queryReturn && i < SHARE_FOLLOW_POLLS; i++) {
+      await new Promise((r) => setTimeout(r, Math.max(10, SHARE_FOLLOW_GAP_MS * deps.timeScale)));
+      const seen = await sharing.queryReturn(ctx, ref);
+      if (seen.status !== 'not_found') now = seen;
+    }
+    if (now.status === 'processing') {
+      // The attempt fails; its retry asks again (the return is keyed by its number).
+      throw new ChannelError('timeout', `return ${ref.returnNo} is still processing at the channel`);
+    }
+    return now;
+  }
+
   return {
-    async createChannelPayment(input: {
-      channelCode: string;
-      tradeNo: string;
-      amount: number;
-      currency: string;
-      payMethod: string;
-      subject: string;
-      expireAt: string;
-      callbackUrl: string;
-      extra: Record<string, unknown> | null;
-      subMerchantNo: string | null;
-      profitSharing: boolean;
-    }) {
-      try {
-        const ctx = {
-          currency: input.currency,
-          ...(input.subMerchantNo === null ? {} : { subMerchantNo: input.subMerchantNo }),
-        };
-        return await channel(input.channelCode).payments.create(ctx, {
-          tradeNo: input.tradeNo,
-          amount: input.amount,
-          payMethod: input.payMethod as PayMethod,
-          subject: input.subject,
-          expireAt: new Date(input.expireAt),
-          callbackUrl: input.callbackUrl,
-          extra: input.extra ?? undefined,
-          profitSharing: input.profitSharing,
-        });
-      } catch (err) {
-        throw toActivityFailure(err, 'create');
-      }
+    async createChannelPayment(input: ChannelCreate): Promise<CreatePaymentResult> {
+      return createAtChannel(input);
+    },
+
+    /**
+     * Creates the order at the channel and records it, in one local activity (SPEC §3.1: one
+     * channel call per order). A workflow task that ran it and then timed out runs it again:
+     * the order's row, written by that earlier run, answers instead of a second channel call.
+     */
+    async createOrderAtChannel(input: {
+      channel: ChannelCreate;
+      order: Omit<NewOrder, 'channelTradeNo' | 'payCredential'>;
+    }): Promise<CreatePaymentResult> {
+      const earlier = await repo.findOrderByTradeNo(input.channel.tradeNo);
+      if (earlier) return { channelTradeNo: earlier.channelTradeNo, payCredential: earlier.payCredential };
+      const created = await createAtChannel(input.channel);
+      if (await repo.insertOrder({ ...input.order, ...created }))
+        deps.metrics.transition('order', NEW_STATUS, 'pending');
+      return created;
     },
 
     async queryChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {
@@ -179,6 +231,84 @@ export function createPaymentActivities(deps: ActivityDeps) {
       }
     },
 
+    /**
+     * Releases to the merchant what the payment froze for sharing, when nothing will be shared
+     * (SPEC §3.7). A channel that freezes nothing has nothing to release: done.
+     */
+    async unfreezeProfitShare(input: {
+      channelCode: string;
+      tradeNo: string;
+      unfreezeNo: string;
+    }): Promise<{ status: 'finished' | 'failed' | 'not_needed'; reason?: string }> {
+      try {
+        const sharing = portOf(channel(input.channelCode), 'profitSharing');
+        if (!sharing.unfreeze) return { status: 'not_needed' };
+        const state = await sharing.unfreeze(await contextOf(input.tradeNo), {
+          tradeNo: input.tradeNo,
+          unfreezeNo: input.unfreezeNo,
+          description: `nothing shared of ${input.tradeNo}: refunded before the share was due`,
+        });
+        if (state.status === 'processing') return { status: 'finished' };
+        return state.status === 'failed' ? { status: 'failed', reason: state.reason } : state;
+      } catch (err) {
+        throw toActivityFailure(err, 'profit_share');
+      }
+    },
+
+    /**
+     * Takes part of the order's share back from one receiver before a refund (SPEC §3.7),
+     * keyed by the return's number: a retried attempt finds the return its first made.
+     * Answers only a final state; a refusal is `failed` with the channel's reason.
+     */
+    async returnProfitShare(input: {
+      channelCode: string;
+      tradeNo: string;
+      returnNo: string;
+      receiver: ProfitShareReceiver;
+      amount: number;
+      refundNo: string;
+    }): Promise<
+      { status: 'success'; channelReturnNo: string | null } | { status: 'failed'; reason: string }
+    > {
+      const sharing = portOf(channel(input.channelCode), 'profitSharing');
+      if (!sharing.returnShare) {
+        return { status: 'failed', reason: `channel ${input.channelCode} cannot take a share back` };
+      }
+      const ctx = await contextOf(input.tradeNo);
+      const ref = { tradeNo: input.tradeNo, shareNo: `S${input.tradeNo.slice(1)}`, returnNo: input.returnNo };
+      try {
+        const earlier = sharing.queryReturn
+          ? await sharing.queryReturn(ctx, ref)
+          : { status: 'not_found' as const };
+        const state =
+          earlier.status === 'not_found'
+            ? await sharing.returnShare(ctx, {
+                ...ref,
+                receiver: input.receiver,
+                amount: input.amount,
+                description: `returned for refund ${input.refundNo}`,
+              })
+            : earlier;
+        const final = await followReturn(sharing, ctx, ref, state);
+        if (final.status === 'processing') throw new ChannelError('timeout', 'return still processing');
+        return final;
+      } catch (err) {
+        if (err instanceof ChannelError && (err.kind === 'refused' || err.kind === 'not_supported')) {
+          return { status: 'failed', reason: err.message };
+        }
+        throw toActivityFailure(err, 'profit_share');
+      }
+    },
+
+    /** Records a share, unfreeze or return the order asked of its channel, and the order's totals. */
+    async recordShareStep(input: {
+      tradeNo: string;
+      step: ShareStep;
+      order: { status: ProfitSharingStatus; sharedAmount: number; returnedAmount: number };
+    }): Promise<void> {
+      await repo.recordShareStep(input.tradeNo, input.step, input.order);
+    },
+
     // Each record counts the status change only when its write made it, so a retried activity
     // or a second path to the same state is not counted twice.
     async recordOrderCreated(order: NewOrder): Promise<void> {
@@ -203,13 +333,25 @@ export function createPaymentActivities(deps: ActivityDeps) {
       tradeNo: string;
       refundedAmount: number;
       status: OrderStatus;
+      /** What the order's profit share stands at, when refunds moved it (returns with the refund). */
+      sharing?: { status: ProfitSharingStatus; returnedAmount: number };
     }): Promise<void> {
-      const from = await repo.setRefundTotals(input.tradeNo, input.refundedAmount, input.status);
+      const from = await repo.setRefundTotals(
+        input.tradeNo,
+        input.refundedAmount,
+        input.status,
+        input.sharing,
+      );
       if (from && from !== input.status) deps.metrics.transition('order', from, input.status);
     },
 
-    async recordProfitSharing(input: { tradeNo: string; status: ProfitSharingStatus }): Promise<void> {
-      await repo.setProfitSharingStatus(input.tradeNo, input.status);
+    async recordProfitSharing(input: {
+      tradeNo: string;
+      status: ProfitSharingStatus;
+      /** What the share gave its receivers (SPEC §3.7 profit_shared_amount); unchanged when absent. */
+      sharedAmount?: number;
+    }): Promise<void> {
+      await repo.setProfitSharingStatus(input.tradeNo, input.status, input.sharedAmount);
     },
 
     /** Publishes an order event with the order as the query endpoint shows it. */

@@ -30,6 +30,20 @@ export const patches = {
    * a payment it finds; its workflow keeps one timer, for expiry.
    */
   orderPollsBySweeper: 'order-polls-by-sweeper',
+  /**
+   * Refunds and profit sharing are decided against each other by the refund book
+   * (refund-book.ts): a share takes at most what is unrefunded, a refund beyond the unshared
+   * remainder takes the share back first, abnormal refunds stay counted, and a refund whose row
+   * cannot be recorded releases its amount. Before, each was checked alone.
+   */
+  orderRefundBook: 'order-refund-book',
+  /**
+   * The create's channel call and its read-model write are one local activity that answers
+   * from the order's row when an earlier run of it got that far, so a workflow task that runs
+   * again never asks the channel again for an order it has; the order's workflow task timeout
+   * covers that activity's whole retry budget.
+   */
+  orderCreateRecordsItself: 'order-create-records-itself',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
@@ -73,8 +87,13 @@ export interface CreateOrderRequest {
   profitSharingAmount: number;
   merchantId: string | null;
   subMerchantNo: string | null;
-  /** Profit-sharing receivers with weights; empty without profit sharing. */
-  receivers: { type: string; account: string; name?: string; weight: number }[];
+  /**
+   * Profit-sharing receivers with weights; empty without profit sharing. `returnable`: the
+   * channel can take a share back from this receiver (absent in older histories: it cannot).
+   */
+  receivers: { type: string; account: string; name?: string; weight: number; returnable?: boolean }[];
+  /** How the channel takes a share back for a refund (ProfitSharingPort.returns); absent: never. */
+  shareReturns?: 'separate' | 'with_refund';
   extra: Record<string, unknown> | null;
 }
 
@@ -96,7 +115,7 @@ export interface RefundResult {
   refund_no: string;
   trade_no: string;
   refund_amount: number;
-  status: 'processing' | 'success' | 'failed';
+  status: 'processing' | 'success' | 'failed' | 'abnormal';
   channel_refund_no: string | null;
 }
 
@@ -110,7 +129,8 @@ export interface PaymentSignal {
 
 export interface RefundSettledSignal {
   refundNo: string;
-  status: 'success' | 'failed';
+  /** `abnormal`: the money left the order; a later `success` of the same refund changes no amount. */
+  status: 'success' | 'failed' | 'abnormal';
   amount: number;
 }
 

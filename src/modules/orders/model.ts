@@ -23,6 +23,8 @@ export class Order extends Model {
   declare refundedAmount: string;
   declare profitSharingAmount: string;
   declare profitSharingStatus: ProfitSharingStatus;
+  declare profitSharedAmount: string;
+  declare profitReturnedAmount: string;
   declare needsRefundReview: boolean;
   declare extra: Record<string, unknown> | null;
   declare createdAt: Date;
@@ -53,6 +55,8 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       refundedAmount: { type: DataTypes.BIGINT, allowNull: false },
       profitSharingAmount: { type: DataTypes.BIGINT, allowNull: false },
       profitSharingStatus: { type: DataTypes.STRING(16), allowNull: false },
+      profitSharedAmount: { type: DataTypes.BIGINT, allowNull: false },
+      profitReturnedAmount: { type: DataTypes.BIGINT, allowNull: false },
       needsRefundReview: { type: DataTypes.BOOLEAN, allowNull: false },
       extra: { type: DataTypes.JSONB },
       createdAt: { type: DataTypes.DATE, allowNull: false },

@@ -30,6 +30,18 @@ export interface NewOrder {
   poll?: { gapsMs: number[]; until: string };
 }
 
+/** A share, unfreeze or return an order asked of its channel (SPEC §3.7), keyed by durapay's number. */
+export interface ShareStep {
+  stepNo: string;
+  kind: 'share' | 'unfreeze' | 'return';
+  refundNo?: string | null;
+  receivers: { type: string; account: string; amount: number }[];
+  amount: number;
+  status: 'processing' | 'success' | 'failed';
+  channelNo?: string | null;
+  failReason?: string | null;
+}
+
 /** A poll the sweeper claimed: the order it asks about and where its answer goes. */
 export interface DuePoll {
   tradeNo: string;
@@ -191,24 +203,120 @@ export class OrderRepository {
     tradeNo: string,
     refundedAmount: number,
     status: OrderStatus,
+    sharing?: { status: ProfitSharingStatus; returnedAmount: number },
   ): Promise<OrderStatus | null> {
     const [row] = await this.db.sequelize.query<{ previous: OrderStatus }>(
       `WITH prev AS (SELECT trade_no, status FROM orders
                       WHERE trade_no = :tradeNo AND status IN ('paid', 'partially_refunded', 'refunded') FOR UPDATE)
-       UPDATE orders o SET refunded_amount = :refundedAmount, status = :status, updated_at = now()
+       UPDATE orders o SET refunded_amount = :refundedAmount, status = :status,
+              profit_sharing_status = COALESCE(:sharingStatus, o.profit_sharing_status),
+              profit_returned_amount = COALESCE(:returnedAmount, o.profit_returned_amount),
+              updated_at = now()
          FROM prev
         WHERE o.trade_no = prev.trade_no
        RETURNING prev.status AS previous`,
-      { replacements: { tradeNo, refundedAmount, status }, type: QueryTypes.SELECT },
+      {
+        replacements: {
+          tradeNo,
+          refundedAmount,
+          status,
+          sharingStatus: sharing?.status ?? null,
+          returnedAmount: sharing?.returnedAmount ?? null,
+        },
+        type: QueryTypes.SELECT,
+      },
     );
     return row?.previous ?? null;
   }
 
-  async setProfitSharingStatus(tradeNo: string, status: ProfitSharingStatus): Promise<void> {
+  async setProfitSharingStatus(
+    tradeNo: string,
+    status: ProfitSharingStatus,
+    sharedAmount?: number,
+  ): Promise<void> {
     await this.db.sequelize.query(
-      `UPDATE orders SET profit_sharing_status = :status, updated_at = now() WHERE trade_no = :tradeNo`,
-      { replacements: { tradeNo, status } },
+      `UPDATE orders SET profit_sharing_status = :status,
+              profit_shared_amount = COALESCE(:sharedAmount, profit_shared_amount), updated_at = now()
+        WHERE trade_no = :tradeNo`,
+      { replacements: { tradeNo, status, sharedAmount: sharedAmount ?? null } },
     );
+  }
+
+  /**
+   * Records a share step and the order's sharing totals together. A step recorded again (a
+   * retried activity) takes its latest state; a final state is never changed back.
+   */
+  async recordShareStep(
+    tradeNo: string,
+    step: ShareStep,
+    order: { status: ProfitSharingStatus; sharedAmount: number; returnedAmount: number },
+  ): Promise<void> {
+    await this.db.sequelize.transaction(async (transaction) => {
+      await this.db.sequelize.query(
+        `INSERT INTO profit_share_steps (step_no, trade_no, kind, refund_no, receivers, amount, status,
+                                         channel_no, fail_reason)
+         VALUES (:stepNo, :tradeNo, :kind, :refundNo, CAST(:receivers AS jsonb), :amount, :status,
+                 :channelNo, :failReason)
+         ON CONFLICT (step_no) DO UPDATE
+            SET status = EXCLUDED.status,
+                channel_no = COALESCE(EXCLUDED.channel_no, profit_share_steps.channel_no),
+                fail_reason = EXCLUDED.fail_reason, updated_at = now()
+          WHERE profit_share_steps.status = 'processing'`,
+        {
+          transaction,
+          replacements: {
+            tradeNo,
+            stepNo: step.stepNo,
+            kind: step.kind,
+            refundNo: step.refundNo ?? null,
+            receivers: JSON.stringify(step.receivers),
+            amount: step.amount,
+            status: step.status,
+            channelNo: step.channelNo ?? null,
+            failReason: step.failReason ?? null,
+          },
+        },
+      );
+      await this.db.sequelize.query(
+        `UPDATE orders SET profit_sharing_status = :status, profit_shared_amount = :sharedAmount,
+                profit_returned_amount = :returnedAmount, updated_at = now()
+          WHERE trade_no = :tradeNo`,
+        { transaction, replacements: { tradeNo, ...order } },
+      );
+    });
+  }
+
+  /** The order's share steps, oldest first. */
+  async shareSteps(tradeNo: string): Promise<(ShareStep & { createdAt: Date })[]> {
+    const rows = await this.db.sequelize.query<{
+      step_no: string;
+      kind: ShareStep['kind'];
+      refund_no: string | null;
+      receivers: ShareStep['receivers'];
+      amount: string;
+      status: ShareStep['status'];
+      channel_no: string | null;
+      fail_reason: string | null;
+      created_at: Date;
+    }>(
+      `SELECT step_no, kind, refund_no, receivers, amount, status, channel_no, fail_reason, created_at
+         FROM profit_share_steps WHERE trade_no = :tradeNo ORDER BY created_at, step_no`,
+      {
+        replacements: { tradeNo },
+        type: QueryTypes.SELECT,
+      },
+    );
+    return rows.map((r) => ({
+      stepNo: r.step_no,
+      kind: r.kind,
+      refundNo: r.refund_no,
+      receivers: r.receivers,
+      amount: Number(r.amount),
+      status: r.status,
+      channelNo: r.channel_no,
+      failReason: r.fail_reason,
+      createdAt: r.created_at,
+    }));
   }
 
   async logCallback(entry: {

@@ -6,7 +6,20 @@ import type { ErrorCode } from '../../platform/errors';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'partially_refunded', 'refunded', 'closed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
-export type ProfitSharingStatus = 'none' | 'pending' | 'processing' | 'finished' | 'failed';
+/**
+ * SPEC §3.7. `cancelled`: refunded in full before the share was due, nothing shared; `returned`:
+ * everything shared came back from the receivers for refunds.
+ */
+export const PROFIT_SHARING_STATUSES = [
+  'none',
+  'pending',
+  'processing',
+  'finished',
+  'failed',
+  'cancelled',
+  'returned',
+] as const;
+export type ProfitSharingStatus = (typeof PROFIT_SHARING_STATUSES)[number];
 
 /** How a buyer pays (SPEC §3.1); each channel lists the ones it offers in its capabilities. */
 export const PAY_METHODS = ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web'] as const;
@@ -84,21 +97,6 @@ export const REFUND_EXCEEDS: Refusal = {
   code: 'refund_amount_exceed',
   message: 'refund amount exceeds the refundable amount',
 };
-
-/**
- * Splits a profit-sharing amount among receivers by weight; the remainder of the integer
- * division goes to the first receiver (SPEC §3.7).
- */
-export function splitByWeight<T extends { weight: number }>(
-  amount: number,
-  receivers: T[],
-): (T & { amount: number })[] {
-  const total = receivers.reduce((s, r) => s + r.weight, 0);
-  const shares = receivers.map((r) => ({ ...r, amount: Math.floor((amount * r.weight) / total) }));
-  const rest = amount - shares.reduce((s, r) => s + r.amount, 0);
-  if (shares[0]) shares[0].amount += rest;
-  return shares;
-}
 
 /** The polling schedule of SPEC §3.2: 10 s, 30 s, 1 min, 2 min, 5 min, then every 5 min. */
 export const PAYMENT_POLL_SCHEDULE_MS = [10_000, 30_000, 60_000, 120_000, 300_000];

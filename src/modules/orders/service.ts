@@ -7,7 +7,7 @@ import { AppError } from '../../platform/errors';
 import { generateServiceNo } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
 import { deliverUpdate } from '../../platform/temporal-updates';
-import { searchAttributes } from '../../platform/workflow/definitions';
+import { ORDER_WORKFLOW_TASK_TIMEOUT, searchAttributes } from '../../platform/workflow/definitions';
 import { DEFAULT_MAX_SHARING_RATIO, MerchantRepository } from '../merchants';
 import { REFUND_POLL_WINDOW_MS } from '../refunds/rules';
 import {
@@ -65,6 +65,9 @@ export interface CreateOrderBody {
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
 
+/** The workflow of an order as recorded. */
+export const orderWorkflowIdOf = (order: Order) => orderWorkflowId(order.appId, order.merchantOrderNo);
+
 /**
  * The orders capability (SPEC §3.1–3.4): the only code that starts, updates or signals order
  * workflows. It answers from the read model what the read model can decide, with the same rules
@@ -89,6 +92,14 @@ export class OrderService {
       deadline: Date.now() + this.deps.requestTimeoutMs,
       log,
       workflowId,
+    };
+  }
+
+  /** How long and how often a refund of an order is followed at its channel (SPEC §3.5). */
+  refundFollowTimings(): { pollGapsMs: number[]; pollForMs: number } {
+    return {
+      pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
+      pollForMs: this.scale(REFUND_POLL_WINDOW_MS),
     };
   }
 
@@ -182,7 +193,19 @@ export class OrderService {
       profitSharingAmount: sharing,
       merchantId: body.merchant_id ?? null,
       subMerchantNo: merchant?.subMerchantNo ?? null,
-      receivers: sharing > 0 ? receivers : [],
+      // Whether the channel can take each receiver's share back for a refund (SPEC §3.7).
+      receivers:
+        sharing > 0
+          ? receivers.map((r) => ({
+              ...r,
+              returnable: channel.profitSharing?.returns
+                ? (channel.profitSharing.returnable?.(r) ?? true)
+                : false,
+            }))
+          : [],
+      ...(sharing > 0 && channel.profitSharing?.returns
+        ? { shareReturns: channel.profitSharing.returns }
+        : {}),
       extra: body.extra ?? null,
     };
 
@@ -199,8 +222,8 @@ export class OrderService {
         pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
         expireAfterMs: this.scale(request.expireMinutes * 60_000),
         profitShareDelayMs: this.scale(deps.profitShareDelayMs),
-        refundPollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
-        refundPollForMs: this.scale(REFUND_POLL_WINDOW_MS),
+        refundPollGapsMs: this.refundFollowTimings().pollGapsMs,
+        refundPollForMs: this.refundFollowTimings().pollForMs,
         latePaymentWindowMs: this.scale(LATE_PAYMENT_WINDOW_MS),
       },
     };
@@ -210,6 +233,8 @@ export class OrderService {
         taskQueue: deps.taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
+        // Covers the create's local activity with a margin (definitions.ts).
+        workflowTaskTimeout: ORDER_WORKFLOW_TASK_TIMEOUT,
         typedSearchAttributes: new TypedSearchAttributes([
           { key: searchAttributes.AppId, value: appId },
           { key: searchAttributes.MerchantOrderNo, value: body.merchant_order_no },

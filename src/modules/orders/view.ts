@@ -18,6 +18,8 @@ export function orderView(o: Order) {
     refunded_amount: Number(o.refundedAmount),
     profit_sharing_amount: Number(o.profitSharingAmount),
     profit_sharing_status: o.profitSharingStatus,
+    profit_shared_amount: Number(o.profitSharedAmount),
+    profit_returned_amount: Number(o.profitReturnedAmount),
     expire_time: isoOrNull(o.expireTime),
     closed_at: isoOrNull(o.closedAt),
   };

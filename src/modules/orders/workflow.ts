@@ -29,11 +29,30 @@ import {
   repeatCreateRefusal,
   ownEntry,
   setOwnEntry,
-  splitByWeight,
   statusAfterRefunds,
   type CreateIdentity,
   type OrderStatus,
 } from './rules';
+import {
+  bookFromTotals,
+  decideRefund as decideInBook,
+  nothingLeftToShare,
+  openBook,
+  refundedOf,
+  releaseRefund,
+  reserveRefund,
+  returnedOf,
+  returnSucceeded,
+  settleRefund as settleInBook,
+  shareCancelled,
+  sharedOf,
+  shareSettled,
+  shareWhenDue,
+  splitByWeight,
+  startShare,
+  type PlannedReturn,
+  type RefundBook,
+} from './refund-book';
 import {
   activityProfiles,
   localActivityProfiles,
@@ -67,6 +86,10 @@ const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
 // Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
 const publish = proxyActivities<Activities>(activityProfiles.publish);
 const localPublish = proxyLocalActivities<Activities>(localActivityProfiles.publish);
+// The create at the channel and its row in one local activity (patches.orderCreateRecordsItself).
+const localCreate = proxyLocalActivities<Activities>(localActivityProfiles.channelCreate);
+// Taking a share back: asked until the channel says how it ended.
+const shareReturn = proxyActivities<Activities>(activityProfiles.channelReturn);
 
 /**
  * The hot path of an order (its creation, each poll, and recording a payment) as local
@@ -124,11 +147,20 @@ export interface OrderState {
   pollIndex: number;
   paidNotified: boolean;
   profitShareAtMs: number | null;
+  /** Totals of runs recorded before the refund book; the book keeps them in newer runs. */
   refundedAmount: number;
   inFlightAmount: number;
+  /** The order's money: refunds, the profit share, returns (refund-book.ts); from the create on. */
+  book?: RefundBook;
   refunds: Record<
     string,
-    { amount: number; status: 'processing' | 'success' | 'failed'; result: RefundResult }
+    {
+      amount: number;
+      status: RefundResult['status'];
+      result: RefundResult;
+      /** Parts of the share that travel on this refund (channels whose returns do). */
+      withRefund?: PlannedReturn[];
+    }
   >;
   refundsByMerchantNo: Record<string, string>;
 }
@@ -177,6 +209,20 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   const lockedRuns = patched(patches.orderHandlerLock);
   const lock = lockedRuns ? handlerLock() : legacyConditionGate();
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => lock.runExclusive(fn);
+  // Refunds and the profit share decided against each other. Runs started before go on their
+  // own way; a run that continues as new keeps what it knew in a book of its totals.
+  const booked = patched(patches.orderRefundBook);
+  if (booked && state.phase === 'open' && !state.book) {
+    state.book = bookFromTotals({
+      amount: state.request!.amount,
+      refunded: state.refundedAmount,
+      inFlight: state.inFlightAmount,
+      plannedShare: state.request!.profitSharingAmount,
+      shareStillDue: state.profitShareAtMs !== null || !isPaidStatus(state.status),
+      receivers: state.request!.receivers,
+    });
+  }
+  const createsRecordItself = patched(patches.orderCreateRecordsItself);
 
   function setStatus(status: OrderStatus): void {
     state.status = status;
@@ -232,27 +278,20 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       }
 
       const expireAt = new Date(Date.parse(input.createdAt) + req.expireMinutes * 60_000).toISOString();
-      let created;
-      try {
-        created = await fast.createChannelPayment({
-          channelCode: input.channelCode,
-          tradeNo: state.tradeNo,
-          amount: req.amount,
-          currency: input.currency,
-          payMethod: req.payMethod,
-          subject: req.subject,
-          expireAt,
-          callbackUrl: input.callbackUrl,
-          extra: req.extra,
-          subMerchantNo: req.subMerchantNo,
-          profitSharing: req.profitSharingAmount > 0,
-        });
-      } catch (err) {
-        state.phase = 'failed';
-        state.failure = failureOf(err, 'channel_timeout');
-        throw appFailure(state.failure.code, state.failure.message);
-      }
-      await fast.recordOrderCreated({
+      const atChannel = {
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+        amount: req.amount,
+        currency: input.currency,
+        payMethod: req.payMethod,
+        subject: req.subject,
+        expireAt,
+        callbackUrl: input.callbackUrl,
+        extra: req.extra,
+        subMerchantNo: req.subMerchantNo,
+        profitSharing: req.profitSharingAmount > 0,
+      };
+      const row = {
         tradeNo: state.tradeNo,
         appId: input.appId,
         merchantOrderNo: input.merchantOrderNo,
@@ -264,8 +303,6 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         currency: input.currency,
         subject: req.subject,
         notifyUrl: req.notifyUrl,
-        channelTradeNo: created.channelTradeNo,
-        payCredential: created.payCredential,
         expireTime: expireAt,
         profitSharingAmount: req.profitSharingAmount,
         extra: req.extra,
@@ -278,9 +315,29 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
               },
             }
           : {}),
-      });
+      };
+      let created;
+      try {
+        // One local activity makes the order at the channel and records it; a repeat of it
+        // answers from the row (patches.orderCreateRecordsItself).
+        created = createsRecordItself
+          ? await localCreate.createOrderAtChannel({ channel: atChannel, order: row })
+          : await fast.createChannelPayment(atChannel);
+      } catch (err) {
+        state.phase = 'failed';
+        state.failure = failureOf(err, 'channel_timeout');
+        throw appFailure(state.failure.code, state.failure.message);
+      }
+      if (!createsRecordItself) {
+        await fast.recordOrderCreated({
+          ...row,
+          channelTradeNo: created.channelTradeNo,
+          payCredential: created.payCredential,
+        });
+      }
       state.identity = identity;
       state.request = req;
+      if (booked) state.book = openBook(req.amount, req.profitSharingAmount);
       state.payCredential = created.payCredential;
       state.expireAtMs = Date.now() + input.timings.expireAfterMs;
       state.phase = 'open';
@@ -326,18 +383,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
    * one at a time under the lock, so concurrent refunds can never reserve more than the order.
    */
   function decideRefund(req: RefundRequest): { existing: Promise<RefundResult> } | { reserved: true } {
-    if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
-    // The same request sent again (the API retries a refused delivery): same answer.
-    const known = ownEntry(state.refunds, req.refundNo);
-    if (known) return { existing: Promise.resolve(known.result) };
-    const byMerchantNo = req.merchantRefundNo
-      ? ownEntry(state.refundsByMerchantNo, req.merchantRefundNo)
-      : undefined;
-    if (byMerchantNo) return { existing: Promise.resolve(state.refunds[byMerchantNo]!.result) };
-    const inFlight =
-      refundsInFlight.get(req.refundNo) ??
-      (req.merchantRefundNo ? refundsInFlight.get(`m:${req.merchantRefundNo}`) : undefined);
-    if (inFlight) return { existing: inFlight };
+    const earlier = earlierAnswer(req);
+    if (earlier) return { existing: earlier };
     const refusal = refundRefusal(state.status);
     if (refusal) throw appFailure(refusal.code, refusal.message);
     const amount = state.request!.amount;
@@ -348,8 +395,53 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     return { reserved: true };
   }
 
+  /**
+   * The answer already given, or being made, to the same refund: the same request sent again
+   * (the API retries a refused delivery) or another with the same merchant_refund_no.
+   */
+  function earlierAnswer(req: RefundRequest): Promise<RefundResult> | undefined {
+    if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+    const known = ownEntry(state.refunds, req.refundNo);
+    if (known) return Promise.resolve(known.result);
+    const byMerchantNo = req.merchantRefundNo
+      ? ownEntry(state.refundsByMerchantNo, req.merchantRefundNo)
+      : undefined;
+    if (byMerchantNo) return Promise.resolve(state.refunds[byMerchantNo]!.result);
+    return (
+      refundsInFlight.get(req.refundNo) ??
+      (req.merchantRefundNo ? refundsInFlight.get(`m:${req.merchantRefundNo}`) : undefined)
+    );
+  }
+
+  /**
+   * Decides a refund against the order's book, at once and with no await (under the lock): the
+   * answer already given to it, a refusal, or a reservation of its amount and of the parts of
+   * the profit share that must come back from receivers first (SPEC §3.5, §3.7).
+   */
+  function decideBookedRefund(
+    req: RefundRequest,
+  ): { existing: Promise<RefundResult> } | { returns: PlannedReturn[] } {
+    const earlier = earlierAnswer(req);
+    if (earlier) return { existing: earlier };
+    const refusal = refundRefusal(state.status);
+    if (refusal) throw appFailure(refusal.code, refusal.message);
+    const { shareReturns, receivers } = state.request!;
+    const d = decideInBook(state.book!, req.amount, {
+      ...(shareReturns ? { returns: shareReturns } : {}),
+      returnable: (r) =>
+        receivers.some((x) => x.type === r.type && x.account === r.account && x.returnable === true),
+    });
+    if (!d.ok) throw appFailure(d.refusal.code, d.refusal.message);
+    reserveRefund(state.book!, req.amount, d.returns);
+    return { returns: d.returns };
+  }
+
   /** A refund the channel may have: processing, its amount reserved, found by its numbers from now on. */
-  function holdRefund(req: RefundRequest, channelRefundNo: string | null): RefundResult {
+  function holdRefund(
+    req: RefundRequest,
+    channelRefundNo: string | null,
+    withRefund: PlannedReturn[] = [],
+  ): RefundResult {
     const result: RefundResult = {
       refund_no: req.refundNo,
       trade_no: state.tradeNo,
@@ -357,7 +449,12 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       status: 'processing',
       channel_refund_no: channelRefundNo,
     };
-    state.refunds[req.refundNo] = { amount: req.amount, status: 'processing', result };
+    state.refunds[req.refundNo] = {
+      amount: req.amount,
+      status: 'processing',
+      result,
+      ...(withRefund.length > 0 ? { withRefund } : {}),
+    };
     if (req.merchantRefundNo) setOwnEntry(state.refundsByMerchantNo, req.merchantRefundNo, req.refundNo);
     return result;
   }
@@ -435,7 +532,182 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     return result;
   }
 
-  if (lockedRuns) {
+  /** A receiver of the share as the channel's port names it. */
+  function receiverOf(r: PlannedReturn): { type: string; account: string; name?: string } {
+    const part = state.book!.share.parts[r.receiver]!;
+    return { type: part.type, account: part.account, ...(part.name ? { name: part.name } : {}) };
+  }
+
+  /** Where the order's profit share stands, for the read model. */
+  function sharingTotals() {
+    const book = state.book!;
+    return { status: book.share.status, sharedAmount: sharedOf(book), returnedAmount: returnedOf(book) };
+  }
+
+  /** How a refused return or a refund that carried returns is answered (SPEC §3.7). */
+  function shareNotReturned(reason: string): { code: ErrorCode; message: string } {
+    const held = sharedOf(state.book!) - returnedOf(state.book!);
+    return {
+      code: REFUND_EXCEEDS.code,
+      message: `${REFUND_EXCEEDS.message}: ${held} of the order is shared to profit-sharing receivers and could not be taken back (${reason})`,
+    };
+  }
+
+  /**
+   * A read-model write whose failure must not leave the order's money where it is: the write
+   * is tried (the dbWrite profile retries a database that does not answer), and one the
+   * database refuses for good is logged for an operator while the order goes on.
+   */
+  async function recordOrLog(what: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      log.error('a read-model write failed for good; the order goes on', {
+        trade_no: state.tradeNo,
+        write: what,
+        error: failureOf(err, 'internal_system').message,
+      });
+    }
+  }
+
+  /**
+   * Makes a refund decided against the book: its row (a refund the database refuses never
+   * reaches the channel, and releases its reservation at once), then the parts of the share it
+   * needs back (one receiver at a time, in order), then the refund at the channel (with the parts
+   * that travel on it, where the channel takes them so), then its own workflow follows it.
+   */
+  async function performBookedRefund(req: RefundRequest, returns: PlannedReturn[]): Promise<RefundResult> {
+    const book = state.book!;
+    try {
+      await db.recordRefundCreated({
+        refundNo: req.refundNo,
+        appId: input.appId,
+        tradeNo: state.tradeNo,
+        merchantRefundNo: req.merchantRefundNo,
+        refundAmount: req.amount,
+        reason: req.reason,
+        notifyUrl: req.notifyUrl,
+        createdAt: new Date().toISOString(),
+      });
+    } catch (err) {
+      await exclusive(async () => releaseRefund(book, req.amount, returns));
+      const f = failureOf(err, 'internal_system');
+      throw appFailure(f.code, f.message);
+    }
+    /** The refund will not be made: its amount and the returns it still waited for are free. */
+    const refuse = async (
+      pending: PlannedReturn[],
+      answer: { code: ErrorCode; message: string },
+      reason: string,
+    ): Promise<never> => {
+      await exclusive(async () => releaseRefund(book, req.amount, pending));
+      await recordOrLog('recordRefundSettled', () =>
+        db.recordRefundSettled({
+          refundNo: req.refundNo,
+          status: 'failed',
+          channelRefundNo: null,
+          refundTime: null,
+          failReason: reason,
+        }),
+      );
+      throw appFailure(answer.code, answer.message);
+    };
+
+    const separate = state.request!.shareReturns === 'separate';
+    if (separate) {
+      for (const [k, r] of returns.entries()) {
+        const returnNo = `${req.refundNo}-${k + 1}`;
+        const receiver = receiverOf(r);
+        let outcome:
+          { status: 'success'; channelReturnNo: string | null } | { status: 'failed'; reason: string };
+        try {
+          outcome = await shareReturn.returnProfitShare({
+            channelCode: input.channelCode,
+            tradeNo: state.tradeNo,
+            returnNo,
+            receiver,
+            amount: r.amount,
+            refundNo: req.refundNo,
+          });
+        } catch (err) {
+          // No answer for as long as the return is asked: the refund is not made. Should the
+          // channel have taken the part back after all, it stays with the merchant.
+          outcome = { status: 'failed', reason: failureOf(err, 'channel_timeout').message };
+        }
+        if (outcome.status === 'success') await exclusive(async () => returnSucceeded(book, r));
+        await recordOrLog('recordShareStep', () =>
+          db.recordShareStep({
+            tradeNo: state.tradeNo,
+            step: {
+              stepNo: returnNo,
+              kind: 'return',
+              refundNo: req.refundNo,
+              receivers: [{ type: receiver.type, account: receiver.account, amount: r.amount }],
+              amount: r.amount,
+              status: outcome.status,
+              channelNo: outcome.status === 'success' ? outcome.channelReturnNo : null,
+              failReason: outcome.status === 'failed' ? outcome.reason : null,
+            },
+            order: sharingTotals(),
+          }),
+        );
+        if (outcome.status === 'failed') {
+          const why = `a part of the profit share could not be taken back: ${outcome.reason}`;
+          return refuse(returns.slice(k), shareNotReturned(outcome.reason), why);
+        }
+      }
+    }
+
+    const withRefund = separate ? [] : returns;
+    let st;
+    try {
+      st = await channel.requestChannelRefund({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+        refundNo: req.refundNo,
+        amount: req.amount,
+        totalAmount: state.request!.amount,
+        reason: req.reason,
+        callbackUrl: input.callbackUrl,
+        ...(withRefund.length > 0
+          ? { shareReturns: withRefund.map((r) => ({ ...receiverOf(r), amount: r.amount })) }
+          : {}),
+      });
+    } catch (err) {
+      const f = failureOf(err, 'channel_timeout');
+      if (f.code === 'channel_timeout') {
+        // No answer is not a refusal: the amount (and the parts on the refund) stay reserved
+        // until the channel says how the refund ended.
+        holdRefund(req, null, withRefund);
+        await followRefund(req, { unanswered: true });
+        throw appFailure(f.code, f.message);
+      }
+      return refuse(withRefund, withRefund.length > 0 ? shareNotReturned(f.message) : f, f.message);
+    }
+    const channelRefundNo = st.status === 'not_found' ? null : st.channelRefundNo;
+    const result = holdRefund(req, channelRefundNo, withRefund);
+    await recordOrLog('recordRefundChannelNo', () =>
+      db.recordRefundChannelNo({ refundNo: req.refundNo, channelRefundNo }),
+    );
+    await followRefund(req, {});
+    return result;
+  }
+
+  if (booked) {
+    // The decision (and its reservation) holds the lock; the refund is made outside it, and a
+    // repeat of one under way waits for its answer instead of refunding again.
+    setHandler(refundOrderUpdate, async (req: RefundRequest): Promise<RefundResult> => {
+      const decided = await exclusive(async () => {
+        const d = decideBookedRefund(req);
+        if ('existing' in d) return { outcome: d.existing };
+        const outcome = performBookedRefund(req, d.returns);
+        refundsInFlight.set(req.refundNo, outcome);
+        if (req.merchantRefundNo) refundsInFlight.set(`m:${req.merchantRefundNo}`, outcome);
+        return { outcome };
+      });
+      return decided.outcome;
+    });
+  } else if (lockedRuns) {
     // Only the decision holds the lock: refunds already reserved go to the channel side by
     // side, and a repeat of one under way waits for its answer instead of refunding again.
     setHandler(refundOrderUpdate, async (req: RefundRequest): Promise<RefundResult> => {
@@ -466,18 +738,47 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     settlements.push(s);
   });
 
-  /** A refund's final result: releases or counts its amount. Returns the order's new totals. */
+  /**
+   * A refund's final result in a run without the book: releases or counts its amount (an
+   * abnormal refund's money left the order: counted). Returns the order's new totals.
+   */
   function settleRefund(s: RefundSettledSignal): { refundedAmount: number; status: OrderStatus } | undefined {
     const refund = ownEntry(state.refunds, s.refundNo);
     if (!refund || refund.status !== 'processing') return undefined;
     refund.status = s.status;
     refund.result = { ...refund.result, status: s.status };
     state.inFlightAmount -= refund.amount;
-    if (s.status !== 'success') return undefined;
+    if (s.status === 'failed') return undefined;
     state.refundedAmount += refund.amount;
     return {
       refundedAmount: state.refundedAmount,
       status: statusAfterRefunds(state.request!.amount, state.refundedAmount),
+    };
+  }
+
+  /**
+   * A refund's result against the book: a success or an abnormal end counts its amount as
+   * refunded, a failure frees it; parts of the share that travelled on it came back if it was
+   * made. An abnormal refund paid out later changes no amount. Returns the order's new totals.
+   */
+  function settleBookedRefund(s: RefundSettledSignal) {
+    const book = state.book!;
+    const refund = ownEntry(state.refunds, s.refundNo);
+    if (!refund) return undefined;
+    const from =
+      refund.status === 'processing' ? 'in_flight' : refund.status === 'abnormal' ? 'abnormal' : undefined;
+    if (!from || (from === 'abnormal' && s.status !== 'success')) return undefined;
+    const withRefund = from === 'in_flight' ? (refund.withRefund ?? []) : [];
+    settleInBook(book, refund.amount, from, s.status, withRefund);
+    refund.status = s.status;
+    refund.result = { ...refund.result, status: s.status };
+    return {
+      refundedAmount: refundedOf(book),
+      status: statusAfterRefunds(state.request!.amount, refundedOf(book)),
+      ...(withRefund.length > 0
+        ? { sharing: { status: book.share.status, returnedAmount: returnedOf(book) } }
+        : {}),
+      withRefund,
     };
   }
 
@@ -487,6 +788,38 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
    * order), so refunds decided meanwhile never wait for the database.
    */
   async function applySettlement(s: RefundSettledSignal): Promise<void> {
+    if (booked) {
+      const settled = await exclusive(async () => {
+        const t = settleBookedRefund(s);
+        if (t) setStatus(t.status);
+        return t;
+      });
+      if (!settled) return;
+      const { withRefund, ...totals } = settled;
+      await recordOrLog('recordOrderRefundTotals', () =>
+        db.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals }),
+      );
+      // Parts of the share that travelled on the refund: recorded as the refund ended.
+      for (const [k, r] of withRefund.entries()) {
+        const receiver = receiverOf(r);
+        await recordOrLog('recordShareStep', () =>
+          db.recordShareStep({
+            tradeNo: state.tradeNo,
+            step: {
+              stepNo: `${s.refundNo}-${k + 1}`,
+              kind: 'return',
+              refundNo: s.refundNo,
+              receivers: [{ type: receiver.type, account: receiver.account, amount: r.amount }],
+              amount: r.amount,
+              status: s.status === 'failed' ? 'failed' : 'success',
+              failReason: s.status === 'failed' ? 'the refund it travelled on failed' : null,
+            },
+            order: sharingTotals(),
+          }),
+        );
+      }
+      return;
+    }
     if (lockedRuns) {
       const totals = await exclusive(async () => {
         const t = settleRefund(s);
@@ -525,6 +858,109 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       outcome = 'failed';
     }
     await db.recordProfitSharing({ tradeNo: state.tradeNo, status: outcome });
+  }
+
+  /**
+   * The share against the book (SPEC §3.7): at most what is unrefunded when it is made, decided
+   * under the lock and made outside it (refunds decided meanwhile count it as the receivers').
+   * Nothing left to share: `cancelled`, and what the payment froze is released at the channel.
+   * A share whose outcome stays unknown stays `processing`: refunds never count on it failing.
+   */
+  async function shareProfitBooked(): Promise<void> {
+    state.profitShareAtMs = null;
+    const book = state.book!;
+    const due = await exclusive(async () => {
+      const d = shareWhenDue(book, state.request!.receivers);
+      if (d === 'cancelled') shareCancelled(book);
+      else startShare(book, d.parts);
+      return d;
+    });
+    if (due === 'cancelled') {
+      const unfreezeNo = `U${state.tradeNo.slice(1)}`;
+      let outcome: { status: 'finished' | 'failed' | 'not_needed'; reason?: string };
+      try {
+        outcome = await channelBackground.unfreezeProfitShare({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+          unfreezeNo,
+        });
+      } catch (err) {
+        outcome = { status: 'failed', reason: failureOf(err, 'channel_timeout').message };
+      }
+      if (outcome.status === 'failed') {
+        log.warn('the share was cancelled; the channel did not release the frozen amount', {
+          trade_no: state.tradeNo,
+          reason: outcome.reason,
+        });
+      }
+      if (outcome.status === 'not_needed') {
+        await recordOrLog('recordProfitSharing', () =>
+          db.recordProfitSharing({ tradeNo: state.tradeNo, status: 'cancelled', sharedAmount: 0 }),
+        );
+        return;
+      }
+      await recordOrLog('recordShareStep', () =>
+        db.recordShareStep({
+          tradeNo: state.tradeNo,
+          step: {
+            stepNo: unfreezeNo,
+            kind: 'unfreeze',
+            receivers: [],
+            amount: book.share.planned,
+            status: outcome.status === 'finished' ? 'success' : 'failed',
+            failReason: outcome.reason ?? null,
+          },
+          order: sharingTotals(),
+        }),
+      );
+      return;
+    }
+    await recordOrLog('recordProfitSharing', () =>
+      db.recordProfitSharing({ tradeNo: state.tradeNo, status: 'processing', sharedAmount: due.amount }),
+    );
+    const shareNo = `S${state.tradeNo.slice(1)}`;
+    let outcome: 'finished' | 'failed' | 'unknown';
+    let reason: string | null = null;
+    try {
+      outcome = await channelBackground.shareProfit({
+        channelCode: input.channelCode,
+        tradeNo: state.tradeNo,
+        receivers: due.parts.map((p) => ({
+          type: p.type,
+          account: p.account,
+          ...(p.name === undefined ? {} : { name: p.name }),
+          amount: p.shared,
+        })),
+      });
+    } catch (err) {
+      // Refused: not shared. No answer: not known, so the receivers are taken to have it.
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      outcome = cause instanceof ApplicationFailure && cause.nonRetryable ? 'failed' : 'unknown';
+      reason = failureOf(err, 'channel_timeout').message;
+    }
+    if (outcome === 'unknown') {
+      log.warn('the channel did not say how the share ended; it stays processing', {
+        trade_no: state.tradeNo,
+        reason,
+      });
+      return;
+    }
+    const settled = outcome;
+    await exclusive(async () => shareSettled(book, settled));
+    await recordOrLog('recordShareStep', () =>
+      db.recordShareStep({
+        tradeNo: state.tradeNo,
+        step: {
+          stepNo: shareNo,
+          kind: 'share',
+          receivers: due.parts.map((p) => ({ type: p.type, account: p.account, amount: p.shared })),
+          amount: due.amount,
+          status: settled === 'finished' ? 'success' : 'failed',
+          failReason: reason,
+        },
+        order: sharingTotals(),
+      }),
+    );
   }
 
   // ---- Creation: the first update creates the order; a failed create ends this run. ----
@@ -707,6 +1143,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   }
 
   // ---- Paid: profit sharing, refunds, until fully refunded. ----
+  if (booked) return paidWithBook();
   for (;;) {
     const profitWait =
       state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
@@ -735,6 +1172,52 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       if (payments.length === 0 && settlements.length === 0) {
         await continueAsNew<typeof orderWorkflow>(input, state);
       }
+    }
+  }
+
+  /**
+   * Paid, with the book: the share when it is due (or at once when refunds left nothing to
+   * share), refunds' results, until the order is refunded in full with nothing in flight.
+   */
+  async function paidWithBook(): Promise<string> {
+    const book = state.book!;
+    const shareDue = () =>
+      state.profitShareAtMs !== null && (Date.now() >= state.profitShareAtMs || nothingLeftToShare(book));
+    for (;;) {
+      if (shareDue()) {
+        await shareProfitBooked();
+        continue;
+      }
+      while (payments.length > 0) payments.shift(); // duplicates of the payment: nothing to do
+      while (settlements.length > 0) {
+        const s = settlements.shift()!;
+        await applySettlement(s);
+      }
+      if (
+        state.status === 'refunded' &&
+        book.inFlight === 0 &&
+        state.profitShareAtMs === null &&
+        book.share.status !== 'processing'
+      ) {
+        await condition(allHandlersFinished);
+        return 'refunded';
+      }
+      if (workflowInfo().continueAsNewSuggested) {
+        await condition(() => !lock.isLocked() && allHandlersFinished());
+        if (payments.length === 0 && settlements.length === 0) {
+          await continueAsNew<typeof orderWorkflow>(input, state);
+        }
+      }
+      const profitWait =
+        state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
+      await condition(
+        () =>
+          settlements.length > 0 ||
+          payments.length > 0 ||
+          (state.profitShareAtMs !== null && nothingLeftToShare(book)) ||
+          (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
+        profitWait ?? '365 days',
+      );
     }
   }
 }

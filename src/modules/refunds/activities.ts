@@ -1,5 +1,7 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { ChannelError, toActivityFailure } from '../../channels/errors';
-import { portOf, type Channel, type RefundState } from '../../channels/ports';
+import { portOf, type Channel, type ProfitShareReceiver, type RefundState } from '../../channels/ports';
+import { isPermanentDatabaseError, violatedConstraint } from '../../platform/db/errors';
 import type { NotificationEvent } from '../notifications/rules';
 import { MerchantRepository } from '../merchants';
 import { OrderRepository, tradeContext } from '../orders';
@@ -8,6 +10,10 @@ import { RefundRepository, type NewRefund } from './repository';
 import { refundView } from './view';
 import { NEW_STATUS } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
+
+/** The unique index on (app_id, merchant_refund_no) (migration 0004). */
+const MERCHANT_REFUND_NO_INDEX = 'refunds_app_merchant_refund_no';
+export const MERCHANT_REFUND_NO_USED = 'merchant_refund_no already used for another order';
 
 /**
  * The activities of refunds: the channel calls the order workflow makes for a refund it has
@@ -43,6 +49,8 @@ export function createRefundActivities(deps: ActivityDeps) {
       totalAmount: number;
       reason: string | null;
       callbackUrl: string;
+      /** Parts of the share taken back with this refund (channels whose returns travel on it). */
+      shareReturns?: (ProfitShareReceiver & { amount: number })[];
     }): Promise<RefundState> {
       try {
         const refunds = portOf(channel(input.channelCode), 'refunds');
@@ -53,6 +61,7 @@ export function createRefundActivities(deps: ActivityDeps) {
           totalAmount: input.totalAmount,
           reason: input.reason ?? undefined,
           callbackUrl: input.callbackUrl,
+          ...(input.shareReturns?.length ? { shareReturns: input.shareReturns } : {}),
         });
       } catch (err) {
         throw toActivityFailure(err, 'refund');
@@ -80,7 +89,7 @@ export function createRefundActivities(deps: ActivityDeps) {
         input,
         async () => {
           const st = await queryRefund(input);
-          const final = st.status === 'success' || st.status === 'failed';
+          const final = st.status === 'success' || st.status === 'failed' || st.status === 'abnormal';
           return final || input.unanswered ? st : undefined;
         },
         (err) =>
@@ -91,9 +100,57 @@ export function createRefundActivities(deps: ActivityDeps) {
       );
     },
 
+    /**
+     * Asks the channel to pay an abnormal refund out another way (SPEC §3.5). The bank account
+     * and the name travel to the adapter only, which seals them with the channel's key.
+     */
+    async applyChannelAbnormalRefund(input: {
+      channelCode: string;
+      refundNo: string;
+      method: 'user_bank_card' | 'merchant_bank_card';
+      bankType: string | null;
+      bankAccount: string | null;
+      realName: string | null;
+    }): Promise<RefundState> {
+      try {
+        const refunds = portOf(channel(input.channelCode), 'refunds');
+        if (!refunds.applyAbnormal) {
+          throw new ChannelError('not_supported', `channel ${input.channelCode} has no abnormal refunds`);
+        }
+        const refund = await refundRepo.findRefundByNo(input.refundNo);
+        if (!refund?.channelRefundNo) {
+          throw new ChannelError('refused', `refund ${input.refundNo} has no channel refund number`);
+        }
+        return await refunds.applyAbnormal(await contextOf(refund.tradeNo), {
+          tradeNo: refund.tradeNo,
+          refundNo: refund.refundNo,
+          channelRefundNo: refund.channelRefundNo,
+          method: input.method,
+          ...(input.bankType ? { bankType: input.bankType } : {}),
+          ...(input.bankAccount ? { bankAccount: input.bankAccount } : {}),
+          ...(input.realName ? { realName: input.realName } : {}),
+        });
+      } catch (err) {
+        throw toActivityFailure(err, 'refund');
+      }
+    },
+
     // Status changes are counted only when this call's write made them (retries count once).
+    /**
+     * Records a refund before the channel hears of it. A merchant_refund_no that another refund
+     * of the app already has (another order's: the order's own are found before) is refused for
+     * good: SPEC §3.5 `400 invalid_param`, and the order releases what it reserved.
+     */
     async recordRefundCreated(refund: NewRefund): Promise<void> {
-      if (await refundRepo.insertRefund(refund)) deps.metrics.transition('refund', NEW_STATUS, 'processing');
+      try {
+        if (await refundRepo.insertRefund(refund))
+          deps.metrics.transition('refund', NEW_STATUS, 'processing');
+      } catch (err) {
+        if (isPermanentDatabaseError(err) && violatedConstraint(err) === MERCHANT_REFUND_NO_INDEX) {
+          throw ApplicationFailure.nonRetryable(MERCHANT_REFUND_NO_USED, 'invalid_param');
+        }
+        throw err;
+      }
     },
 
     async recordRefundChannelNo(input: { refundNo: string; channelRefundNo: string | null }): Promise<void> {
@@ -102,14 +159,13 @@ export function createRefundActivities(deps: ActivityDeps) {
 
     async recordRefundSettled(input: {
       refundNo: string;
-      status: 'success' | 'failed';
+      status: 'success' | 'failed' | 'abnormal';
       channelRefundNo: string | null;
       refundTime: string | null;
       failReason: string | null;
     }): Promise<void> {
-      if (await refundRepo.settleRefund(input.refundNo, input)) {
-        deps.metrics.transition('refund', 'processing', input.status);
-      }
+      const from = await refundRepo.settleRefund(input.refundNo, input);
+      if (from) deps.metrics.transition('refund', from, input.status);
     },
 
     /** Publishes a refund event to the refund's notify_url, else the order's. */

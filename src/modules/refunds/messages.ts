@@ -1,5 +1,5 @@
 /** The refund workflow's messages (SPEC §3.5): its id, input and the result signal it takes. */
-import { defineSignal } from '@temporalio/workflow';
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /** Patch markers of the refund workflow (`patched()`); see the platform's note on patches. */
 export const patches = {
@@ -8,12 +8,17 @@ export const patches = {
    * and a query at every gap (a workflow task each).
    */
   refundPollsAsActivity: 'refund-polls-as-activity',
+  /**
+   * A refund the channel ends ABNORMAL is recorded as such (not failed), and waits for an
+   * operator to have it paid out another way (`applyAbnormalRefund`).
+   */
+  refundAbnormal: 'refund-abnormal',
 } as const;
 
 export const refundWorkflowId = (refundNo: string) => `refund:${refundNo}`;
 
 export interface RefundSignal {
-  status: 'success' | 'failed';
+  status: 'success' | 'failed' | 'abnormal';
   channelRefundNo: string | null;
   refundedAt: string | null;
   reason: string | null;
@@ -34,6 +39,32 @@ export interface RefundWorkflowInput {
    * is not taken up by the channel later than the next query); anything else is followed as usual.
    */
   unanswered?: boolean;
+  /**
+   * The refund ended `abnormal` in an earlier run, which has finished: this run was started for
+   * an operator's `applyAbnormalRefund`, and follows the refund from there.
+   */
+  resume?: 'abnormal';
 }
+
+/** POST /api/v1/pay/refund/abnormal, validated: how the channel pays an abnormal refund out. */
+export interface AbnormalRefundRequest {
+  method: 'user_bank_card' | 'merchant_bank_card';
+  bankType: string | null;
+  bankAccount: string | null;
+  realName: string | null;
+}
+
+/** The refund as the channel took the request: still `abnormal` until it is paid out. */
+export interface AbnormalRefundResult {
+  refund_no: string;
+  trade_no: string;
+  refund_amount: number;
+  status: 'abnormal' | 'success';
+  channel_refund_no: string | null;
+}
+
+export const applyAbnormalRefundUpdate = defineUpdate<AbnormalRefundResult, [AbnormalRefundRequest]>(
+  'applyAbnormalRefund',
+);
 
 export const refundResultSignal = defineSignal<[RefundSignal]>('refundResult');

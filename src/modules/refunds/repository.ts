@@ -59,7 +59,11 @@ export class RefundRepository {
     );
   }
 
-  /** processing → success | failed; a settled refund never changes again. Whether this call settled it. */
+  /**
+   * processing → success | failed | abnormal, and abnormal → success | abnormal (an abnormal
+   * refund paid out another way, or still abnormal with the channel's new reason). A success or
+   * a failure never changes again. Returns the status this call moved it from, or null.
+   */
   async settleRefund(
     refundNo: string,
     outcome: {
@@ -68,15 +72,20 @@ export class RefundRepository {
       refundTime: string | null;
       failReason: string | null;
     },
-  ): Promise<boolean> {
-    const rows = await this.db.sequelize.query(
-      `UPDATE refunds
-          SET status = :status, channel_refund_no = COALESCE(:channelRefundNo, channel_refund_no),
+  ): Promise<RefundStatus | null> {
+    const [row] = await this.db.sequelize.query<{ previous: RefundStatus }>(
+      `WITH prev AS (SELECT refund_no, status FROM refunds
+                      WHERE refund_no = :refundNo
+                        AND (status = 'processing' OR (status = 'abnormal' AND :status <> 'failed'))
+                      FOR UPDATE)
+       UPDATE refunds r
+          SET status = :status, channel_refund_no = COALESCE(:channelRefundNo, r.channel_refund_no),
               refund_time = :refundTime, fail_reason = :failReason, updated_at = now()
-        WHERE refund_no = :refundNo AND status = 'processing'
-       RETURNING refund_no`,
+         FROM prev
+        WHERE r.refund_no = prev.refund_no
+       RETURNING prev.status AS previous`,
       { replacements: { refundNo, ...outcome }, type: QueryTypes.SELECT },
     );
-    return rows.length > 0;
+    return row?.previous ?? null;
   }
 }

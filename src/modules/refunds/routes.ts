@@ -6,9 +6,9 @@ import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
 import { AppError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
-import type { RefundBody, RefundService } from './service';
+import type { AbnormalRefundBody, RefundBody, RefundService } from './service';
 import { refundView } from './view';
-import { refundSchema } from './schemas';
+import { abnormalRefundSchema, refundSchema } from './schemas';
 
 /** SPEC §3.5–3.6: refund a paid order and query a refund. */
 export function refundRoutes(refunds: RefundService): Router {
@@ -17,6 +17,11 @@ export function refundRoutes(refunds: RefundService): Router {
   router.post('/api/v1/pay/refund', parseJsonBody(), async (req, res) => {
     const body = validate(refundSchema, req.body) as RefundBody;
     sendData(res, await refunds.refund(currentApp(res).appId, body, res.locals.log as Logger));
+  });
+
+  router.post('/api/v1/pay/refund/abnormal', parseJsonBody(), async (req, res) => {
+    const body = validate(abnormalRefundSchema, req.body) as AbnormalRefundBody;
+    sendData(res, await refunds.applyAbnormal(currentApp(res).appId, body, res.locals.log as Logger));
   });
 
   router.get(['/api/v1/pay/refund/query', '/api/v1/pay/refund/query/:refundNo'], async (req, res) => {

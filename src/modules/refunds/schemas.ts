@@ -39,3 +39,40 @@ export const refundSchema = Joi.object({
     )
     .example('R20261122-0001'),
 }).required();
+
+const forBankCard = (field: Joi.StringSchema) =>
+  field.when('method', { is: 'user_bank_card', then: Joi.required(), otherwise: Joi.forbidden() });
+
+// SPEC §3.5: how an abnormal refund is paid out instead. The personal fields are sent to the
+// channel sealed with its key and are never logged.
+export const abnormalRefundSchema = Joi.object({
+  refund_no: Joi.string()
+    .min(1)
+    .max(64)
+    .required()
+    .description('An `abnormal` refund.')
+    .example('R202611220531020000000007'),
+  method: Joi.string()
+    .valid('user_bank_card', 'merchant_bank_card')
+    .required()
+    .description(
+      "`user_bank_card`: to the buyer's bank card (needs `bank_type`, `bank_account`, `real_name`); `merchant_bank_card`: to the merchant's bank card, for the merchant to pay the buyer.",
+    ),
+  bank_type: forBankCard(
+    Joi.string()
+      .min(1)
+      .max(32)
+      .pattern(/^[A-Za-z0-9_]+$/, 'bank code')
+      .description("The buyer's bank, as the channel codes it (WeChat Pay `bank_type`, e.g. `ICBC_DEBIT`)."),
+  ),
+  bank_account: forBankCard(
+    Joi.string()
+      .min(8)
+      .max(32)
+      .pattern(/^[0-9]+$/, 'digits')
+      .description("The buyer's bank card number; sent sealed, never stored or logged."),
+  ),
+  real_name: forBankCard(
+    Joi.string().min(1).max(64).description("The card holder's name; sent sealed, never stored or logged."),
+  ),
+}).required();

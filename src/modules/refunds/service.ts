@@ -1,11 +1,33 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
+import { deliverUpdate } from '../../platform/temporal-updates';
+import { searchAttributes } from '../../platform/workflow/definitions';
 import { AppError } from '../../platform/errors';
 import { generateServiceNo } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
-import { refundRefusal, REFUND_EXCEEDS, type OrderService, type RefundResult } from '../orders';
-import { refundResultSignal, refundWorkflowId, type RefundSignal } from './messages';
+import {
+  orderWorkflowIdOf,
+  refundRefusal,
+  REFUND_EXCEEDS,
+  toAppError,
+  type OrderService,
+  type RefundResult,
+} from '../orders';
+import {
+  applyAbnormalRefundUpdate,
+  refundResultSignal,
+  refundWorkflowId,
+  type AbnormalRefundRequest,
+  type AbnormalRefundResult,
+  type RefundSignal,
+  type RefundWorkflowInput,
+} from './messages';
+import { MERCHANT_REFUND_NO_USED } from './activities';
 import type { Refund } from './model';
+import type { Order } from '../orders';
+import type { refundWorkflow } from './workflow';
 import { RefundRepository } from './repository';
 import { refundView } from './view';
 
@@ -16,6 +38,15 @@ export interface RefundBody {
   reason?: string;
   notify_url?: string;
   merchant_refund_no?: string;
+}
+
+/** POST /api/v1/pay/refund/abnormal's fields, validated. */
+export interface AbnormalRefundBody {
+  refund_no: string;
+  method: 'user_bank_card' | 'merchant_bank_card';
+  bank_type?: string;
+  bank_account?: string;
+  real_name?: string;
 }
 
 /** POST /api/v1/pay/refund's answer (SPEC §3.5) for a refund already recorded. */
@@ -39,7 +70,13 @@ export class RefundService {
   readonly repository: RefundRepository;
 
   constructor(
-    private readonly deps: { db: Database; client: Client },
+    private readonly deps: {
+      db: Database;
+      client: Client;
+      taskQueue: string;
+      channels: ChannelRegistry;
+      requestTimeoutMs: number;
+    },
     private readonly orders: OrderService,
   ) {
     this.repository = new RefundRepository(deps.db);
@@ -55,6 +92,9 @@ export class RefundService {
   async refund(appId: string, body: RefundBody, log: Logger): Promise<RefundResult> {
     if (body.merchant_refund_no) {
       const known = await this.repository.findRefundByMerchantRefundNo(appId, body.merchant_refund_no);
+      // SPEC §3.5: unique per app across its orders.
+      if (known && known.tradeNo !== body.trade_no)
+        throw new AppError('invalid_param', MERCHANT_REFUND_NO_USED);
       if (known) return refundAnswer(known);
     }
     const order = await this.orders.find(appId, body.trade_no);
@@ -89,8 +129,89 @@ export class RefundService {
     }
   }
 
+  /**
+   * Has an abnormal refund paid out another way (SPEC §3.5): the refund's workflow asks the
+   * channel, in its open run or in a new run of the same id when the last one has ended.
+   */
+  async applyAbnormal(appId: string, body: AbnormalRefundBody, log: Logger): Promise<AbnormalRefundResult> {
+    const refund = await this.find(appId, body.refund_no);
+    if (refund.status !== 'abnormal') {
+      throw new AppError(
+        'invalid_param',
+        `refund ${refund.refundNo} is ${refund.status}, not abnormal: only an abnormal refund can be paid out another way`,
+      );
+    }
+    const order = await this.orders.find(appId, refund.tradeNo);
+    const channel = this.deps.channels.get(order.channelCode);
+    if (!channel?.refunds?.applyAbnormal) {
+      throw new AppError('channel_not_support', `channel ${order.channelCode} has no abnormal refunds`);
+    }
+    const request: AbnormalRefundRequest = {
+      method: body.method,
+      bankType: body.bank_type ?? null,
+      bankAccount: body.bank_account ?? null,
+      realName: body.real_name ?? null,
+    };
+    try {
+      return await deliverUpdate(
+        () =>
+          this.deps.client.workflow.executeUpdateWithStart(applyAbnormalRefundUpdate, {
+            args: [request],
+            startWorkflowOperation: this.resumeAbnormal(order, refund),
+          }),
+        { client: this.deps.client, deadline: Date.now() + this.deps.requestTimeoutMs, log },
+      );
+    } catch (err) {
+      throw toAppError(err, 'refund');
+    }
+  }
+
+  /** A new run of an abnormal refund's workflow, or the open one (SPEC §3.5). */
+  private resumeAbnormal(order: Order, refund: Refund): WithStartWorkflowOperation<typeof refundWorkflow> {
+    return new WithStartWorkflowOperation('refundWorkflow', this.resumeOptions(order, refund));
+  }
+
+  private resumeOptions(order: Order, refund: Refund) {
+    const input: RefundWorkflowInput = {
+      appId: refund.appId,
+      tradeNo: refund.tradeNo,
+      refundNo: refund.refundNo,
+      channelCode: order.channelCode,
+      amount: Number(refund.refundAmount),
+      orderWorkflowId: orderWorkflowIdOf(order),
+      ...this.orders.refundFollowTimings(),
+      resume: 'abnormal',
+    };
+    return {
+      workflowId: refundWorkflowId(refund.refundNo),
+      taskQueue: this.deps.taskQueue,
+      args: [input] as [RefundWorkflowInput],
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: searchAttributes.AppId, value: refund.appId },
+        { key: searchAttributes.TradeNo, value: refund.tradeNo },
+        { key: searchAttributes.BizStatus, value: 'abnormal' },
+      ]),
+      workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    };
+  }
+
   /** Hands a channel's refund result to the refund's workflow (SPEC §4). */
   async signalResult(refund: Refund, result: RefundSignal): Promise<void> {
+    if (refund.status === 'abnormal') {
+      // An abnormal refund's run has ended (or waits for an operator): the result starts a new
+      // run that records it.
+      const order = await this.orders.find(refund.appId, refund.tradeNo);
+      const { workflowIdConflictPolicy: _unused, ...options } = this.resumeOptions(order, refund);
+      await this.deps.client.workflow.signalWithStart<typeof refundWorkflow, [RefundSignal]>(
+        'refundWorkflow',
+        {
+          ...options,
+          signal: refundResultSignal,
+          signalArgs: [result],
+        },
+      );
+      return;
+    }
     await this.deps.client.workflow
       .getHandle(refundWorkflowId(refund.refundNo))
       .signal(refundResultSignal, result);

@@ -1,4 +1,7 @@
 import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
   log,
@@ -10,12 +13,22 @@ import {
 import type { Activities } from '../../worker/activities';
 import { pollGap } from '../orders/rules';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
-import { patches, refundResultSignal, type RefundSignal, type RefundWorkflowInput } from './messages';
+import {
+  applyAbnormalRefundUpdate,
+  patches,
+  refundResultSignal,
+  type AbnormalRefundResult,
+  type RefundSignal,
+  type RefundWorkflowInput,
+} from './messages';
+import { handlerLock } from '../../platform/workflow/lock';
+import type { ErrorCode } from '../../platform/errors';
 import { pollingOptions, pollUnless } from '../../platform/workflow/polling';
 import type { RefundState } from '../../channels/ports';
 import { refundSettledSignal } from '../orders/messages';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelBackground);
+const channelCall = proxyActivities<Activities>(activityProfiles.channelCall);
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
 // Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
 const publish = proxyActivities<Activities>(activityProfiles.publish);
@@ -24,48 +37,137 @@ const publish = proxyActivities<Activities>(activityProfiles.publish);
  * Follows one refund (SPEC §3.5) from the channel's acceptance to its final status: by
  * callback (a signal) or by polling on the order backoff for up to 24 h. Records the result,
  * notifies the merchant and tells the order, which releases a failed refund's amount.
+ *
+ * A refund the channel ends ABNORMAL (the money left, the buyer's account did not take it) is
+ * recorded and notified as `abnormal`, and the run ends; an operator's `applyAbnormalRefund`
+ * (POST /api/v1/pay/refund/abnormal) asks the channel to pay it out another way, in this run if
+ * it is still open, else in a new run of the same id (`resume: 'abnormal'`), which then follows
+ * the refund again until it succeeds (or stays abnormal with the channel's reason).
  */
-export async function refundWorkflow(input: RefundWorkflowInput): Promise<'success' | 'failed'> {
+export async function refundWorkflow(input: RefundWorkflowInput): Promise<'success' | 'failed' | 'abnormal'> {
   const results: RefundSignal[] = [];
   setHandler(refundResultSignal, (s) => {
     results.push(s);
   });
+  const withAbnormal = patched(patches.refundAbnormal);
+  // abnormal: waiting for an operator; following: asking the channel (again).
+  let phase: 'following' | 'abnormal' = input.resume === 'abnormal' ? 'abnormal' : 'following';
+  let amountCounted = input.resume === 'abnormal';
+  if (withAbnormal) {
+    const lock = handlerLock();
+    setHandler(applyAbnormalRefundUpdate, (req) =>
+      lock.runExclusive(async (): Promise<AbnormalRefundResult> => {
+        if (phase !== 'abnormal') {
+          throw ApplicationFailure.nonRetryable(
+            `refund ${input.refundNo} is not abnormal: only an abnormal refund can be paid out another way`,
+            'invalid_param',
+          );
+        }
+        let st: RefundState;
+        try {
+          st = await channelCall.applyChannelAbnormalRefund({
+            channelCode: input.channelCode,
+            refundNo: input.refundNo,
+            ...req,
+          });
+        } catch (err) {
+          // The request may have reached the channel before it failed: the refund's own state
+          // says whether the payout is under way.
+          const now = await channel
+            .queryChannelRefund({ channelCode: input.channelCode, refundNo: input.refundNo })
+            .catch(() => undefined);
+          if (now?.status !== 'processing' && now?.status !== 'success') {
+            const cause = err instanceof ActivityFailure ? err.cause : err;
+            if (cause instanceof ApplicationFailure && cause.type) {
+              throw ApplicationFailure.nonRetryable(cause.message, cause.type as ErrorCode);
+            }
+            throw ApplicationFailure.nonRetryable(String(cause), 'channel_timeout');
+          }
+          st = now;
+        }
+        // The channel took it: follow the refund again (it says success when the money is paid out).
+        phase = 'following';
+        return {
+          refund_no: input.refundNo,
+          trade_no: input.tradeNo,
+          refund_amount: input.amount,
+          status: st.status === 'success' ? 'success' : 'abnormal',
+          channel_refund_no: st.status === 'not_found' ? null : st.channelRefundNo,
+        };
+      }),
+    );
+  }
   upsertSearchAttributes([
     { key: searchAttributes.AppId, value: input.appId },
     { key: searchAttributes.TradeNo, value: input.tradeNo },
-    { key: searchAttributes.BizStatus, value: 'processing' },
+    { key: searchAttributes.BizStatus, value: input.resume ?? 'processing' },
   ]);
 
-  const giveUpAt = Date.now() + input.pollForMs;
-  const final = patched(patches.refundPollsAsActivity)
-    ? await followByActivity(input, giveUpAt, results)
-    : await followByTimers(input, giveUpAt, results);
-  // No final answer within the polling window: recorded as failed for an operator to look at.
-  const outcome = final ?? {
-    status: 'failed' as const,
-    channelRefundNo: null,
-    refundedAt: null,
-    reason: 'no final status from the channel within the polling window',
-  };
+  for (;;) {
+    if (phase === 'abnormal') {
+      // An operator already asking is answered in this run; a later one starts a new run. Only
+      // a success the channel reported (the payout's callback) moves it on without one.
+      await condition(allHandlersFinished);
+      const paidOut = results.filter((r) => r.status === 'success');
+      results.splice(0, results.length, ...paidOut);
+      if (phase === 'abnormal' && paidOut.length === 0) return 'abnormal';
+      phase = 'following';
+    }
+    const giveUpAt = Date.now() + input.pollForMs;
+    const final = patched(patches.refundPollsAsActivity)
+      ? await followByActivity(input, giveUpAt, results)
+      : await followByTimers(input, giveUpAt, results);
+    // No final answer within the polling window: recorded as failed for an operator to look at
+    // (an abnormal refund paid out another way stays abnormal: its money has left the order).
+    let outcome = final ?? {
+      status: 'failed' as const,
+      channelRefundNo: null,
+      refundedAt: null,
+      reason: 'no final status from the channel within the polling window',
+    };
+    if (amountCounted && outcome.status === 'failed') outcome = { ...outcome, status: 'abnormal' };
+    if (outcome.status === 'abnormal' && !withAbnormal) {
+      // As recorded before abnormal refunds were told apart.
+      outcome = { ...outcome, status: 'failed' };
+    }
 
-  await db.recordRefundSettled({
-    refundNo: input.refundNo,
-    status: outcome.status,
-    channelRefundNo: outcome.channelRefundNo,
-    refundTime: outcome.status === 'success' ? (outcome.refundedAt ?? new Date().toISOString()) : null,
-    failReason: outcome.status === 'failed' ? outcome.reason : null,
-  });
-  await getExternalWorkflowHandle(input.orderWorkflowId).signal(refundSettledSignal, {
-    refundNo: input.refundNo,
-    status: outcome.status,
-    amount: input.amount,
-  });
-  await publish.notifyRefundEvent({
-    refundNo: input.refundNo,
-    type: outcome.status === 'success' ? 'refund.succeeded' : 'refund.failed',
-  });
-  upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: outcome.status }]);
-  return outcome.status;
+    await db.recordRefundSettled({
+      refundNo: input.refundNo,
+      status: outcome.status,
+      channelRefundNo: outcome.channelRefundNo,
+      refundTime: outcome.status === 'success' ? (outcome.refundedAt ?? new Date().toISOString()) : null,
+      failReason: outcome.status === 'success' ? null : outcome.reason,
+    });
+    // Tell the order, unless nothing changes for it (an abnormal refund still abnormal). An order
+    // whose run has ended (its amounts final) needs no word of an abnormal refund paid out.
+    if (!(amountCounted && outcome.status === 'abnormal')) {
+      try {
+        await getExternalWorkflowHandle(input.orderWorkflowId).signal(refundSettledSignal, {
+          refundNo: input.refundNo,
+          status: outcome.status,
+          amount: input.amount,
+        });
+      } catch (err) {
+        if (!amountCounted) throw err;
+        log.info('the order has ended; an abnormal refund paid out changes none of its amounts', {
+          refund_no: input.refundNo,
+        });
+      }
+    }
+    await publish.notifyRefundEvent({
+      refundNo: input.refundNo,
+      type:
+        outcome.status === 'success'
+          ? 'refund.succeeded'
+          : outcome.status === 'abnormal'
+            ? 'refund.abnormal'
+            : 'refund.failed',
+    });
+    upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: outcome.status }]);
+    if (outcome.status !== 'abnormal') return outcome.status;
+    phase = 'abnormal';
+    amountCounted = true;
+  }
 }
 
 const UNANSWERED_NOT_FOUND: RefundSignal = {
@@ -87,6 +189,9 @@ function finalOf(st: RefundState): RefundSignal | undefined {
   }
   if (st.status === 'failed') {
     return { status: 'failed', channelRefundNo: st.channelRefundNo, refundedAt: null, reason: st.reason };
+  }
+  if (st.status === 'abnormal') {
+    return { status: 'abnormal', channelRefundNo: st.channelRefundNo, refundedAt: null, reason: st.reason };
   }
   return undefined;
 }

@@ -61,7 +61,20 @@ export const activityProfiles = {
     startToCloseTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   },
-  /** A read-model write: retried until the database answers. */
+  /**
+   * Taking part of a profit share back before a refund (SPEC §3.7): a refund waits on it, so it
+   * is asked until the channel says how it ended (each attempt follows a PROCESSING answer for
+   * a while), for up to 10 minutes; past that the refund is refused and the return left as is.
+   */
+  channelReturn: {
+    startToCloseTimeout: '30 seconds',
+    scheduleToCloseTimeout: '10 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  },
+  /**
+   * A read-model write: retried until the database answers. A write the database refuses for
+   * good (a constraint, a check, a type) fails at once instead (worker/activities.ts).
+   */
   dbWrite: {
     startToCloseTimeout: '10 seconds',
     retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
@@ -82,6 +95,18 @@ export const activityProfiles = {
 } as const satisfies Record<string, ActivityOptions>;
 
 /**
+ * The workflow task timeout of an order (SPEC §3.1: N identical creates, one channel call). A
+ * local activity runs inside its workflow task and is recorded only when the task completes: a
+ * task that times out is run again, local activities and all. The order's create (at most 17 s
+ * with its retry, localActivityProfiles.channelCreate) therefore ends well inside its task — 13 s
+ * to spare for a loaded worker to complete it — and the SDK never has to heartbeat the task
+ * around it (it would at 80 % of the timeout, 24 s). A task that still times out (a worker
+ * stalled for longer) finds the order's row on its second run and does not ask the channel again.
+ * The cost: a worker that dies in the middle of an order's task is noticed after 30 s, not 10 s.
+ */
+export const ORDER_WORKFLOW_TASK_TIMEOUT = '30 seconds';
+
+/**
  * The same profiles for local activities: run by the worker inside the workflow task that
  * schedules them, recorded as markers, without a round trip through the server's task queues.
  * A create becomes one workflow task instead of three plus two activity tasks, a poll one
@@ -91,6 +116,16 @@ export const activityProfiles = {
  */
 export const localActivityProfiles = {
   channelCall: { ...activityProfiles.channelCall, localRetryThreshold: '10 seconds' },
+  /**
+   * An order's create at its channel (with its read-model write): two attempts of at most 8 s
+   * (the channel's deadline) 200 ms apart, bounded as a whole so that it always ends inside
+   * its workflow task (ORDER_WORKFLOW_TASK_TIMEOUT).
+   */
+  channelCreate: {
+    ...activityProfiles.channelCall,
+    scheduleToCloseTimeout: '17 seconds',
+    localRetryThreshold: '10 seconds',
+  },
   channelBackground: { ...activityProfiles.channelBackground, localRetryThreshold: '10 seconds' },
   dbWrite: { ...activityProfiles.dbWrite, localRetryThreshold: '10 seconds' },
   publish: { ...activityProfiles.publish, localRetryThreshold: '10 seconds' },

@@ -12,6 +12,7 @@ import { orderSubMerchant } from './0009-order-sub-merchant';
 import { paymentPolls } from './0010-payment-polls';
 import { payloadKeys } from './0011-payload-keys';
 import { sealedApplicantData } from './0012-sealed-applicant-data';
+import { refundsAndSharing } from './0013-refunds-and-sharing';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -32,4 +33,5 @@ export const migrations: Migration[] = [
   paymentPolls,
   payloadKeys,
   sealedApplicantData,
+  refundsAndSharing,
 ];
