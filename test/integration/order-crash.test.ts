@@ -10,6 +10,8 @@ import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process';
+import { createActivities } from '../../src/worker/activities';
+import { generateServiceNo } from '../../src/platform/ids';
 
 jest.setTimeout(120_000);
 
@@ -91,6 +93,55 @@ test('when the worker is killed between the channel create and the database writ
     await second?.stop();
     await api.close();
   }
+});
+
+test('when the task that made an order runs again (it timed out or its worker died after the create), then the channel is not asked again', async () => {
+  // What a workflow task run again does: its local activities run again, with the same input.
+  const { createOrderAtChannel } = createActivities(stack.activityDeps);
+  const app = await stack.createApp(['payments']);
+  const tradeNo = generateServiceNo('P');
+  const expireAt = new Date(Date.now() + 60_000).toISOString();
+  const input = {
+    channel: {
+      channelCode: 'sandbox',
+      tradeNo,
+      amount: 100,
+      currency: 'CNY',
+      payMethod: 'qr_code',
+      subject: 'Run again',
+      expireAt,
+      callbackUrl: `${stack.baseUrl}/api/v1/notify/payment/sandbox`,
+      extra: null,
+      subMerchantNo: null,
+      profitSharing: false,
+    },
+    order: {
+      tradeNo,
+      appId: app.app_id,
+      merchantOrderNo: `M-${randomUUID()}`,
+      merchantId: null,
+      subMerchantNo: null,
+      channelCode: 'sandbox',
+      payMethod: 'qr_code',
+      amount: 100,
+      currency: 'CNY',
+      subject: 'Run again',
+      notifyUrl: 'http://127.0.0.1:9/n',
+      expireTime: expireAt,
+      profitSharingAmount: 0,
+      extra: null,
+      createdAt: new Date().toISOString(),
+    },
+  };
+  const first = await createOrderAtChannel(input);
+  const again = await createOrderAtChannel(input);
+  expect(again).toEqual(first);
+  expect(
+    await count('SELECT COALESCE(SUM(create_requests), 0) AS n FROM sandbox_orders WHERE trade_no = :t', {
+      t: tradeNo,
+    }),
+  ).toBe(1);
+  expect(await count('SELECT count(*) AS n FROM orders WHERE trade_no = :t', { t: tradeNo })).toBe(1);
 });
 
 test('when the worker is killed after the channel accepted a refund and before it was recorded, then one refund upstream and the right refunded amount', async () => {
