@@ -160,14 +160,17 @@ describe('creates', () => {
 });
 
 describe('merchants', () => {
-  async function merchantWith(subMerchantNo: string): Promise<string> {
+  async function merchantWith(subMerchantNo: string, channelCode = 'alipay'): Promise<string> {
     const merchantId = `MAL-${randomUUID().slice(0, 8)}`;
     expect(
       (await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' })).code,
     ).toBe('success');
     await stack.database.db.sequelize.query(
-      "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-      { replacements: { sub: subMerchantNo, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
+      "UPDATE merchants SET channel_code = :channel, sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+      {
+        replacements: { channel: channelCode, sub: subMerchantNo, app: app.app_id, id: merchantId },
+        type: QueryTypes.UPDATE,
+      },
     );
     return merchantId;
   }
@@ -181,6 +184,23 @@ describe('merchants', () => {
     const refund = await pay.post('/api/v1/pay/refund', { trade_no: created.trade_no, refund_amount: 100 });
     expect(refund.code).toBe('success');
     await pay.statusIs(created.trade_no, 'refunded');
+  });
+
+  test('when a merchant onboarded at another channel orders at Alipay, then the create is refused naming Alipay and Alipay hears nothing', async () => {
+    const merchantId = await merchantWith('1900000109', 'wechatpay');
+    const before = stack.alipay!.sandbox.requests('alipay.trade.precreate');
+    const refused = await pay.post('/api/v1/pay/unified-order', alipayOrder({ merchant_id: merchantId }));
+    expect({ status: refused.status, code: refused.code }).toEqual({
+      status: 502,
+      code: 'channel_create_fail',
+    });
+    expect(refused.message).toBe(
+      `merchant ${merchantId} has no account at channel alipay: its account is at wechatpay`,
+    );
+    expect(stack.alipay!.sandbox.requests('alipay.trade.precreate')).toBe(before);
+    // A retry of the same request is refused the same way: no order was left pending.
+    const again = await pay.post('/api/v1/pay/unified-order', alipayOrder({ merchant_id: merchantId }));
+    expect(again.code).toBe('channel_create_fail');
   });
 
   test('when a secondary merchant (smid) sells, then each trade names it in sub_merchant and sends no app_auth_token', async () => {

@@ -35,7 +35,7 @@ beforeAll(async () => {
   const created = await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' });
   expect(created.code).toBe('success');
   await stack.database.db.sequelize.query(
-    "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
     { replacements: { sub: SUB_MCHID, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
   );
 });
@@ -244,7 +244,7 @@ describe('payments', () => {
     );
     const setSub = (sub: string) =>
       stack.database.db.sequelize.query(
-        "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+        "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
         { replacements: { sub, app: app.app_id, id }, type: QueryTypes.UPDATE },
       );
     await setSub('1900000301');
@@ -480,7 +480,7 @@ describe('profit sharing', () => {
     });
     expect(created.code).toBe('success');
     await stack.database.db.sequelize.query(
-      "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+      "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
       { replacements: { sub: SUB_MCHID, app: app.app_id, id }, type: QueryTypes.UPDATE },
     );
     return id;
