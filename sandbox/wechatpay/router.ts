@@ -128,7 +128,11 @@ const mchid = Joi.string().pattern(/^\d{1,32}$/);
 const appid = Joi.string().min(1).max(32);
 const openid = Joi.string().min(1).max(128);
 const outTradeNo = Joi.string().pattern(/^[A-Za-z0-9_\-|*]{6,32}$/);
-const fen = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+/** Every v3 amount is a 32-bit int of fen: 2^31 − 1 at most, or PARAM_ERROR. */
+const fen = Joi.number()
+  .integer()
+  .min(1)
+  .max(2 ** 31 - 1);
 const httpUrl = Joi.string()
   .uri({ scheme: ['http', 'https'] })
   .max(256);

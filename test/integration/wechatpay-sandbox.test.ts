@@ -397,6 +397,15 @@ describe('creating orders', () => {
   });
 });
 
+describe('amounts', () => {
+  test('when an order’s amount.total is above 2^31 − 1 fen, then it is refused with 400 PARAM_ERROR; 2^31 − 1 is taken', async () => {
+    const over = await create('native', order({ amount: { total: 2 ** 31, currency: 'CNY' } }));
+    expect(over).toMatchObject({ status: 400, data: { code: 'PARAM_ERROR' } });
+    const most = await create('native', order({ amount: { total: 2 ** 31 - 1, currency: 'CNY' } }));
+    expect(most.status).toBe(200);
+  });
+});
+
 describe('signatures', () => {
   test('when a request is signed with another private key, then it is refused with a signed 401 SIGN_ERROR', async () => {
     const stranger = generateWechatpaySandboxKeys();

@@ -113,6 +113,19 @@ async function callbacksLogged(tradeNo: string): Promise<{ outcome: string; veri
 }
 
 describe('creates', () => {
+  test('when an order is above 2^31 − 1 fen, WeChat Pay’s limit, then it is refused 400 invalid_amount before WeChat Pay is asked; the limit itself is taken', async () => {
+    const over = await pay.post('/api/v1/pay/unified-order', wechatOrder({ amount: 2 ** 31 }));
+    expect({ status: over.status, code: over.code }).toEqual({ status: 400, code: 'invalid_amount' });
+    expect(over.message).toBe(`amount exceeds the channel's limit of ${2 ** 31 - 1}`);
+    const [row] = await stack.database.db.sequelize.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM orders WHERE app_id = :app AND amount > :limit',
+      { replacements: { app: app.app_id, limit: 2 ** 31 - 1 }, type: QueryTypes.SELECT },
+    );
+    expect(row?.n).toBe(0);
+    const most = await pay.post<Created>('/api/v1/pay/unified-order', wechatOrder({ amount: 2 ** 31 - 1 }));
+    expect(most.code).toBe('success');
+  });
+
   test('when a qr_code order is created, then its credential is the native code_url with a QR image of it', async () => {
     const created = await create();
     expect(created.is_idempotent).toBe(false);

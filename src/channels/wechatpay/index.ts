@@ -66,10 +66,16 @@ export interface WechatpayChannelOptions extends WechatpayConfig {
   certificateRefreshGapMs?: number;
 }
 
-/** 10^12 fen is SPEC's ceiling; WeChat Pay's own per-order limit is the merchant's. */
+/**
+ * WeChat Pay's `amount.total` is a 32-bit int: 2^31 − 1 fen is the most one order can be, and
+ * above it WeChat Pay refuses the create with PARAM_ERROR. Checked when the order is validated
+ * (SPEC §1: 400 invalid_amount), so that it never reaches the channel.
+ */
+export const WECHATPAY_MAX_AMOUNT_FEN = 2 ** 31 - 1;
+
 export const WECHATPAY_CAPABILITIES: ChannelCapabilities = {
   payMethods: WECHATPAY_PAY_METHODS,
-  maxAmount: 10 ** 12,
+  maxAmount: WECHATPAY_MAX_AMOUNT_FEN,
   currency: 'CNY',
 };
 
