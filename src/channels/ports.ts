@@ -330,6 +330,16 @@ export interface CallbacksPort {
   /** The event in a verified request; a ChannelError('invalid_response') when it is not one. */
   decode(req: CallbackRequest): Promise<ChannelEvent>;
   identify(event: ChannelEvent): CallbackReference;
+  /**
+   * Confirms a decoded event with the channel, in the context of the order it names (found by
+   * `identify`): what only the order's account can ask is asked here, never in `decode`, which
+   * knows no order. Alipay's refund notification names the trade's total refunded, not the
+   * refund's own amount: the refund is queried, with the merchant's app_auth_token. Answers the
+   * event as confirmed; a ChannelError when the channel does not confirm it. A channel whose
+   * callbacks carry the whole event leaves it out; the callback route calls it before it
+   * compares the event with the order.
+   */
+  confirm?(ctx: ChannelContext, event: ChannelEvent): Promise<ChannelEvent>;
   /** What to answer when the event was taken (ok) or must be sent again (not ok). */
   reply(outcome: { ok: true } | { ok: false; reason: string }): CallbackReply;
 }

@@ -186,6 +186,37 @@ describe('merchants', () => {
     await pay.statusIs(created.trade_no, 'refunded');
   });
 
+  test('when a token merchant’s refunds are notified, then durapay confirms each with the merchant’s app_auth_token and answers success, once', async () => {
+    const token = `202611BB${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const created = await paidOrder({ merchant_id: await merchantWith(token) });
+    // Two refunds: the second's notification names 70 refunded in all, its own amount is 30.
+    for (const [amount, sent] of [
+      [40, 2],
+      [30, 3],
+    ] as const) {
+      const refund = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+        trade_no: created.trade_no,
+        refund_amount: amount,
+      });
+      expect(refund.code).toBe('success');
+      const refundNo = refund.data!.refund_no;
+      const logged = await until(`the refund notification of ${refundNo}`, async () => {
+        const rows = await stack.database.db.sequelize.query<{ outcome: string; error: string | null }>(
+          `SELECT outcome, error FROM channel_callbacks
+            WHERE channel_code = 'alipay' AND raw_body LIKE :like AND outcome <> 'received' ORDER BY id`,
+          { replacements: { like: `%out_biz_no=${refundNo}%` }, type: QueryTypes.SELECT },
+        );
+        return rows.length > 0 ? rows : undefined;
+      });
+      expect(logged).toEqual([{ outcome: 'delivered', error: null }]);
+      // Answered `success` at once: Alipay has nothing to send again.
+      await until('every notification acknowledged', async () =>
+        stack.alipay!.sandbox.notifications(created.trade_no).acknowledged ? true : undefined,
+      );
+      expect(stack.alipay!.sandbox.notifications(created.trade_no).sent).toBe(sent);
+    }
+  });
+
   test('when a merchant onboarded at another channel orders at Alipay, then the create is refused naming Alipay and Alipay hears nothing', async () => {
     const merchantId = await merchantWith('1900000109', 'wechatpay');
     const before = stack.alipay!.sandbox.requests('alipay.trade.precreate');

@@ -44,6 +44,7 @@ import {
   settleStateOf,
   toWireCreate,
   toWireRefund,
+  unconfirmedRefundEventOf,
   yuanOf,
   zftStateOf,
   type Answer,
@@ -312,20 +313,29 @@ export class AlipayChannel implements Channel {
         );
       }
       const says = notifySays(params);
-      if (says.kind === 'event') return says.event;
-      // A refund's notification names the trade's total refunded: the refund's own amount is asked.
-      const answer = await this.call('query refund', 'alipay.trade.fastpay.refund.query', {
-        bizContent: {
-          out_trade_no: says.tradeNo,
-          out_request_no: says.refundNo,
-          query_options: ['gmt_refund_pay'],
-        },
-      });
-      if (answer === undefined)
-        throw new ChannelError('invalid_response', `Alipay has no trade ${says.tradeNo}`);
-      return refundEventOf(says, answer);
+      // A refund's notification names the trade's total refunded: `confirm` asks for the refund.
+      return says.kind === 'event' ? says.event : unconfirmedRefundEventOf(says);
     },
     identify: referenceOf,
+    /**
+     * A refund's own amount and state, asked of Alipay in the order's context: a merchant that
+     * authorised durapay's app has its trades under its app_auth_token, and a query without it
+     * finds no trade (ACQ.TRADE_NOT_EXIST). A payment's notification is whole already.
+     */
+    confirm: async (ctx, event) => {
+      if (event.kind !== 'refund') return event;
+      const answer = await this.call('query refund', 'alipay.trade.fastpay.refund.query', {
+        bizContent: {
+          out_trade_no: event.tradeNo,
+          out_request_no: event.refundNo,
+          query_options: ['gmt_refund_pay'],
+        },
+        ...this.authOf(ctx),
+      });
+      if (answer === undefined)
+        throw new ChannelError('invalid_response', `Alipay has no trade ${event.tradeNo}`);
+      return refundEventOf(event, answer);
+    },
     // Alipay sends a notification again until the answer is exactly `success`.
     reply: (outcome): CallbackReply => ({
       status: 200,

@@ -231,7 +231,15 @@ export function notifyParamsOf(rawBody: Buffer): NotifyParams {
 /** What a verified trade_status_sync says: a payment or closure, or a refund to look up. */
 export type NotifySays =
   | { kind: 'event'; event: ChannelEvent }
-  | { kind: 'refund'; eventId: string; tradeNo: string; refundNo: string };
+  | {
+      kind: 'refund';
+      eventId: string;
+      tradeNo: string;
+      refundNo: string;
+      channelTradeNo: string | null;
+      /** The trade's total refunded so far (refund_fee), not this refund's own amount. */
+      totalRefunded: number;
+    };
 
 export function notifySays(p: NotifyParams): NotifySays {
   if (p.notify_type !== undefined && p.notify_type !== 'trade_status_sync') {
@@ -248,7 +256,14 @@ export function notifySays(p: NotifyParams): NotifySays {
   const status = tradeStatus(p, 'notification');
   // A refund's notification carries its out_request_no as out_biz_no, and the trade's total refunded.
   if (p.out_biz_no && p.refund_fee !== undefined) {
-    return { kind: 'refund', eventId, tradeNo, refundNo: p.out_biz_no };
+    return {
+      kind: 'refund',
+      eventId,
+      tradeNo,
+      refundNo: p.out_biz_no,
+      channelTradeNo: p.trade_no ?? null,
+      totalRefunded: amount(p, 'refund_fee', 'notification'),
+    };
   }
   const total = amount(p, 'total_amount', 'notification');
   if (status === 'WAIT_BUYER_PAY') {
@@ -268,6 +283,24 @@ export function notifySays(p: NotifyParams): NotifySays {
       currency: 'CNY',
       paidAt: paid ? (paidAt ?? new Date()) : null,
     },
+  };
+}
+
+/**
+ * A refund notification's event as decoded, before it is confirmed: Alipay names the trade's
+ * total refunded (refund_fee), so `amount` is that total until `refundEventOf` puts the refund's
+ * own amount in its place, from a refund query made with the order's context.
+ */
+export function unconfirmedRefundEventOf(says: Extract<NotifySays, { kind: 'refund' }>): ChannelEvent {
+  return {
+    kind: 'refund',
+    eventId: says.eventId,
+    tradeNo: says.tradeNo,
+    refundNo: says.refundNo,
+    status: 'success',
+    channelRefundNo: says.channelTradeNo,
+    amount: says.totalRefunded,
+    refundedAt: null,
   };
 }
 
