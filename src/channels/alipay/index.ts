@@ -243,6 +243,36 @@ export class AlipayChannel implements Channel {
       });
       return answer === undefined ? { status: 'not_found' } : settleStateOf(answer);
     },
+    /**
+     * 分账解冻: a trade paid with royalty_freeze keeps its funds frozen until a settle says the
+     * royalty is finished; a settle with royalty_finish and no royalty_parameters releases it all
+     * to the seller (Alipay's 商家分账 guide: 不传入分账条款，只传入分账完结标识). Alipay answers it
+     * at once; a repeat of the same out_request_no is the same settle.
+     */
+    unfreeze: async (ctx, input) => {
+      if (!ctx.channelTradeNo) {
+        throw new ChannelError('refused', `order ${input.tradeNo} has no Alipay trade_no to unfreeze`);
+      }
+      await this.call('unfreeze', 'alipay.trade.order.settle', {
+        bizContent: {
+          out_request_no: input.unfreezeNo,
+          trade_no: ctx.channelTradeNo,
+          extend_params: { royalty_finish: 'true' },
+        },
+        ...this.authOf(ctx),
+      });
+      return { status: 'finished' };
+    },
+    // 退分账 travels on the refund itself (refund_royalty_parameters), from any receiver Alipay settles to.
+    returns: 'with_refund',
+    returnable: (receiver) => {
+      try {
+        receiverType(receiver.type, receiver.account);
+        return true;
+      } catch {
+        return false;
+      }
+    },
   };
 
   /**

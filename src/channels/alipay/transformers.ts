@@ -10,6 +10,7 @@ import type {
   CreatePaymentInput,
   PaymentState,
   ProfitShareState,
+  RefundInput,
   RefundState,
 } from '../ports';
 import type { PayMethod } from '../../modules/orders/rules';
@@ -173,13 +174,31 @@ export function paymentStateOf(answer: Answer): PaymentState {
 
 // ---- refunds ----
 
-/** The biz_content of `alipay.trade.refund`: the refund's own number makes a retry the same refund. */
-export function toWireRefund(input: { tradeNo: string; refundNo: string; amount: number; reason?: string }) {
+/**
+ * The biz_content of `alipay.trade.refund`: the refund's own number makes a retry the same refund.
+ * Shares taken back with it go as `refund_royalty_parameters` (退分账), one per receiver: the
+ * receiver is the paying side (`trans_out`), and what it gives back goes to the seller, whose
+ * refund to the buyer it funds. 直付通 requires them named so; without them Alipay refunds from
+ * the seller alone.
+ */
+export function toWireRefund(input: RefundInput) {
+  const returns = input.shareReturns ?? [];
   return {
     out_trade_no: input.tradeNo,
     out_request_no: input.refundNo,
     refund_amount: yuanOf(input.amount),
     ...(input.reason ? { refund_reason: input.reason.slice(0, 256) } : {}),
+    ...(returns.length > 0
+      ? {
+          refund_royalty_parameters: returns.map((r) => ({
+            royalty_type: 'transfer',
+            trans_out_type: receiverType(r.type, r.account),
+            trans_out: r.account,
+            amount: yuanOf(r.amount),
+            desc: `profit share returned for refund ${input.refundNo}`,
+          })),
+        }
+      : {}),
   };
 }
 
