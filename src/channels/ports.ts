@@ -205,7 +205,12 @@ export interface ProfitSharingPort {
   readonly returns?: 'separate' | 'with_refund';
   /** Whether a receiver's share can be taken back (WeChat Pay: merchant receivers only). */
   returnable?(receiver: ProfitShareReceiver): boolean;
-  /** Takes part of a share back from one receiver; idempotent on `returnNo`. */
+  /**
+   * Takes part of a share back from one receiver; idempotent on `returnNo`. A return the channel
+   * refused or failed (a receiver that cannot be asked, more than it was given) answers `failed`
+   * with the channel's reason; it throws only when the outcome is unknown (no trustworthy answer:
+   * ask again with the same `returnNo`, or `queryReturn`) or the request itself was malformed.
+   */
   returnShare?(ctx: TradeContext, input: ShareReturnInput): Promise<ShareReturnState>;
   /** Where a return stands; not_found when the channel never took it. */
   queryReturn?(

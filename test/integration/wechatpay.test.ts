@@ -460,7 +460,7 @@ describe('close and refunds', () => {
     expect(q.data).toMatchObject({ status: 'success', channel_refund_no: expect.stringMatching(/^\d+$/) });
   });
 
-  test('when WeChat Pay reports a refund ABNORMAL, then the refund fails with a reason an operator can act on', async () => {
+  test('when WeChat Pay reports a refund ABNORMAL, then the refund is abnormal (SPEC §3.5), not failed: its money never returns to the order', async () => {
     const created = await paidOrder();
     const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
       trade_no: created.trade_no,
@@ -468,18 +468,14 @@ describe('close and refunds', () => {
       reason: 'card closed [sandbox:abnormal]',
     });
     expect(r.code).toBe('success');
-    await until('refund failed', async () =>
+    await until('refund abnormal', async () =>
       (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${r.data!.refund_no}`)).data?.status ===
-      'failed'
+      'abnormal'
         ? true
         : undefined,
     );
-    const [row] = await stack.database.db.sequelize.query<{ fail_reason: string }>(
-      'SELECT fail_reason FROM refunds WHERE refund_no = :no',
-      { replacements: { no: r.data!.refund_no }, type: QueryTypes.SELECT },
-    );
-    expect(row!.fail_reason).toMatch(/^ABNORMAL: .*merchant platform/);
-    expect((await pay.query(created.trade_no)).status).toBe('paid');
+    const again = await pay.post('/api/v1/pay/refund', { trade_no: created.trade_no, refund_amount: 1 });
+    expect(again.code).toBe('refund_amount_exceed');
   });
 });
 
