@@ -1,7 +1,8 @@
 /**
  * An offline WeChat Pay API v3 sandbox for the service-provider ("partner") payment APIs, as an
- * Express router: create (JSAPI, APP, H5, Native), query, close, refund and refund query, and
- * profit sharing (add a receiver, share, query a sharing order, unfreeze), onboarding (media
+ * Express router: create (JSAPI, APP, H5, Native), query, close, refund, refund query and
+ * abnormal refund, profit sharing (add a receiver, share, query a sharing order, unfreeze,
+ * return and query a return), onboarding (media
  * upload, applyment submit and query, in applyment.ts), each request's
  * WECHATPAY2-SHA256-RSA2048 signature checked and every answer signed with the platform key,
  * plus a buyer's checkout page and signed, encrypted callbacks retried on WeChat's rhythm. Any
