@@ -190,7 +190,8 @@ export interface ProfitSharingPort {
   /**
    * Releases to the merchant what a payment froze for sharing, when nothing will be shared
    * (WeChat Pay `profitsharing/orders/unfreeze`). Idempotent on `unfreezeNo`. A channel that
-   * freezes nothing leaves it out.
+   * freezes nothing leaves it out. An answer `processing` is followed with `query`, the
+   * unfreeze's number as `shareNo` (WeChat Pay keeps an unfreeze as a sharing order).
    */
   unfreeze?(
     ctx: TradeContext,

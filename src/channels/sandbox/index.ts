@@ -206,7 +206,7 @@ export class SandboxChannel implements Channel {
       const answer = await this.call('POST', '/v1/share-returns', toWireShareReturn(input));
       // The simulator's no to this return (a person's wallet, more than is left, a refusing
       // receiver): the return failed. A malformed request (400) stays an error.
-      if (answer.status === 422 || answer.status === 404) {
+      if (answer.status === 422 || this.isUnknown(answer, 'share_not_found')) {
         return { status: 'failed', reason: parseErrorBody(answer.status, answer.text).error };
       }
       return parseShareReturnState(this.ok('share return', answer));
