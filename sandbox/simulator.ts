@@ -24,7 +24,7 @@ import { isUploadMediaType } from '../src/modules/merchants/rules';
 import { readRawBody } from '../src/platform/http/raw-body';
 import type { Logger } from '../src/platform/logger';
 import { validateStrictly } from '../src/platform/http/strict';
-import { SANDBOX_PAY_METHODS as PAY_METHODS } from '../src/channels/sandbox';
+import { SANDBOX_PAY_METHODS as PAY_METHODS, SANDBOX_PERSONAL_RECEIVERS } from '../src/channels/sandbox';
 import { checkoutPage, contractPage, notFoundPage } from './pages';
 import { qrImage } from '../src/platform/qr';
 import { isoOrNull } from '../src/platform/dates';
@@ -41,6 +41,7 @@ import {
   type CallbackMode,
   type OrderRow,
   type RefundRow,
+  type ShareReturnRow,
 } from './store';
 import type {
   WireApplicationState,
@@ -52,8 +53,13 @@ import type {
   WireProfitShareRequest,
   WireProfitShareState,
   WireRefundCallback,
+  WireApplyAbnormalRefund,
   WireRefundState,
+  WireShareReturnRequest,
+  WireShareReturnState,
   WireSubmitApplication,
+  WireUnfreezeRequest,
+  WireUnfreezeState,
   WireUploadFile,
 } from '../src/channels/sandbox/transformers';
 
@@ -156,6 +162,35 @@ const profitShareSchema = Joi.object<WireProfitShareRequest>({
     .required(),
 }).required();
 
+const shareReturnSchema = Joi.object<WireShareReturnRequest>({
+  return_no: reference.required(),
+  share_no: reference.required(),
+  trade_no: reference.required(),
+  receiver: Joi.object({
+    type: Joi.string().min(1).max(32).required(),
+    account: Joi.string().min(1).max(128).required(),
+  }).required(),
+  amount: amount.required(),
+  description: Joi.string().min(1).max(256).required(),
+}).required();
+
+const unfreezeSchema = Joi.object<WireUnfreezeRequest>({
+  unfreeze_no: reference.required(),
+  trade_no: reference.required(),
+  description: Joi.string().min(1).max(256).required(),
+}).required();
+
+const personalText = Joi.string().min(1).max(128).allow(null);
+const applyAbnormalSchema = Joi.object<WireApplyAbnormalRefund>({
+  method: Joi.string().valid('user_bank_card', 'merchant_bank_card').required(),
+  bank_type: Joi.string().min(1).max(32).allow(null).required(),
+  bank_account: personalText.required(),
+  real_name: personalText.required(),
+}).required();
+
+/** A return from a receiver whose account holds this is refused, as by a receiver's channel. */
+const RETURN_REFUSE_MARKER = '[sandbox:refuse-return]';
+
 const uploadFileSchema = Joi.object<WireUploadFile>({
   file_name: Joi.string().min(1).max(256).required(),
   media_type: Joi.string().min(1).max(128).required(),
@@ -241,6 +276,22 @@ function refundState(r: RefundRow): WireRefundState {
     refunded_at: isoOrNull(r.refunded_at),
   };
 }
+
+function shareReturnState(r: ShareReturnRow): WireShareReturnState {
+  return {
+    return_no: r.return_no,
+    share_no: r.share_no,
+    status: r.status,
+    channel_return_no: r.channel_return_no,
+    fail_reason: null,
+  };
+}
+
+const REFUND_CALLBACK_TYPES = {
+  success: 'refund.success',
+  failed: 'refund.failed',
+  abnormal: 'refund.abnormal',
+} as const;
 
 const AUDIT_MESSAGES: Record<ApplicationRow['status'], string> = {
   submitted: 'application received',
@@ -347,7 +398,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     logger.info('sandbox refund settled', { refund_no: r.refund_no, trade_no: r.trade_no, status: r.status });
     const body: WireRefundCallback = {
       event_id: `evt_${r.channel_refund_no}_${r.status}`,
-      type: r.status === 'failed' ? 'refund.failed' : 'refund.success',
+      type: REFUND_CALLBACK_TYPES[r.status === 'processing' ? 'success' : r.status],
       trade_no: r.trade_no,
       refund_no: r.refund_no,
       channel_refund_no: r.channel_refund_no,
@@ -541,6 +592,32 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     res.json(refundState(refund));
   });
 
+  // An abnormal refund paid to a bank card instead: processing again, then success with a callback.
+  router.post('/v1/refunds/:refund_no/apply-abnormal', async (req, res) => {
+    const body = validate(applyAbnormalSchema, jsonBody(req));
+    if (
+      body.method === 'user_bank_card' &&
+      (body.bank_type === null || body.bank_account === null || body.real_name === null)
+    ) {
+      throw new SandboxRefusal(
+        400,
+        'invalid_request',
+        'user_bank_card needs bank_type, bank_account and real_name',
+      );
+    }
+    const { refund, changed } = await store.applyAbnormal(
+      req.params.refund_no,
+      body.method,
+      deps.refundDelayMs,
+    );
+    if (changed) {
+      // The method only: a card number or a name never reaches a log line.
+      logger.info('sandbox abnormal refund applied', { refund_no: refund.refund_no, method: body.method });
+      scheduleSettle(refund.refund_no, deps.refundDelayMs);
+    }
+    res.json(refundState(refund));
+  });
+
   router.post('/v1/profit-shares', async (req, res) => {
     const body = validate(profitShareSchema, jsonBody(req));
     const share = await store.createProfitShare(body);
@@ -549,6 +626,58 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       trade_no: share.trade_no,
       status: share.status,
       fail_reason: null,
+    };
+    res.json(answer);
+  });
+
+  // Part of a share taken back from a receiver, at once; refused for a person's wallet, or a receiver steered to refuse.
+  router.post('/v1/share-returns', async (req, res) => {
+    const body = validate(shareReturnSchema, jsonBody(req));
+    const { type, account } = body.receiver;
+    if (SANDBOX_PERSONAL_RECEIVERS.includes(type.toUpperCase())) {
+      throw new SandboxRefusal(
+        422,
+        'return_refused',
+        `a ${type} receiver's share cannot be taken back: returns come from merchant receivers only`,
+      );
+    }
+    if (account.includes(RETURN_REFUSE_MARKER)) {
+      throw new SandboxRefusal(
+        422,
+        'return_refused',
+        `the receiver refused the return (${RETURN_REFUSE_MARKER} in its account)`,
+      );
+    }
+    const { ret, created } = await store.createShareReturn(body);
+    if (created) {
+      logger.info('sandbox share return accepted', { return_no: ret.return_no, share_no: ret.share_no });
+    }
+    res.json(shareReturnState(ret));
+  });
+
+  router.get('/v1/share-returns/:return_no', async (req, res) => {
+    const ret = await store.findShareReturn(req.params.return_no);
+    if (!ret) {
+      throw new SandboxRefusal(
+        404,
+        'return_not_found',
+        `share return ${req.params.return_no} does not exist`,
+      );
+    }
+    res.json(shareReturnState(ret));
+  });
+
+  // What a payment froze for sharing, released to the merchant when nothing will be shared.
+  router.post('/v1/unfreezes', async (req, res) => {
+    const body = validate(unfreezeSchema, jsonBody(req));
+    const { unfreeze, created } = await store.createUnfreeze(body);
+    if (created)
+      logger.info('sandbox order unfrozen', { unfreeze_no: body.unfreeze_no, trade_no: body.trade_no });
+    const answer: WireUnfreezeState = {
+      unfreeze_no: unfreeze.unfreeze_no,
+      trade_no: unfreeze.trade_no,
+      channel_unfreeze_no: unfreeze.channel_unfreeze_no,
+      status: 'finished',
     };
     res.json(answer);
   });

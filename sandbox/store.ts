@@ -14,7 +14,7 @@ import type { WireCreateOrder, WireCreateRefund } from '../src/channels/sandbox/
 
 export type OrderStatus = 'pending' | 'paid' | 'closed';
 export type CallbackMode = 'normal' | 'drop' | 'duplicate' | 'delay';
-export type RefundStatus = 'processing' | 'success' | 'failed';
+export type RefundStatus = 'processing' | 'success' | 'failed' | 'abnormal';
 export type AuditOutcome = 'finish' | 'reject' | 'sign';
 export type AuditStatus = 'submitted' | 'auditing' | 'to_be_signed' | 'finished' | 'rejected';
 
@@ -44,10 +44,32 @@ export interface RefundRow {
   reason: string | null;
   notify_url: string;
   status: RefundStatus;
-  outcome: 'success' | 'failed';
+  outcome: 'success' | 'failed' | 'abnormal';
   settle_at: Date;
   fail_reason: string | null;
   refunded_at: Date | null;
+  /** How an abnormal refund was asked to be paid instead; null until then. */
+  abnormal_method: string | null;
+  abnormal_applied_at: Date | null;
+}
+
+export interface ShareReturnRow {
+  return_no: string;
+  channel_return_no: string;
+  share_no: string;
+  trade_no: string;
+  receiver_type: string;
+  receiver_account: string;
+  amount: number;
+  description: string;
+  status: 'success';
+}
+
+export interface UnfreezeRow {
+  unfreeze_no: string;
+  channel_unfreeze_no: string;
+  trade_no: string;
+  description: string;
 }
 
 export interface ProfitShareRow {
@@ -90,6 +112,8 @@ export class SandboxRefusal extends Error {
 }
 
 export const REFUND_FAIL_MARKER = '[sandbox:fail]';
+/** A refund whose reason holds this ends `abnormal`, as WeChat Pay's ABNORMAL, with its callback. */
+export const REFUND_ABNORMAL_MARKER = '[sandbox:abnormal]';
 
 // pg returns BIGINT as a string; amounts here never exceed 10^12, well within a safe integer.
 function withAmount<T extends { amount: number | string }>(row: T): T & { amount: number } {
@@ -112,6 +136,21 @@ export interface NewProfitShare {
   share_no: string;
   trade_no: string;
   receivers: { type: string; account: string; name?: string | null; amount: number }[];
+}
+
+export interface NewShareReturn {
+  return_no: string;
+  share_no: string;
+  trade_no: string;
+  receiver: { type: string; account: string };
+  amount: number;
+  description: string;
+}
+
+export interface NewUnfreeze {
+  unfreeze_no: string;
+  trade_no: string;
+  description: string;
 }
 
 export interface NewFile {
@@ -243,7 +282,7 @@ export class SandboxStore {
       }
       const [taken] = await this.rows<{ sum: string }>(
         `SELECT COALESCE(SUM(amount), 0) AS sum FROM sandbox_refunds
-          WHERE trade_no = :tradeNo AND status IN ('processing', 'success')`,
+          WHERE trade_no = :tradeNo AND status IN ('processing', 'success', 'abnormal')`,
         { tradeNo: order.trade_no },
         transaction,
       );
@@ -255,7 +294,12 @@ export class SandboxStore {
           `refund amount ${refund.amount} exceeds the ${remaining} left to refund`,
         );
       }
-      const failed = (refund.reason ?? '').includes(REFUND_FAIL_MARKER);
+      const reason = refund.reason ?? '';
+      const outcome = reason.includes(REFUND_ABNORMAL_MARKER)
+        ? 'abnormal'
+        : reason.includes(REFUND_FAIL_MARKER)
+          ? 'failed'
+          : 'success';
       const [row] = await this.rows<RefundRow>(
         `INSERT INTO sandbox_refunds (refund_no, channel_refund_no, trade_no, amount, reason, notify_url, status,
                                       outcome, settle_at, created_at, updated_at)
@@ -265,7 +309,7 @@ export class SandboxStore {
         {
           ...refund,
           channelRefundNo: upperId('SBXR'),
-          outcome: failed ? 'failed' : 'success',
+          outcome,
           settleAt: new Date(Date.now() + delayMs),
         },
         transaction,
@@ -297,13 +341,58 @@ export class SandboxStore {
       `UPDATE sandbox_refunds
           SET status = outcome,
               refunded_at = CASE WHEN outcome = 'success' THEN now() ELSE NULL END,
-              fail_reason = CASE WHEN outcome = 'failed' THEN :failReason ELSE NULL END,
+              fail_reason = CASE WHEN outcome = 'failed' THEN :failReason
+                                 WHEN outcome = 'abnormal' THEN :abnormalReason
+                                 ELSE NULL END,
               updated_at = now()
         WHERE refund_no = :refundNo AND status = 'processing' AND settle_at <= :now
         RETURNING *`,
-      { refundNo, now: new Date(), failReason: `refund steered to fail by ${REFUND_FAIL_MARKER}` },
+      {
+        refundNo,
+        now: new Date(),
+        failReason: `refund steered to fail by ${REFUND_FAIL_MARKER}`,
+        abnormalReason: `the buyer's account could not take the refund (${REFUND_ABNORMAL_MARKER}): apply to pay it to a bank card`,
+      },
     );
     return row ? withAmount(row) : null;
+  }
+
+  /**
+   * An abnormal refund paid another way: processing again, to succeed after `delayMs`. Asking
+   * again the same way answers the refund as it stands; the `changed` row goes only to the one
+   * caller that moved it. A refund that is not abnormal, or was applied for another way, is refused.
+   */
+  async applyAbnormal(
+    refundNo: string,
+    method: string,
+    delayMs: number,
+  ): Promise<{ refund: RefundRow; changed: boolean }> {
+    const [applied] = await this.rows<RefundRow>(
+      `UPDATE sandbox_refunds
+          SET status = 'processing', outcome = 'success', fail_reason = NULL, settle_at = :settleAt,
+              abnormal_method = :method, abnormal_applied_at = now(), updated_at = now()
+        WHERE refund_no = :refundNo AND status = 'abnormal'
+        RETURNING *`,
+      { refundNo, method, settleAt: new Date(Date.now() + delayMs) },
+    );
+    if (applied) return { refund: withAmount(applied), changed: true };
+    const refund = await this.findRefundRow(refundNo);
+    if (!refund) throw new SandboxRefusal(404, 'refund_not_found', `refund ${refundNo} does not exist`);
+    if (refund.abnormal_method === null) {
+      throw new SandboxRefusal(
+        422,
+        'refund_not_abnormal',
+        `refund ${refundNo} is ${refund.status}, not abnormal`,
+      );
+    }
+    if (refund.abnormal_method !== method) {
+      throw new SandboxRefusal(
+        422,
+        'abnormal_already_applied',
+        `refund ${refundNo} was already applied for by ${refund.abnormal_method}`,
+      );
+    }
+    return { refund, changed: false };
   }
 
   /** Refunds whose time has passed without being settled (e.g. the process restarted). */
@@ -342,6 +431,18 @@ export class SandboxStore {
           `order ${order.trade_no} was not created with profit_sharing`,
         );
       }
+      const [unfrozen] = await this.rows<UnfreezeRow>(
+        'SELECT * FROM sandbox_unfreezes WHERE trade_no = :tradeNo',
+        { tradeNo: order.trade_no },
+        transaction,
+      );
+      if (unfrozen) {
+        throw new SandboxRefusal(
+          422,
+          'order_unfrozen',
+          `order ${order.trade_no} was unfrozen by ${unfrozen.unfreeze_no}: nothing is left to share`,
+        );
+      }
       const [shared] = await this.rows<{ sum: string }>(
         'SELECT COALESCE(SUM(amount), 0) AS sum FROM sandbox_profit_shares WHERE trade_no = :tradeNo',
         { tradeNo: order.trade_no },
@@ -369,6 +470,149 @@ export class SandboxStore {
       );
       if (!row) throw new Error(`sandbox profit share ${share.share_no} was not stored`);
       return withAmount(row);
+    });
+  }
+
+  /**
+   * Takes part of a share back from one of its receivers, once per return_no. The share row is
+   * locked while what the receiver has left is summed, so concurrent returns cannot together take
+   * back more than it was given.
+   */
+  async createShareReturn(ret: NewShareReturn): Promise<{ ret: ShareReturnRow; created: boolean }> {
+    return this.db.sequelize.transaction(async (transaction) => {
+      const [share] = await this.rows<ProfitShareRow & { receivers: NewProfitShare['receivers'] }>(
+        'SELECT * FROM sandbox_profit_shares WHERE share_no = :shareNo FOR UPDATE',
+        { shareNo: ret.share_no },
+        transaction,
+      );
+      const [earlier] = await this.rows<ShareReturnRow>(
+        'SELECT * FROM sandbox_share_returns WHERE return_no = :returnNo',
+        { returnNo: ret.return_no },
+        transaction,
+      );
+      if (earlier) {
+        const same =
+          earlier.share_no === ret.share_no &&
+          earlier.receiver_type === ret.receiver.type &&
+          earlier.receiver_account === ret.receiver.account &&
+          Number(earlier.amount) === ret.amount;
+        if (!same) {
+          throw new SandboxRefusal(
+            422,
+            'return_no_conflict',
+            `return_no ${ret.return_no} already used with different parameters`,
+          );
+        }
+        return { ret: withAmount(earlier), created: false };
+      }
+      if (!share || share.trade_no !== ret.trade_no) {
+        throw new SandboxRefusal(
+          404,
+          'share_not_found',
+          `no profit share ${ret.share_no} of order ${ret.trade_no}`,
+        );
+      }
+      const received = share.receivers
+        .filter((r) => r.type === ret.receiver.type && r.account === ret.receiver.account)
+        .reduce((sum, r) => sum + Number(r.amount), 0);
+      if (received === 0) {
+        throw new SandboxRefusal(
+          422,
+          'receiver_not_in_share',
+          `${ret.receiver.type} ${ret.receiver.account} received nothing from share ${ret.share_no}`,
+        );
+      }
+      const [returned] = await this.rows<{ sum: string }>(
+        `SELECT COALESCE(SUM(amount), 0) AS sum FROM sandbox_share_returns
+          WHERE share_no = :shareNo AND receiver_type = :type AND receiver_account = :account`,
+        { shareNo: ret.share_no, type: ret.receiver.type, account: ret.receiver.account },
+        transaction,
+      );
+      const left = received - Number(returned?.sum ?? 0);
+      if (ret.amount > left) {
+        throw new SandboxRefusal(
+          422,
+          'return_amount_exceed',
+          `return of ${ret.amount} exceeds the ${left} of ${received} ${ret.receiver.account} has left to return`,
+        );
+      }
+      const [row] = await this.rows<ShareReturnRow>(
+        `INSERT INTO sandbox_share_returns (return_no, channel_return_no, share_no, trade_no, receiver_type,
+                                            receiver_account, amount, description, status, created_at)
+         VALUES (:return_no, :channelReturnNo, :share_no, :trade_no, :type, :account, :amount, :description,
+                 'success', now())
+         RETURNING *`,
+        {
+          ...ret,
+          channelReturnNo: upperId('SBXB'),
+          type: ret.receiver.type,
+          account: ret.receiver.account,
+        },
+        transaction,
+      );
+      if (!row) throw new Error(`sandbox share return ${ret.return_no} was not stored`);
+      return { ret: withAmount(row), created: true };
+    });
+  }
+
+  async findShareReturn(returnNo: string): Promise<ShareReturnRow | null> {
+    const [row] = await this.rows<ShareReturnRow>(
+      'SELECT * FROM sandbox_share_returns WHERE return_no = :returnNo',
+      { returnNo },
+    );
+    return row ? withAmount(row) : null;
+  }
+
+  /**
+   * Releases what a paid order froze for sharing, once per order: the same unfreeze_no answers the
+   * same unfreeze; another one for an order already unfrozen is refused, as is an order that froze
+   * nothing (not paid, or not created for profit sharing).
+   */
+  async createUnfreeze(unfreeze: NewUnfreeze): Promise<{ unfreeze: UnfreezeRow; created: boolean }> {
+    return this.db.sequelize.transaction(async (transaction) => {
+      const order = await this.findOrder(unfreeze.trade_no, transaction);
+      const [earlier] = await this.rows<UnfreezeRow>(
+        'SELECT * FROM sandbox_unfreezes WHERE unfreeze_no = :unfreezeNo OR trade_no = :tradeNo',
+        { unfreezeNo: unfreeze.unfreeze_no, tradeNo: unfreeze.trade_no },
+        transaction,
+      );
+      if (earlier) {
+        if (earlier.unfreeze_no === unfreeze.unfreeze_no && earlier.trade_no === unfreeze.trade_no) {
+          return { unfreeze: earlier, created: false };
+        }
+        throw new SandboxRefusal(
+          422,
+          earlier.unfreeze_no === unfreeze.unfreeze_no ? 'unfreeze_no_conflict' : 'order_unfrozen',
+          earlier.unfreeze_no === unfreeze.unfreeze_no
+            ? `unfreeze_no ${unfreeze.unfreeze_no} was used for order ${earlier.trade_no}`
+            : `order ${unfreeze.trade_no} was unfrozen already by ${earlier.unfreeze_no}`,
+        );
+      }
+      if (!order)
+        throw new SandboxRefusal(404, 'order_not_found', `order ${unfreeze.trade_no} does not exist`);
+      if (order.status !== 'paid') {
+        throw new SandboxRefusal(
+          422,
+          'order_not_paid',
+          `order ${order.trade_no} is ${order.status}, not paid`,
+        );
+      }
+      if (!order.profit_sharing) {
+        throw new SandboxRefusal(
+          422,
+          'profit_sharing_not_enabled',
+          `order ${order.trade_no} was not created with profit_sharing: nothing is frozen`,
+        );
+      }
+      const [row] = await this.rows<UnfreezeRow>(
+        `INSERT INTO sandbox_unfreezes (unfreeze_no, channel_unfreeze_no, trade_no, description, created_at)
+         VALUES (:unfreeze_no, :channelUnfreezeNo, :trade_no, :description, now())
+         RETURNING *`,
+        { ...unfreeze, channelUnfreezeNo: upperId('SBXU') },
+        transaction,
+      );
+      if (!row) throw new Error(`sandbox unfreeze ${unfreeze.unfreeze_no} was not stored`);
+      return { unfreeze: row, created: true };
     });
   }
 

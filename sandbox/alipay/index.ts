@@ -21,7 +21,10 @@ export type { PayMethod, RefundStatus, TradeStatus } from './store';
 export type { AlipaySandboxTrade } from './views';
 export type {
   AlipaySandboxRelation,
+  AlipaySandboxRoyaltyReturn,
   AlipaySandboxSettlement,
+  AlipaySandboxUnfreeze,
+  RefundRoyaltyParameter,
   ReceiverType,
   RoyaltyParameter,
   SettleDetail,

@@ -13,7 +13,13 @@ import { pageOrScriptBody, readGatewayRequest, type GatewayRequest } from './htt
 import type { AlipaySandboxKeys } from './keys';
 import type { NotificationHistory } from './notify';
 import { CASHIER_CSP, cashierPage, errorPage, notFoundPage } from './pages';
-import { RoyaltyBook, type AlipaySandboxRelation, type AlipaySandboxSettlement } from './royalty';
+import {
+  RoyaltyBook,
+  type AlipaySandboxRelation,
+  type AlipaySandboxRoyaltyReturn,
+  type AlipaySandboxSettlement,
+  type AlipaySandboxUnfreeze,
+} from './royalty';
 import { royaltyHandlers } from './royalty-methods';
 import type { PayMethod, TradeRecord } from './store';
 import { PAGE_METHODS, openPaymentTrade, tradeHandlers } from './trade-methods';
@@ -53,6 +59,10 @@ export interface AlipaySandbox {
   settlements(tradeNo: string): AlipaySandboxSettlement[];
   /** The royalty receivers bound to the app. */
   relations(): AlipaySandboxRelation[];
+  /** The shares a trade's refunds gave back (refund_royalty_parameters), oldest first. */
+  royaltyReturns(tradeNo: string): AlipaySandboxRoyaltyReturn[];
+  /** A trade's unfreeze (a settle with royalty_finish alone), or undefined. */
+  royaltyUnfreeze(tradeNo: string): AlipaySandboxUnfreeze | undefined;
   /** A secondary merchant's application by external_id; a look does not move it. */
   zftOrder(externalId: string): AlipaySandboxZftOrder | undefined;
   /** How many requests of a method arrived (gateway.do and the app's submit), valid or not. */
@@ -77,7 +87,11 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   });
   const royalty = new RoyaltyBook();
   const zft = new ZftBook();
-  const handlers = { ...tradeHandlers(gateway), ...royaltyHandlers(gateway, royalty), ...zftHandlers(zft) };
+  const handlers = {
+    ...tradeHandlers(gateway, royalty),
+    ...royaltyHandlers(gateway, royalty),
+    ...zftHandlers(zft),
+  };
   const counts = new Map<string, number>();
 
   /** A signed answer under the method's key; error_response when there is no usable method. */
@@ -272,6 +286,8 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     notifications: (outTradeNo) => gateway.notifier.history(outTradeNo),
     settlements: (tradeNo) => royalty.settlementsOf(tradeNo, Date.now(), gateway.options.refundDelayMs),
     relations: () => royalty.listRelations(),
+    royaltyReturns: (tradeNo) => royalty.returnsOf(tradeNo),
+    royaltyUnfreeze: (tradeNo) => royalty.unfreezeOf(tradeNo),
     zftOrder: (externalId) => zft.peek(externalId),
     requests: (method) => counts.get(method) ?? 0,
   };

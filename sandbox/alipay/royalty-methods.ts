@@ -45,8 +45,7 @@ const settleSchema = Joi.object<SettleRequest>({
       }).unknown(true),
     )
     .min(1)
-    .max(50)
-    .required(),
+    .max(50),
   royalty_mode: Joi.string().valid('sync', 'async'),
   operator_id: Joi.string(),
   extend_params: Joi.object().unknown(true),
@@ -73,6 +72,17 @@ export function royaltyHandlers(gateway: AlipayGateway, book: RoyaltyBook): Reco
     'alipay.trade.order.settle': (call) => {
       const request = validateBiz(settleSchema, parseBizContent(call.params));
       const trade = gateway.find(call, { trade_no: request.trade_no });
+      if (request.royalty_parameters === undefined) {
+        // 分账解冻 alone: only the royalty_finish flag, no receivers.
+        if (request.extend_params?.royalty_finish !== 'true') {
+          throw invalidArgument(
+            'isv.missing-parameter',
+            '缺少必选参数 royalty_parameters (or extend_params.royalty_finish "true" to unfreeze alone)',
+          );
+        }
+        const unfreeze = book.unfreeze(trade, request, call.now);
+        return { trade_no: trade.tradeNo, settle_no: unfreeze.settle_no };
+      }
       const settlement = book.settle(trade, request, refundedFen(trade, true), call.now);
       return { trade_no: trade.tradeNo, settle_no: settlement.settle_no };
     },

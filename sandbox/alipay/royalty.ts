@@ -66,10 +66,41 @@ export interface RoyaltyParameter {
 export interface SettleRequest {
   out_request_no: string;
   trade_no: string;
-  royalty_parameters: RoyaltyParameter[];
+  /** Absent only with extend_params.royalty_finish "true": the settle that only unfreezes. */
+  royalty_parameters?: RoyaltyParameter[];
   royalty_mode?: 'sync' | 'async';
   operator_id?: string;
   extend_params?: Record<string, unknown>;
+}
+
+/** One entry of alipay.trade.refund's refund_royalty_parameters (退分账): who gives back how much. */
+export interface RefundRoyaltyParameter {
+  royalty_type?: 'transfer';
+  trans_out_type?: ReceiverType;
+  trans_out: string;
+  trans_in_type?: string;
+  trans_in?: string;
+  amount: string | number;
+  desc?: string;
+}
+
+/** A receiver's share given back with a refund, as the gateway keeps it (and tests count it). */
+export interface AlipaySandboxRoyaltyReturn {
+  trade_no: string;
+  /** The refund's out_request_no. */
+  out_request_no: string;
+  trans_out_type: ReceiverType;
+  trans_out: string;
+  amount: string;
+  returned_at: string;
+}
+
+/** A settle that only finished the royalty: what the trade froze for it, released to the seller. */
+export interface AlipaySandboxUnfreeze {
+  trade_no: string;
+  out_request_no: string;
+  settle_no: string;
+  operation_dt: string;
 }
 
 const relationKey = (type: string, account: string) => `${type}\u0000${account}`;
@@ -78,6 +109,10 @@ export class RoyaltyBook {
   private readonly relations = new Map<string, AlipaySandboxRelation>();
   private readonly settlements = new Map<string, Settlement>();
   private readonly bySettleNo = new Map<string, Settlement>();
+  /** Shares given back with refunds (退分账), oldest first: a table of their own. */
+  private readonly royaltyReturns: (AlipaySandboxRoyaltyReturn & { fen: number })[] = [];
+  /** Trades whose royalty was finished by a settle with royalty_finish, by trade_no. */
+  private readonly finished = new Map<string, AlipaySandboxUnfreeze>();
 
   listRelations(): AlipaySandboxRelation[] {
     return [...this.relations.values()].map((r) => ({ ...r }));
@@ -104,9 +139,122 @@ export class RoyaltyBook {
     }
   }
 
+  /** A trade's royalty returns, oldest first. */
+  returnsOf(tradeNo: string): AlipaySandboxRoyaltyReturn[] {
+    return this.royaltyReturns.filter((r) => r.trade_no === tradeNo).map(({ fen: _fen, ...r }) => ({ ...r }));
+  }
+
+  /** A trade's unfreeze (a settle with royalty_finish and no royalty_parameters), if it had one. */
+  unfreezeOf(tradeNo: string): AlipaySandboxUnfreeze | undefined {
+    const found = this.finished.get(tradeNo);
+    return found && { ...found };
+  }
+
+  /**
+   * The shares a refund gives back (refund_royalty_parameters), checked before the refund is
+   * taken: each from an account this trade's settles paid (trans_out), never more than the
+   * account received minus what earlier refunds took back from it. Answers them in fen, for
+   * `recordReturns` once the refund is taken.
+   */
+  checkReturns(
+    trade: TradeRecord,
+    params: RefundRoyaltyParameter[],
+  ): { param: RefundRoyaltyParameter; fen: number }[] {
+    const asked = new Map<string, number>();
+    return params.map((p, i) => {
+      const fen = fenOfNumber(p.amount);
+      if (fen === undefined || fen < 1) {
+        throw invalidArgument(
+          'isv.invalid-parameter',
+          `参数无效 refund_royalty_parameters[${i}].amount: yuan, at least 0.01`,
+        );
+      }
+      const type = p.trans_out_type ?? 'userId';
+      const key = relationKey(type, p.trans_out);
+      const received = this.receivedFen(trade.tradeNo, type, p.trans_out);
+      if (received === 0) {
+        throw businessFailed(
+          'ACQ.INVALID_PARAMETER',
+          `参数无效: refund_royalty_parameters[${i}].trans_out ${type} ${p.trans_out} received no royalty from trade ${trade.tradeNo}`,
+        );
+      }
+      const returned = this.royaltyReturns
+        .filter((r) => r.trade_no === trade.tradeNo && relationKey(r.trans_out_type, r.trans_out) === key)
+        .reduce((sum, r) => sum + r.fen, 0);
+      const total = (asked.get(key) ?? 0) + fen;
+      asked.set(key, total);
+      if (total > received - returned) {
+        throw businessFailed(
+          'ACQ.INVALID_PARAMETER',
+          `参数无效: refund_royalty_parameters[${i}] returns ${yuan(total)} from ${p.trans_out}, which has ${yuan(received - returned)} of ${yuan(received)} left to return`,
+        );
+      }
+      return { param: p, fen };
+    });
+  }
+
+  recordReturns(
+    tradeNo: string,
+    outRequestNo: string,
+    returns: { param: RefundRoyaltyParameter; fen: number }[],
+    now: number,
+  ): void {
+    for (const { param, fen } of returns) {
+      this.royaltyReturns.push({
+        trade_no: tradeNo,
+        out_request_no: outRequestNo,
+        trans_out_type: param.trans_out_type ?? 'userId',
+        trans_out: param.trans_out,
+        amount: yuan(fen),
+        returned_at: beijingTime(now),
+        fen,
+      });
+    }
+  }
+
+  /** What the trade's settles paid an account: its SUCCESS details only. */
+  private receivedFen(tradeNo: string, type: string, account: string): number {
+    let sum = 0;
+    for (const s of this.settlements.values()) {
+      if (s.trade_no !== tradeNo) continue;
+      s.royalty_detail_list.forEach((d, i) => {
+        if (d.state === 'SUCCESS' && d.trans_in_type === type && d.trans_in === account) sum += s.amounts[i]!;
+      });
+    }
+    return sum;
+  }
+
+  /**
+   * 分账解冻 alone: a settle with royalty_finish and no royalty_parameters releases what a paid
+   * trade froze for royalty. The same out_request_no answers the same unfreeze; a trade whose
+   * royalty was finished already cannot be finished again.
+   */
+  unfreeze(trade: TradeRecord, request: SettleRequest, now: number): AlipaySandboxUnfreeze {
+    const earlier = this.finished.get(trade.tradeNo);
+    if (earlier) {
+      if (earlier.out_request_no === request.out_request_no) return this.unfreezeOf(trade.tradeNo)!;
+      throw businessFailed(
+        'ACQ.TRADE_SETTLE_ERROR',
+        `分账处理失败: the royalty of trade ${trade.tradeNo} was finished already by ${earlier.out_request_no}`,
+      );
+    }
+    if (trade.paidAt === undefined) {
+      throw businessFailed('ACQ.TRADE_STATUS_ERROR', `交易状态异常: a ${trade.status} trade froze nothing`);
+    }
+    const unfreeze = {
+      trade_no: trade.tradeNo,
+      out_request_no: request.out_request_no,
+      settle_no: `${beijingTime(now).slice(0, 10).replaceAll('-', '')}${randomDigits(20)}`,
+      operation_dt: beijingTime(now),
+    };
+    this.finished.set(trade.tradeNo, unfreeze);
+    return this.unfreezeOf(trade.tradeNo)!;
+  }
+
   settle(trade: TradeRecord, request: SettleRequest, refundedFen: number, now: number): Settlement {
     const key = `${request.trade_no}\u0000${request.out_request_no}`;
-    const identity = JSON.stringify(request.royalty_parameters);
+    const parameters = request.royalty_parameters ?? [];
+    const identity = JSON.stringify(parameters);
     const existing = this.settlements.get(key);
     if (existing) {
       if (existing.identity !== identity) {
@@ -123,7 +271,14 @@ export class RoyaltyBook {
         `交易状态异常: a ${trade.status} trade cannot be settled`,
       );
     }
-    const amounts = request.royalty_parameters.map((p, i) => {
+    const unfrozen = this.finished.get(trade.tradeNo);
+    if (unfrozen) {
+      throw businessFailed(
+        'ACQ.TRADE_SETTLE_ERROR',
+        `分账处理失败: the royalty of trade ${trade.tradeNo} was finished by ${unfrozen.out_request_no}; nothing is frozen to settle`,
+      );
+    }
+    const amounts = parameters.map((p, i) => {
       const fen = fenOfNumber(p.amount);
       if (fen === undefined || fen < 1) {
         throw invalidArgument(
@@ -160,8 +315,8 @@ export class RoyaltyBook {
       trade_no: trade.tradeNo,
       operation_dt: beijingTime(now),
       royalty_mode: mode,
-      royalty_parameters: structuredClone(request.royalty_parameters),
-      royalty_detail_list: request.royalty_parameters.map((p, i) => ({
+      royalty_parameters: structuredClone(parameters),
+      royalty_detail_list: parameters.map((p, i) => ({
         operation_type: p.royalty_type ?? 'transfer',
         trans_in_type: p.trans_in_type,
         trans_in: p.trans_in,

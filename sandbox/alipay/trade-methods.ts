@@ -6,6 +6,7 @@
 import Joi from 'joi';
 import type { AlipayGateway, Call, Handler } from './gateway';
 import { parseBizContent, validateBiz } from './http';
+import type { RefundRoyaltyParameter, RoyaltyBook } from './royalty';
 import type { PayMethod } from './store';
 import { queryView, refundQueryView } from './views';
 import { PRICE, fenOfPrice, invalidArgument } from './wire';
@@ -52,6 +53,7 @@ interface RefundRequest {
   refund_amount: string;
   out_request_no?: string;
   refund_reason?: string;
+  refund_royalty_parameters?: RefundRoyaltyParameter[];
 }
 
 const refundSchema = Joi.object<RefundRequest>({
@@ -59,6 +61,21 @@ const refundSchema = Joi.object<RefundRequest>({
   refund_amount: Joi.string().pattern(PRICE).required(),
   out_request_no: Joi.string().min(1).max(64),
   refund_reason: Joi.string().max(256),
+  // 退分账: the receivers that give their share back with this refund (transfer only here).
+  refund_royalty_parameters: Joi.array()
+    .items(
+      Joi.object({
+        royalty_type: Joi.string().valid('transfer'),
+        trans_out_type: Joi.string().valid('userId', 'loginName', 'openId'),
+        trans_out: Joi.string().min(1).max(100).required(),
+        trans_in_type: Joi.string().valid('userId', 'loginName', 'openId'),
+        trans_in: Joi.string().min(1).max(100),
+        amount: Joi.alternatives(Joi.string(), Joi.number()).required(),
+        desc: Joi.string().max(1000),
+      }).unknown(true),
+    )
+    .min(1)
+    .max(50),
 })
   .or('out_trade_no', 'trade_no')
   .required();
@@ -87,7 +104,7 @@ function ref<T extends object>(schema: Joi.Schema<T>, call: Call): T {
   return validateBiz(schema, biz);
 }
 
-export function tradeHandlers(gateway: AlipayGateway): Record<string, Handler> {
+export function tradeHandlers(gateway: AlipayGateway, royalty: RoyaltyBook): Record<string, Handler> {
   return {
     'alipay.trade.precreate': (call) => {
       const { trade } = openPaymentTrade(gateway, 'alipay.trade.precreate', call);
@@ -113,16 +130,25 @@ export function tradeHandlers(gateway: AlipayGateway): Record<string, Handler> {
       if (amountFen < 1)
         throw invalidArgument('isv.invalid-parameter', '参数无效 refund_amount: at least 0.01');
       const trade = gateway.find(call, body);
-      return gateway.refund(
+      // Without out_request_no a refund is the trade's one refund in full, named by the trade.
+      const outRequestNo = body.out_request_no ?? trade.order.out_trade_no;
+      const repeat = trade.refunds.some((r) => r.outRequestNo === outRequestNo);
+      // The shares it gives back are checked before the refund is taken, and kept once it is.
+      const returns =
+        repeat || body.refund_royalty_parameters === undefined
+          ? []
+          : royalty.checkReturns(trade, body.refund_royalty_parameters);
+      const answer = gateway.refund(
         trade,
         {
-          // Without out_request_no a refund is the trade's one refund in full, named by the trade.
-          outRequestNo: body.out_request_no ?? trade.order.out_trade_no,
+          outRequestNo,
           amountFen,
           ...(body.refund_reason === undefined ? {} : { reason: body.refund_reason }),
         },
         call.now,
       );
+      if (returns.length > 0) royalty.recordReturns(trade.tradeNo, outRequestNo, returns, call.now);
+      return answer;
     },
 
     'alipay.trade.fastpay.refund.query': (call) => {

@@ -3,6 +3,7 @@ import { applyMigrations, type MigrationSet } from '../../src/platform/db/migrat
 import type { Logger } from '../../src/platform/logger';
 import { channelTables } from './0001-channel-tables';
 import { requestCounts } from './0002-request-counts';
+import { returnsUnfreezesAbnormal } from './0003-returns-unfreezes-abnormal';
 
 /**
  * The sandbox's own migrations, recorded in sandbox_migrations, never in the gateway's table:
@@ -11,7 +12,7 @@ import { requestCounts } from './0002-request-counts';
  * compiled build.
  */
 export const SANDBOX_MIGRATIONS: MigrationSet = {
-  migrations: [channelTables, requestCounts],
+  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal],
   tableName: 'sandbox_migrations',
   // Not the gateway's key: the two sets migrate independently, even in one database.
   lockKey: 7_284_019_332,

@@ -1,5 +1,5 @@
 /**
- * An offline WeChat Pay API v3 sandbox (service-provider payment, profit-sharing and onboarding APIs): a
+ * An offline WeChat Pay API v3 sandbox (service-provider payment, profit-sharing, return, abnormal-refund and onboarding APIs): a
  * router that signs and checks the wire as WeChat does, its made-up credentials, the settings
  * that point durapay at it, and readers of its sharing state for tests. Independent of durapay's
  * WeChat Pay adapter and of wechatpay-axios-plugin on purpose.
@@ -20,14 +20,24 @@ export {
   WECHATPAY_SANDBOX_KEY_FILES,
   type WechatpaySandboxKeys,
 } from './keys';
-export type { BuyerResult, RefundStatus, TradeKind, TradeState } from './store';
+export type {
+  AbnormalRefundApplication,
+  AbnormalRefundType,
+  BuyerResult,
+  RefundStatus,
+  TradeKind,
+  TradeState,
+} from './store';
 export type { ApplymentRecord, ApplymentState } from './applyment';
 export type { PlatformCertificate } from './certificates';
 export type {
   ReceiverType,
   RelationType,
+  ReturnResult,
   SharingResult,
   SharingState,
   WechatpaySandboxReceiver,
+  WechatpaySandboxReturn,
   WechatpaySandboxSharing,
+  WechatpaySandboxUnfreeze,
 } from './sharing';

@@ -1,7 +1,8 @@
 /**
  * An offline WeChat Pay API v3 sandbox for the service-provider ("partner") payment APIs, as an
- * Express router: create (JSAPI, APP, H5, Native), query, close, refund and refund query, and
- * profit sharing (add a receiver, share, query a sharing order, unfreeze), onboarding (media
+ * Express router: create (JSAPI, APP, H5, Native), query, close, refund, refund query and
+ * abnormal refund, profit sharing (add a receiver, share, query a sharing order, unfreeze,
+ * return and query a return), onboarding (media
  * upload, applyment submit and query, in applyment.ts), each request's
  * WECHATPAY2-SHA256-RSA2048 signature checked and every answer signed with the platform key,
  * plus a buyer's checkout page and signed, encrypted callbacks retried on WeChat's rhythm. Any
@@ -29,17 +30,23 @@ import {
   WechatpaySharingStore,
   receiverView,
   sharingView,
+  returnView,
   type AddReceiverRequest,
+  type CreateReturnRequest,
   type CreateSharingRequest,
   type UnfreezeRequest,
   type WechatpaySandboxReceiver,
+  type WechatpaySandboxReturn,
   type WechatpaySandboxSharing,
+  type WechatpaySandboxUnfreeze,
 } from './sharing';
 import {
   WechatpaySandboxStore,
   refundNoticeView,
   refundView,
   transactionView,
+  type AbnormalRefundApplication,
+  type AbnormalRefundRequest,
   type BuyerResult,
   type CreateOrderRequest,
   type CreateRefundRequest,
@@ -95,6 +102,12 @@ export interface WechatpaySandbox {
   sharing(transactionId: string): WechatpaySandboxSharing | undefined;
   /** The receivers a sub-merchant added, each `name` decrypted. */
   receivers(subMchid: string): WechatpaySandboxReceiver[];
+  /** A transaction's return orders (分账回退), oldest first, as a query would see them now. */
+  returns(transactionId: string): WechatpaySandboxReturn[];
+  /** A transaction's unfreeze orders (解冻剩余资金), oldest first. */
+  unfreezes(transactionId: string): WechatpaySandboxUnfreeze[];
+  /** How an ABNORMAL refund was asked to be paid instead, its sealed fields opened; undefined if never. */
+  abnormalRefundApplication(subMchid: string, outRefundNo: string): AbnormalRefundApplication | undefined;
   /** An applyment by business_code as submitted, its sealed fields opened; a look does not move it. */
   applyment(businessCode: string): ApplymentRecord | undefined;
   /** The platform certificates `GET /v3/certificates` lists, oldest first. */
@@ -128,7 +141,11 @@ const mchid = Joi.string().pattern(/^\d{1,32}$/);
 const appid = Joi.string().min(1).max(32);
 const openid = Joi.string().min(1).max(128);
 const outTradeNo = Joi.string().pattern(/^[A-Za-z0-9_\-|*]{6,32}$/);
-const fen = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+/** Every v3 amount is a 32-bit int of fen: 2^31 − 1 at most, or PARAM_ERROR. */
+const fen = Joi.number()
+  .integer()
+  .min(1)
+  .max(2 ** 31 - 1);
 const httpUrl = Joi.string()
   .uri({ scheme: ['http', 'https'] })
   .max(256);
@@ -239,6 +256,53 @@ const unfreezeSchema = Joi.object<UnfreezeRequest>({
   transaction_id: transactionId.required(),
   out_order_no: outOrderNo.required(),
   description: sharingDescription.required(),
+}).required();
+
+/**
+ * The debit cards WeChat Pay pays an abnormal refund to (bank_type), as its documentation lists
+ * them: written here again rather than taken from durapay's adapter, which this sandbox checks.
+ */
+const ABNORMAL_REFUND_BANKS = [
+  'CMB_DEBIT',
+  'COMM_DEBIT',
+  'ABC_DEBIT',
+  'CCB_DEBIT',
+  'ICBC_DEBIT',
+  'BOC_DEBIT',
+  'PAB_DEBIT',
+  'SPDB_DEBIT',
+  'CITIC_DEBIT',
+  'CEB_DEBIT',
+  'CMBC_DEBIT',
+  'CIB_DEBIT',
+  'GDB_DEBIT',
+  'PSBC_DEBIT',
+  'NBCB_DEBIT',
+];
+
+const outReturnNo = Joi.string().pattern(/^[A-Za-z0-9_\-|*@]{1,64}$/);
+
+const createReturnSchema = Joi.object<CreateReturnRequest>({
+  sub_mchid: mchid.required(),
+  order_id: Joi.string().min(1).max(64),
+  out_order_no: outOrderNo,
+  out_return_no: outReturnNo.required(),
+  return_mchid: mchid.required(),
+  amount: fen.required(),
+  description: sharingDescription.required(),
+})
+  .or('order_id', 'out_order_no')
+  .required();
+
+const abnormalRefundSchema = Joi.object<AbnormalRefundRequest>({
+  sub_mchid: mchid.required(),
+  out_refund_no: Joi.string()
+    .pattern(/^[A-Za-z0-9_\-|*@]{1,64}$/)
+    .required(),
+  type: Joi.string().valid('USER_BANK_CARD', 'MERCHANT_BANK_CARD').required(),
+  bank_type: Joi.string().valid(...ABNORMAL_REFUND_BANKS),
+  bank_account: sealed,
+  real_name: sealed,
 }).required();
 
 const buyerSchema = Joi.object<{ result: BuyerResult }>({
@@ -609,7 +673,39 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     const refund = store.findRefund(subMchid, req.params.out_refund_no);
     if (!refund) throw new WechatpayError(404, 'RESOURCE_NOT_EXISTS', '退款单不存在');
     // Due but its timer not yet run: a query never sees a refund older than its delay PROCESSING.
-    if (Date.now() >= refund.createdAt + refundDelayMs) settle(refund);
+    if (Date.now() >= refund.processingSince + refundDelayMs) settle(refund);
+    answer(res, 200, refundView(refund));
+  });
+
+  // 发起异常退款: an ABNORMAL refund paid to a bank card instead, then SUCCESS with its callback.
+  router.post('/v3/refund/domestic/refunds/:refund_id/apply-abnormal-refund', (req, res) => {
+    const body = validate(abnormalRefundSchema, jsonBody(req));
+    const refund = store.findRefund(body.sub_mchid, body.out_refund_no);
+    if (!refund || refund.spMchid !== res.locals.mchid || refund.refundId !== req.params.refund_id) {
+      throw new WechatpayError(404, 'RESOURCE_NOT_EXISTS', '退款单不存在');
+    }
+    if (body.type === 'USER_BANK_CARD') {
+      for (const field of ['bank_type', 'bank_account', 'real_name'] as const) {
+        if (body[field] === undefined) throw paramError(`${field} is required when type is USER_BANK_CARD`);
+      }
+    }
+    const application: AbnormalRefundApplication = {
+      type: body.type,
+      ...(body.bank_type === undefined ? {} : { bank_type: body.bank_type }),
+      ...(body.bank_account === undefined
+        ? {}
+        : { bank_account: unseal(req, body.bank_account, 'bank_account') }),
+      ...(body.real_name === undefined ? {} : { real_name: unseal(req, body.real_name, 'real_name') }),
+      appliedAt: Date.now(),
+    };
+    if (store.applyAbnormal(refund, application, application.appliedAt)) {
+      // Never the card or the name in a log line.
+      logger.info('wechatpay sandbox abnormal refund applied', {
+        out_refund_no: body.out_refund_no,
+        type: body.type,
+      });
+      later(refundDelayMs, async () => settle(refund));
+    }
     answer(res, 200, refundView(refund));
   });
 
@@ -711,6 +807,31 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     answer(res, 200, sharingView(sharing));
   });
 
+  // 请求分账回退 and its query: returns from merchant receivers, by out_order_no (or order_id).
+  router.post('/v3/profitsharing/return-orders', (req, res) => {
+    const body = validate(createReturnSchema, jsonBody(req));
+    const { ret, created } = sharings.createReturn(String(res.locals.mchid), body, Date.now());
+    if (created) {
+      logger.info('wechatpay sandbox sharing return accepted', {
+        out_return_no: body.out_return_no,
+        result: ret.result,
+      });
+    }
+    answer(res, 200, returnView(ret));
+  });
+
+  router.get('/v3/profitsharing/return-orders/:out_return_no', (req, res) => {
+    const ret = sharings.findReturn(
+      String(res.locals.mchid),
+      queryParam(req, 'sub_mchid'),
+      req.params.out_return_no,
+      queryParam(req, 'out_order_no'),
+      Date.now(),
+    );
+    if (!ret) throw new WechatpayError(404, 'RESOURCE_NOT_EXISTS', '记录不存在');
+    answer(res, 200, returnView(ret));
+  });
+
   router.get('/v3/certificates', (_req, res) => {
     answer(res, 200, certificatesView(certificates, keys.apiV3Key));
   });
@@ -748,6 +869,12 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     keys,
     sharing: (transactionId) => sharings.snapshot(transactionId, Date.now()),
     receivers: (subMchid) => sharings.listReceivers(subMchid),
+    returns: (transactionId) => sharings.returnsOf(transactionId, Date.now()),
+    unfreezes: (transactionId) => sharings.unfreezesOf(transactionId),
+    abnormalRefundApplication: (subMchid, outRefundNo) => {
+      const application = store.findRefund(subMchid, outRefundNo)?.abnormalApplication;
+      return application && { ...application };
+    },
     applyment: (businessCode) => applyments.peek(keys.spMchid, businessCode),
     platformCertificates: () => [...certificates],
     rotatePlatformCertificate() {

@@ -75,6 +75,55 @@ export interface UnfreezeRequest {
   description: string;
 }
 
+export interface CreateReturnRequest {
+  sub_mchid: string;
+  order_id?: string;
+  out_order_no?: string;
+  out_return_no: string;
+  return_mchid: string;
+  amount: number;
+  description: string;
+}
+
+export type ReturnResult = 'PROCESSING' | 'SUCCESS' | 'FAILED';
+
+/** A return order (分账回退) as the sandbox keeps it, and as `returns()` shows it to tests. */
+export interface WechatpaySandboxReturn {
+  out_order_no: string;
+  out_return_no: string;
+  return_id: string;
+  return_mchid: string;
+  amount: number;
+  description: string;
+  result: ReturnResult;
+  fail_reason?: string;
+}
+
+/** An unfreeze order (解冻剩余资金), as `unfreezes()` shows it to tests. */
+export interface WechatpaySandboxUnfreeze {
+  out_order_no: string;
+  order_id: string;
+  description: string;
+  state: SharingState;
+}
+
+export interface ReturnRecord extends WechatpaySandboxReturn {
+  spMchid: string;
+  subMchid: string;
+  transactionId: string;
+  orderId: string;
+  identity: string;
+  /** What PROCESSING turns into: SUCCESS unless the description injects a fault. */
+  outcome: Exclude<ReturnResult, 'PROCESSING'>;
+  createdAt: number;
+  finishedAt?: number;
+}
+
+/** WeChat Pay takes at most 20 returns from one sharing order. */
+const MAX_RETURNS_PER_ORDER = 20;
+const RETURN_PROCESSING_MARKER = '[sandbox:return-processing]';
+const RETURN_FAILED_MARKER = '[sandbox:return-failed]';
+
 /** A receiver as added, its name decrypted: what a test checks the client sealed. */
 export interface WechatpaySandboxReceiver {
   type: ReceiverType;
@@ -123,6 +172,8 @@ export interface SharingOrderRecord {
   identity: string;
   /** A sharing order's unfreeze_unsplit; always true for an unfreeze order. */
   unfreezes: boolean;
+  /** An unfreeze order's description. */
+  description?: string;
   state: SharingState;
   receivers: SharedReceiver[];
   createdAt: number;
@@ -144,6 +195,8 @@ export class WechatpaySharingStore {
   private readonly receivers = new Map<string, Map<string, WechatpaySandboxReceiver>>();
   private readonly orders = new Map<string, SharingOrderRecord>();
   private readonly byTransactionId = new Map<string, SharingOrderRecord[]>();
+  /** Return orders by sub_mchid + out_return_no: a table of their own, as WeChat keeps them. */
+  private readonly returnOrders = new Map<string, ReturnRecord>();
 
   /** `delayMs`: how long a sharing order stays PROCESSING; a read after that settles it. */
   constructor(private readonly delayMs: number) {}
@@ -237,6 +290,7 @@ export class WechatpaySharingStore {
     const sharing: SharingOrderRecord = {
       ...this.newOrder('unfreeze', spMchid, request, identity, now),
       unfreezes: true,
+      description: request.description,
       state: 'FINISHED',
       receivers: [],
     };
@@ -250,6 +304,144 @@ export class WechatpaySharingStore {
     if (!sharing || sharing.spMchid !== spMchid || sharing.transactionId !== transactionId) return undefined;
     this.settleIfDue(sharing, now);
     return sharing;
+  }
+
+  /**
+   * 请求分账回退: part of what a sharing order gave a merchant receiver, back to the sub-merchant.
+   * The return and whether this call created it; the same out_return_no with other fields, a
+   * sharing order or receiver that does not exist (or did not receive), or more than the
+   * receiver was given minus what earlier returns took back, are refused as INVALID_REQUEST.
+   */
+  createReturn(spMchid: string, request: CreateReturnRequest, now: number) {
+    const identity = JSON.stringify([
+      request.order_id ?? null,
+      request.out_order_no ?? null,
+      request.return_mchid,
+      request.amount,
+    ]);
+    const existing = this.returnOrders.get(key(request.sub_mchid, request.out_return_no));
+    if (existing) {
+      if (existing.spMchid !== spMchid || existing.identity !== identity) {
+        throw invalid(
+          `商户回退单号重复: out_return_no ${request.out_return_no} was used with different parameters`,
+        );
+      }
+      this.settleReturnIfDue(existing, now);
+      return { ret: existing, created: false };
+    }
+    const sharing = this.sharingFor(spMchid, request);
+    this.settleIfDue(sharing, now);
+    const received = sharing.receivers
+      .filter((r) => r.type === 'MERCHANT_ID' && r.account === request.return_mchid && r.result === 'SUCCESS')
+      .reduce((sum, r) => sum + r.amount, 0);
+    if (received === 0) {
+      throw invalid(
+        `回退方不存在: merchant ${request.return_mchid} received nothing from out_order_no ${sharing.outOrderNo} (returns come from merchant receivers only)`,
+      );
+    }
+    const earlier = [...this.returnOrders.values()].filter(
+      (r) => r.subMchid === sharing.subMchid && r.out_order_no === sharing.outOrderNo,
+    );
+    if (earlier.length >= MAX_RETURNS_PER_ORDER) {
+      throw invalid(`回退次数超限: at most ${MAX_RETURNS_PER_ORDER} returns from one sharing order`);
+    }
+    const returned = earlier
+      .filter((r) => r.return_mchid === request.return_mchid && r.result !== 'FAILED')
+      .reduce((sum, r) => sum + r.amount, 0);
+    if (request.amount > received - returned) {
+      throw invalid(
+        `回退金额超过可回退金额: ${request.amount} asked, ${received - returned} of ${received} left to return from ${request.return_mchid}`,
+      );
+    }
+    const failed = request.description.includes(RETURN_FAILED_MARKER);
+    const ret: ReturnRecord = {
+      spMchid,
+      subMchid: sharing.subMchid,
+      transactionId: sharing.transactionId,
+      orderId: sharing.orderId,
+      out_order_no: sharing.outOrderNo,
+      out_return_no: request.out_return_no,
+      return_id: `30${randomDigits(26)}`,
+      return_mchid: request.return_mchid,
+      amount: request.amount,
+      description: request.description,
+      result: 'PROCESSING',
+      outcome: failed ? 'FAILED' : 'SUCCESS',
+      identity,
+      createdAt: now,
+    };
+    this.returnOrders.set(key(ret.subMchid, ret.out_return_no), ret);
+    // Synchronous, as WeChat Pay's usually is; a description may keep it PROCESSING a while.
+    if (!request.description.includes(RETURN_PROCESSING_MARKER)) this.settleReturn(ret, now);
+    return { ret, created: true };
+  }
+
+  /** A return order, if it is this sp_mchid's and names that sharing order; settled when due. */
+  findReturn(spMchid: string, subMchid: string, outReturnNo: string, outOrderNo: string, now: number) {
+    const ret = this.returnOrders.get(key(subMchid, outReturnNo));
+    if (!ret || ret.spMchid !== spMchid || ret.out_order_no !== outOrderNo) return undefined;
+    this.settleReturnIfDue(ret, now);
+    return ret;
+  }
+
+  /** A transaction's return orders, oldest first, as a query would see them now. */
+  returnsOf(transactionId: string, now: number): WechatpaySandboxReturn[] {
+    return [...this.returnOrders.values()]
+      .filter((r) => r.transactionId === transactionId)
+      .map((r) => {
+        this.settleReturnIfDue(r, now);
+        return {
+          out_order_no: r.out_order_no,
+          out_return_no: r.out_return_no,
+          return_id: r.return_id,
+          return_mchid: r.return_mchid,
+          amount: r.amount,
+          description: r.description,
+          result: r.result,
+          ...(r.fail_reason === undefined ? {} : { fail_reason: r.fail_reason }),
+        };
+      });
+  }
+
+  /** A transaction's unfreeze orders, oldest first. */
+  unfreezesOf(transactionId: string): WechatpaySandboxUnfreeze[] {
+    return (this.byTransactionId.get(transactionId) ?? [])
+      .filter((o) => o.kind === 'unfreeze')
+      .map((o) => ({
+        out_order_no: o.outOrderNo,
+        order_id: o.orderId,
+        description: o.description ?? '',
+        state: o.state,
+      }));
+  }
+
+  private sharingFor(spMchid: string, request: CreateReturnRequest): SharingOrderRecord {
+    const sharing =
+      request.out_order_no !== undefined
+        ? this.orders.get(key(request.sub_mchid, request.out_order_no))
+        : [...this.orders.values()].find(
+            (o) => o.subMchid === request.sub_mchid && o.orderId === request.order_id,
+          );
+    if (!sharing || sharing.spMchid !== spMchid || sharing.kind !== 'share') {
+      throw invalid(
+        `分账单不存在: no sharing order ${request.out_order_no ?? request.order_id ?? ''} of sub_mchid ${request.sub_mchid}`,
+      );
+    }
+    if (request.order_id !== undefined && request.order_id !== sharing.orderId) {
+      throw invalid(`order_id ${request.order_id} is not the order_id of out_order_no ${sharing.outOrderNo}`);
+    }
+    return sharing;
+  }
+
+  private settleReturn(ret: ReturnRecord, now: number): void {
+    if (ret.result !== 'PROCESSING') return;
+    ret.result = ret.outcome;
+    if (ret.outcome === 'FAILED') ret.fail_reason = FAIL_REASON;
+    ret.finishedAt = now;
+  }
+
+  private settleReturnIfDue(ret: ReturnRecord, now: number): void {
+    if (now >= ret.createdAt + this.delayMs) this.settleReturn(ret, now);
   }
 
   /** PROCESSING → FINISHED, each receiver to its outcome; true when this call changed it. */
@@ -385,5 +577,23 @@ export function sharingView(sharing: SharingOrderRecord): Record<string, unknown
       create_time: rfc3339Cst(sharing.createdAt),
       ...(r.finishedAt === undefined ? {} : { finish_time: rfc3339Cst(r.finishedAt) }),
     })),
+  };
+}
+
+/** A return order as the return-orders endpoints answer it. */
+export function returnView(ret: ReturnRecord): Record<string, unknown> {
+  return {
+    sub_mchid: ret.subMchid,
+    order_id: ret.orderId,
+    out_order_no: ret.out_order_no,
+    out_return_no: ret.out_return_no,
+    return_id: ret.return_id,
+    return_mchid: ret.return_mchid,
+    amount: ret.amount,
+    description: ret.description,
+    result: ret.result,
+    ...(ret.fail_reason === undefined ? {} : { fail_reason: ret.fail_reason }),
+    create_time: rfc3339Cst(ret.createdAt),
+    ...(ret.finishedAt === undefined ? {} : { finish_time: rfc3339Cst(ret.finishedAt) }),
   };
 }

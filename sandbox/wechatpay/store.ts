@@ -78,7 +78,32 @@ export interface RefundRecord {
   /** What PROCESSING turns into: SUCCESS unless the reason injects a fault. */
   outcome: Exclude<RefundStatus, 'PROCESSING'>;
   createdAt: number;
+  /** When its present PROCESSING began: its creation, or the abnormal refund's application. */
+  processingSince: number;
   successAt?: number;
+  /** How an ABNORMAL refund was asked to be paid instead (发起异常退款), its sealed fields opened. */
+  abnormalApplication?: AbnormalRefundApplication;
+}
+
+export type AbnormalRefundType = 'USER_BANK_CARD' | 'MERCHANT_BANK_CARD';
+
+/** The apply-abnormal-refund body, as validated by the router; bank_account and real_name sealed. */
+export interface AbnormalRefundRequest {
+  sub_mchid: string;
+  out_refund_no: string;
+  type: AbnormalRefundType;
+  bank_type?: string;
+  bank_account?: string;
+  real_name?: string;
+}
+
+/** An abnormal refund's application as WeChat Pay keeps it: what a test checks the client sealed. */
+export interface AbnormalRefundApplication {
+  type: AbnormalRefundType;
+  bank_type?: string;
+  bank_account?: string;
+  real_name?: string;
+  appliedAt: number;
 }
 
 const TRADE_TYPES: Record<TradeKind, string> = { jsapi: 'JSAPI', app: 'APP', h5: 'MWEB', native: 'NATIVE' };
@@ -262,6 +287,7 @@ export class WechatpaySandboxStore {
           ? 'CLOSED'
           : 'SUCCESS',
       createdAt: now,
+      processingSince: now,
     };
     this.refunds.set(key, refund);
     order.refundKeys.push(key);
@@ -282,6 +308,29 @@ export class WechatpaySandboxStore {
 
   findRefund(subMchid: string, outRefundNo: string): RefundRecord | undefined {
     return this.refunds.get(refundKey(subMchid, outRefundNo));
+  }
+
+  /**
+   * 发起异常退款: an ABNORMAL refund is PROCESSING again, to be paid where the application says and
+   * end SUCCESS. Applying again with the same choice answers the refund as it stands; a refund that
+   * was never ABNORMAL, or another choice for one already applied for, is refused.
+   */
+  applyAbnormal(refund: RefundRecord, application: AbnormalRefundApplication, now: number): boolean {
+    const earlier = refund.abnormalApplication;
+    if (earlier) {
+      if (earlier.type !== application.type || earlier.bank_account !== application.bank_account) {
+        throw new InvalidRequest('异常退款已受理: this refund was already applied for with another account');
+      }
+      return false;
+    }
+    if (refund.status !== 'ABNORMAL') {
+      throw new InvalidRequest(`退款单状态不是退款异常: the refund is ${refund.status}, not ABNORMAL`);
+    }
+    refund.abnormalApplication = application;
+    refund.status = 'PROCESSING';
+    refund.outcome = 'SUCCESS';
+    refund.processingSince = now;
+    return true;
   }
 
   /** PROCESSING → its outcome; true when this call changed it. A success turns the order REFUND. */

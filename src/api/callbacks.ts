@@ -120,6 +120,25 @@ export function callbackRoutes(
         tradeNo: order.tradeNo,
       });
     }
+    if (callbacks.confirm) {
+      // What only the order's account may ask the channel (Alipay: a token merchant's refund).
+      try {
+        const subMerchantNo = await subMerchantOf(order, merchants);
+        event = await callbacks.confirm(
+          {
+            currency: order.currency,
+            channelTradeNo: order.channelTradeNo,
+            ...(subMerchantNo ? { subMerchantNo } : {}),
+          },
+          event,
+        );
+      } catch (err) {
+        return fail('unconfirmed', err instanceof Error ? err.message : String(err), true, {
+          eventId: ref.eventId,
+          tradeNo: order.tradeNo,
+        });
+      }
+    }
     if (event.subMerchantNo !== undefined) {
       if ((await subMerchantOf(order, merchants)) !== event.subMerchantNo) {
         return fail(

@@ -190,7 +190,8 @@ export interface ProfitSharingPort {
   /**
    * Releases to the merchant what a payment froze for sharing, when nothing will be shared
    * (WeChat Pay `profitsharing/orders/unfreeze`). Idempotent on `unfreezeNo`. A channel that
-   * freezes nothing leaves it out.
+   * freezes nothing leaves it out. An answer `processing` is followed with `query`, the
+   * unfreeze's number as `shareNo` (WeChat Pay keeps an unfreeze as a sharing order).
    */
   unfreeze?(
     ctx: TradeContext,
@@ -205,7 +206,12 @@ export interface ProfitSharingPort {
   readonly returns?: 'separate' | 'with_refund';
   /** Whether a receiver's share can be taken back (WeChat Pay: merchant receivers only). */
   returnable?(receiver: ProfitShareReceiver): boolean;
-  /** Takes part of a share back from one receiver; idempotent on `returnNo`. */
+  /**
+   * Takes part of a share back from one receiver; idempotent on `returnNo`. A return the channel
+   * refused or failed (a receiver that cannot be asked, more than it was given) answers `failed`
+   * with the channel's reason; it throws only when the outcome is unknown (no trustworthy answer:
+   * ask again with the same `returnNo`, or `queryReturn`) or the request itself was malformed.
+   */
   returnShare?(ctx: TradeContext, input: ShareReturnInput): Promise<ShareReturnState>;
   /** Where a return stands; not_found when the channel never took it. */
   queryReturn?(
@@ -330,6 +336,16 @@ export interface CallbacksPort {
   /** The event in a verified request; a ChannelError('invalid_response') when it is not one. */
   decode(req: CallbackRequest): Promise<ChannelEvent>;
   identify(event: ChannelEvent): CallbackReference;
+  /**
+   * Confirms a decoded event with the channel, in the context of the order it names (found by
+   * `identify`): what only the order's account can ask is asked here, never in `decode`, which
+   * knows no order. Alipay's refund notification names the trade's total refunded, not the
+   * refund's own amount: the refund is queried, with the merchant's app_auth_token. Answers the
+   * event as confirmed; a ChannelError when the channel does not confirm it. A channel whose
+   * callbacks carry the whole event leaves it out; the callback route calls it before it
+   * compares the event with the order.
+   */
+  confirm?(ctx: ChannelContext, event: ChannelEvent): Promise<ChannelEvent>;
   /** What to answer when the event was taken (ok) or must be sent again (not ok). */
   reply(outcome: { ok: true } | { ok: false; reason: string }): CallbackReply;
 }

@@ -162,7 +162,7 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   const pg = new PgClient({ connectionString: `postgres://postgres:durapay@127.0.0.1:${ports.pg}/durapay` });
   await pg.connect();
   await pg.query(
-    "UPDATE merchants SET sub_merchant_no = '1900000109', status = 'active' WHERE merchant_id = 'TEA-1'",
+    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = '1900000109', status = 'active' WHERE merchant_id = 'TEA-1'",
   );
   await pg.end();
   const wechatpay = await envelope<{ pay_credential: { code_url: string } }>(

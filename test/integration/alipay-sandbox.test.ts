@@ -712,6 +712,108 @@ describe('royalty', () => {
   });
 });
 
+describe('royalty returned with refunds, and unfreezes', () => {
+  const receiverId = '2088000000000778';
+
+  /** A paid trade of 1.00 settled 0.30 to the receiver; its out_trade_no and trade_no. */
+  async function settledTrade(): Promise<{ no: string; tradeNo: string }> {
+    await exec('alipay.trade.royalty.relation.bind', {
+      out_request_no: `bind_${sequence++}`,
+      receiver_list: [{ type: 'userId', account: receiverId, name: 'Receiver' }],
+    });
+    const no = await paidTrade();
+    const tradeNo = (await query(no)).trade_no as string;
+    const settled = await exec('alipay.trade.order.settle', {
+      out_request_no: `settle_${sequence++}`,
+      trade_no: tradeNo,
+      royalty_parameters: [{ trans_in_type: 'userId', trans_in: receiverId, amount: '0.30' }],
+    });
+    expect(settled.code).toBe('10000');
+    return { no, tradeNo };
+  }
+
+  // The shape of Alipay's 直付通 refund guide (退款 & 退分账): royalty_type transfer, the receiver
+  // as trans_out, the amount it gives back.
+  const royaltyReturn = (amount: string) => ({
+    royalty_type: 'transfer',
+    trans_out_type: 'userId',
+    trans_out: receiverId,
+    amount,
+  });
+
+  test('when a refund names refund_royalty_parameters, then the receiver gives back that much, recorded once, and no more than it received', async () => {
+    const { no, tradeNo } = await settledTrade();
+    const first = {
+      out_trade_no: no,
+      out_request_no: `refund_${sequence++}`,
+      refund_amount: '0.80',
+      refund_royalty_parameters: [royaltyReturn('0.10')],
+    };
+    expect(await refund(first)).toMatchObject({ code: '10000', fund_change: 'Y' });
+    // A repeat is the same refund: nothing more is taken back.
+    expect(await refund(first)).toMatchObject({ code: '10000' });
+    expect(sandbox.royaltyReturns(tradeNo)).toEqual([
+      expect.objectContaining({
+        out_request_no: first.out_request_no,
+        trans_out_type: 'userId',
+        trans_out: receiverId,
+        amount: '0.10',
+      }),
+    ]);
+    const over = await refund({
+      out_trade_no: no,
+      out_request_no: `refund_${sequence++}`,
+      refund_amount: '0.20',
+      refund_royalty_parameters: [royaltyReturn('0.21')],
+    });
+    expect(over).toMatchObject({ code: '40004', sub_code: 'ACQ.INVALID_PARAMETER' });
+    expect(over.sub_msg).toMatch(/0\.20 of 0\.30 left/);
+    // Refused whole: neither the refund nor the return was taken.
+    expect(sandbox.trade(no)!.refunds).toHaveLength(1);
+    expect(sandbox.royaltyReturns(tradeNo)).toHaveLength(1);
+  });
+
+  test('when a refund takes royalty back from an account its trade never settled to, then it is refused', async () => {
+    const { no } = await settledTrade();
+    const res = await refund({
+      out_trade_no: no,
+      out_request_no: `refund_${sequence++}`,
+      refund_amount: '0.10',
+      refund_royalty_parameters: [{ ...royaltyReturn('0.10'), trans_out: '2088000000000999' }],
+    });
+    expect(res).toMatchObject({ code: '40004', sub_code: 'ACQ.INVALID_PARAMETER' });
+    expect(sandbox.trade(no)!.refunds).toEqual([]);
+  });
+
+  test('when a paid trade is settled with royalty_finish alone, then its frozen funds are released once and nothing more can be settled', async () => {
+    const no = await paidTrade();
+    const tradeNo = (await query(no)).trade_no as string;
+    const unfreeze = {
+      out_request_no: `unfreeze_${sequence++}`,
+      trade_no: tradeNo,
+      extend_params: { royalty_finish: 'true' },
+    };
+    const done = await exec('alipay.trade.order.settle', unfreeze);
+    expect(done).toMatchObject({ code: '10000', trade_no: tradeNo });
+    expect((await exec('alipay.trade.order.settle', unfreeze)).settle_no).toBe(done.settle_no);
+    expect(sandbox.royaltyUnfreeze(tradeNo)).toMatchObject({
+      out_request_no: unfreeze.out_request_no,
+      settle_no: done.settle_no,
+    });
+    const later = await exec('alipay.trade.order.settle', {
+      out_request_no: `settle_${sequence++}`,
+      trade_no: tradeNo,
+      royalty_parameters: [{ trans_in_type: 'userId', trans_in: receiverId, amount: '0.10' }],
+    });
+    expect(later).toMatchObject({ code: '40004', sub_code: 'ACQ.TRADE_SETTLE_ERROR' });
+    const neither = await exec('alipay.trade.order.settle', {
+      out_request_no: `settle_${sequence++}`,
+      trade_no: tradeNo,
+    });
+    expect(neither).toMatchObject({ code: '40002', sub_code: 'isv.missing-parameter' });
+  });
+});
+
 describe('onboarding (直付通)', () => {
   async function upload(content: Buffer, type = 'png'): Promise<Answer> {
     const form = new AlipayFormData();

@@ -160,14 +160,17 @@ describe('creates', () => {
 });
 
 describe('merchants', () => {
-  async function merchantWith(subMerchantNo: string): Promise<string> {
+  async function merchantWith(subMerchantNo: string, channelCode = 'alipay'): Promise<string> {
     const merchantId = `MAL-${randomUUID().slice(0, 8)}`;
     expect(
       (await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' })).code,
     ).toBe('success');
     await stack.database.db.sequelize.query(
-      "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-      { replacements: { sub: subMerchantNo, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
+      "UPDATE merchants SET channel_code = :channel, sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+      {
+        replacements: { channel: channelCode, sub: subMerchantNo, app: app.app_id, id: merchantId },
+        type: QueryTypes.UPDATE,
+      },
     );
     return merchantId;
   }
@@ -181,6 +184,54 @@ describe('merchants', () => {
     const refund = await pay.post('/api/v1/pay/refund', { trade_no: created.trade_no, refund_amount: 100 });
     expect(refund.code).toBe('success');
     await pay.statusIs(created.trade_no, 'refunded');
+  });
+
+  test('when a token merchant’s refunds are notified, then durapay confirms each with the merchant’s app_auth_token and answers success, once', async () => {
+    const token = `202611BB${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const created = await paidOrder({ merchant_id: await merchantWith(token) });
+    // Two refunds: the second's notification names 70 refunded in all, its own amount is 30.
+    for (const [amount, sent] of [
+      [40, 2],
+      [30, 3],
+    ] as const) {
+      const refund = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+        trade_no: created.trade_no,
+        refund_amount: amount,
+      });
+      expect(refund.code).toBe('success');
+      const refundNo = refund.data!.refund_no;
+      const logged = await until(`the refund notification of ${refundNo}`, async () => {
+        const rows = await stack.database.db.sequelize.query<{ outcome: string; error: string | null }>(
+          `SELECT outcome, error FROM channel_callbacks
+            WHERE channel_code = 'alipay' AND raw_body LIKE :like AND outcome <> 'received' ORDER BY id`,
+          { replacements: { like: `%out_biz_no=${refundNo}%` }, type: QueryTypes.SELECT },
+        );
+        return rows.length > 0 ? rows : undefined;
+      });
+      expect(logged).toEqual([{ outcome: 'delivered', error: null }]);
+      // Answered `success` at once: Alipay has nothing to send again.
+      await until('every notification acknowledged', async () =>
+        stack.alipay!.sandbox.notifications(created.trade_no).acknowledged ? true : undefined,
+      );
+      expect(stack.alipay!.sandbox.notifications(created.trade_no).sent).toBe(sent);
+    }
+  });
+
+  test('when a merchant onboarded at another channel orders at Alipay, then the create is refused naming Alipay and Alipay hears nothing', async () => {
+    const merchantId = await merchantWith('1900000109', 'wechatpay');
+    const before = stack.alipay!.sandbox.requests('alipay.trade.precreate');
+    const refused = await pay.post('/api/v1/pay/unified-order', alipayOrder({ merchant_id: merchantId }));
+    expect({ status: refused.status, code: refused.code }).toEqual({
+      status: 502,
+      code: 'channel_create_fail',
+    });
+    expect(refused.message).toBe(
+      `merchant ${merchantId} has no account at channel alipay: its account is at wechatpay`,
+    );
+    expect(stack.alipay!.sandbox.requests('alipay.trade.precreate')).toBe(before);
+    // A retry of the same request is refused the same way: no order was left pending.
+    const again = await pay.post('/api/v1/pay/unified-order', alipayOrder({ merchant_id: merchantId }));
+    expect(again.code).toBe('channel_create_fail');
   });
 
   test('when a secondary merchant (smid) sells, then each trade names it in sub_merchant and sends no app_auth_token', async () => {

@@ -32,7 +32,11 @@ test('when a database is migrated, then the gateway and the sandbox each record 
   const gateway = await names('schema_migrations');
   expect(gateway).toEqual(expect.arrayContaining(['0005-sandbox', '0008-sandbox-request-counts']));
   expect(gateway).not.toContain('0001-channel-tables');
-  expect(await names('sandbox_migrations')).toEqual(['0001-channel-tables', '0002-request-counts']);
+  expect(await names('sandbox_migrations')).toEqual([
+    '0001-channel-tables',
+    '0002-request-counts',
+    '0003-returns-unfreezes-abnormal',
+  ]);
 });
 
 test('when the sandbox migrations run where the gateway once created the sandbox tables, then the tables and their rows are kept', async () => {
@@ -44,7 +48,11 @@ test('when the sandbox migrations run where the gateway once created the sandbox
   // A database migrated before the sandbox had migrations of its own: tables there, none recorded.
   await sequelize.query('DROP TABLE sandbox_migrations');
 
-  expect(await migrateSandbox(sequelize)).toEqual(['0001-channel-tables', '0002-request-counts']);
+  expect(await migrateSandbox(sequelize)).toEqual([
+    '0001-channel-tables',
+    '0002-request-counts',
+    '0003-returns-unfreezes-abnormal',
+  ]);
   expect(await migrateSandbox(sequelize)).toEqual([]);
   const [kept] = await sequelize.query<{ file_name: string }>(
     "SELECT file_name FROM sandbox_files WHERE file_id = 'sbx_file_kept'",

@@ -596,6 +596,94 @@ describe('refunds', () => {
     expect(err.message).toMatch(/pending, not paid/);
   });
 
+  test('when the reason contains [sandbox:abnormal], then the refund ends abnormal with a refund.abnormal callback, and its amount stays taken', async () => {
+    const { input } = await paidOrder();
+    const refund = refundInput(input.tradeNo, 1000, { reason: 'card closed [sandbox:abnormal]' });
+    await channel.refunds.refund({}, refund);
+    const [callback] = await waitFor('the refund callback', () => {
+      const got = receiver.for(refund.refundNo);
+      return got.length > 0 && got;
+    });
+    expect(callback!.body).toMatchObject({
+      type: 'refund.abnormal',
+      refund_no: refund.refundNo,
+      refunded_at: null,
+    });
+    const parsed = await parseCallback(channel, callback!.raw, callback!.headers);
+    expect(parsed.ok && parsed.event).toMatchObject({
+      kind: 'refund',
+      status: 'abnormal',
+      amount: 1000,
+      reason: expect.stringContaining('[sandbox:abnormal]'),
+    });
+    await expect(channel.refunds.query({}, refund)).resolves.toEqual({
+      status: 'abnormal',
+      channelRefundNo: expect.stringMatching(/^SBXR/),
+      reason: expect.stringContaining('bank card'),
+    });
+    // The money left the order: only 234 can still be refunded.
+    const err = await channelError(channel.refunds.refund({}, refundInput(input.tradeNo, 235)));
+    expect(err.message).toBe('refund amount 235 exceeds the 234 left to refund');
+  });
+
+  test('when an abnormal refund is applied for with a bank card, then it is processing, then success with a refund.success callback; asking again is answered the same', async () => {
+    const { input } = await paidOrder();
+    const refund = refundInput(input.tradeNo, 500, { reason: '[sandbox:abnormal]' });
+    const started = await channel.refunds.refund({}, refund);
+    const channelRefundNo = started.status === 'processing' ? started.channelRefundNo! : '';
+    // Abnormal once its callback was sent.
+    await waitFor('the abnormal callback', () => receiver.for(refund.refundNo).length > 0);
+    const card = {
+      ...refund,
+      channelRefundNo,
+      method: 'user_bank_card' as const,
+      bankType: 'ICBC_DEBIT',
+      bankAccount: '6222021234567890123',
+      realName: 'Li Si',
+    };
+    await expect(channel.refunds.applyAbnormal!({}, card)).resolves.toEqual({
+      status: 'processing',
+      channelRefundNo,
+    });
+    const callbacks = await waitFor('the success callback', () => {
+      const got = receiver.for(refund.refundNo);
+      return got.length > 1 && got;
+    });
+    expect(callbacks.map((c) => c.body.type)).toEqual(['refund.abnormal', 'refund.success']);
+    await expect(channel.refunds.query({}, refund)).resolves.toMatchObject({ status: 'success' });
+    await expect(channel.refunds.applyAbnormal!({}, card)).resolves.toMatchObject({ status: 'success' });
+    // No card number or name is kept, nor logged.
+    const [rows] = await database.db.sequelize.query(
+      'SELECT abnormal_method FROM sandbox_refunds WHERE refund_no = :no',
+      { replacements: { no: refund.refundNo } },
+    );
+    expect(rows).toEqual([{ abnormal_method: 'user_bank_card' }]);
+    expect(logs.lines().join('\n')).not.toMatch(/6222021234567890123|Li Si/);
+  });
+
+  test('when a refund that is not abnormal is applied for, or a card lacks its holder, then the sandbox refuses', async () => {
+    const { input } = await paidOrder();
+    const refund = refundInput(input.tradeNo, 100);
+    await channel.refunds.refund({}, refund);
+    const notAbnormal = await channelError(
+      channel.refunds.applyAbnormal!({}, { ...refund, channelRefundNo: 'x', method: 'merchant_bank_card' }),
+    );
+    expect(notAbnormal).toMatchObject({ kind: 'refused', message: expect.stringContaining('not abnormal') });
+    const noName = await channelError(
+      channel.refunds.applyAbnormal!(
+        {},
+        {
+          ...refund,
+          channelRefundNo: 'x',
+          method: 'user_bank_card',
+          bankType: 'ICBC_DEBIT',
+          bankAccount: '6222',
+        },
+      ),
+    );
+    expect(noName).toMatchObject({ kind: 'refused', message: expect.stringContaining('real_name') });
+  });
+
   test('when an unknown refund is queried, then the state is not_found', async () => {
     await expect(
       channel.refunds.query({}, { tradeNo: 'TNOSUCHORDER', refundNo: 'RNOSUCHREFUND' }),
@@ -652,6 +740,169 @@ describe('profit sharing', () => {
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/profit_sharing/);
+  });
+});
+
+describe('share returns and unfreezes', () => {
+  const merchantReceiver = { type: 'merchant', account: 'acct-m' };
+  const personalReceiver = { type: 'PERSONAL_OPENID', account: 'oPerson' };
+
+  /** A paid profit-sharing order of 1234 whose share gave the merchant 200 and the person 100. */
+  async function sharedOrder() {
+    const { input } = await paidOrder({ profitSharing: true });
+    const shareNo = `S${tradeNo()}`;
+    await channel.profitSharing.share(
+      { channelTradeNo: null },
+      {
+        tradeNo: input.tradeNo,
+        shareNo,
+        receivers: [
+          { ...merchantReceiver, amount: 200 },
+          { ...personalReceiver, amount: 100 },
+        ],
+      },
+    );
+    return { tradeNo: input.tradeNo, shareNo };
+  }
+
+  const returnsOf = async (shareNo: string) =>
+    (
+      await database.db.sequelize.query(
+        'SELECT return_no, receiver_account, amount::int AS amount FROM sandbox_share_returns WHERE share_no = :shareNo ORDER BY created_at',
+        { replacements: { shareNo } },
+      )
+    )[0];
+
+  test('when asked which receivers can give a share back, then a person’s wallet cannot, as at WeChat Pay', () => {
+    const ps = channel.profitSharing;
+    expect(ps.returns).toBe('separate');
+    expect(ps.returnable!(merchantReceiver)).toBe(true);
+    expect(ps.returnable!(personalReceiver)).toBe(false);
+    expect(ps.returnable!({ type: 'personal_sub_openid', account: 'o' })).toBe(false);
+  });
+
+  test('when part of a share is returned, then it succeeds at once, once per return_no, and never beyond what the receiver got', async () => {
+    const { tradeNo: no, shareNo } = await sharedOrder();
+    const ps = channel.profitSharing;
+    const input = {
+      tradeNo: no,
+      shareNo,
+      returnNo: `B${tradeNo()}`,
+      receiver: merchantReceiver,
+      amount: 150,
+      description: 'refund',
+    };
+    const first = await ps.returnShare!({ channelTradeNo: null }, input);
+    expect(first).toEqual({ status: 'success', channelReturnNo: expect.stringMatching(/^SBXB/) });
+    await expect(ps.returnShare!({ channelTradeNo: null }, input)).resolves.toEqual(first);
+    await expect(ps.queryReturn!({ channelTradeNo: null }, input)).resolves.toEqual(first);
+    await expect(
+      ps.returnShare!({ channelTradeNo: null }, { ...input, returnNo: `B${tradeNo()}`, amount: 51 }),
+    ).resolves.toEqual({
+      status: 'failed',
+      reason: 'return of 51 exceeds the 50 of 200 acct-m has left to return',
+    });
+    await expect(
+      ps.returnShare!({ channelTradeNo: null }, { ...input, returnNo: `B${tradeNo()}`, amount: 50 }),
+    ).resolves.toMatchObject({ status: 'success' });
+    expect((await returnsOf(shareNo)).map((r) => (r as { amount: number }).amount)).toEqual([150, 50]);
+    await expect(
+      ps.queryReturn!({ channelTradeNo: null }, { ...input, returnNo: 'BNOSUCHRETURN' }),
+    ).resolves.toEqual({ status: 'not_found' });
+  });
+
+  test('when concurrent returns together exceed the receiver’s share, then only as many as fit succeed', async () => {
+    const { tradeNo: no, shareNo } = await sharedOrder();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        channel.profitSharing.returnShare!(
+          { channelTradeNo: null },
+          {
+            tradeNo: no,
+            shareNo,
+            returnNo: `B${tradeNo()}`,
+            receiver: merchantReceiver,
+            amount: 60,
+            description: 'r',
+          },
+        ),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'success')).toHaveLength(3);
+    expect(results.filter((r) => r.status === 'failed')).toHaveLength(2);
+    expect(await returnsOf(shareNo)).toHaveLength(3);
+  });
+
+  test('when a return is asked of a person’s wallet or of a receiver steered to refuse, then it fails and nothing is returned', async () => {
+    const { tradeNo: no, shareNo } = await sharedOrder();
+    const ask = (receiver: { type: string; account: string }) =>
+      channel.profitSharing.returnShare!(
+        { channelTradeNo: null },
+        { tradeNo: no, shareNo, returnNo: `B${tradeNo()}`, receiver, amount: 10, description: 'r' },
+      );
+    await expect(ask(personalReceiver)).resolves.toEqual({
+      status: 'failed',
+      reason: expect.stringContaining('merchant receivers only'),
+    });
+    await expect(ask({ type: 'merchant', account: 'acct [sandbox:refuse-return]' })).resolves.toEqual({
+      status: 'failed',
+      reason: expect.stringContaining('[sandbox:refuse-return]'),
+    });
+    await expect(ask({ type: 'merchant', account: 'acct-never-shared' })).resolves.toMatchObject({
+      status: 'failed',
+    });
+    expect(await returnsOf(shareNo)).toEqual([]);
+  });
+
+  test('when a frozen order is unfrozen, then it is finished once per order, and nothing can be shared after', async () => {
+    const { input } = await paidOrder({ profitSharing: true });
+    const unfreeze = { tradeNo: input.tradeNo, unfreezeNo: `U${tradeNo()}`, description: 'refunded in full' };
+    const ps = channel.profitSharing;
+    await expect(ps.unfreeze!({ channelTradeNo: null }, unfreeze)).resolves.toEqual({ status: 'finished' });
+    await expect(ps.unfreeze!({ channelTradeNo: null }, unfreeze)).resolves.toEqual({ status: 'finished' });
+    const other = await channelError(
+      ps.unfreeze!({ channelTradeNo: null }, { ...unfreeze, unfreezeNo: `U${tradeNo()}` }),
+    );
+    expect(other.message).toMatch(/unfrozen already/);
+    const [rows] = await database.db.sequelize.query(
+      'SELECT unfreeze_no, description FROM sandbox_unfreezes WHERE trade_no = :tradeNo',
+      { replacements: { tradeNo: input.tradeNo } },
+    );
+    expect(rows).toEqual([{ unfreeze_no: unfreeze.unfreezeNo, description: 'refunded in full' }]);
+    const late = await channelError(
+      ps.share(
+        { channelTradeNo: null },
+        { tradeNo: input.tradeNo, shareNo: `S${tradeNo()}`, receivers: [{ ...merchantReceiver, amount: 1 }] },
+      ),
+    );
+    expect(late.message).toMatch(/unfrozen/);
+  });
+
+  test('when an order that froze nothing is unfrozen, then it is refused', async () => {
+    const { input } = await paidOrder();
+    const err = await channelError(
+      channel.profitSharing.unfreeze!(
+        { channelTradeNo: null },
+        { tradeNo: input.tradeNo, unfreezeNo: `U${tradeNo()}`, description: 'x' },
+      ),
+    );
+    expect(err).toMatchObject({ kind: 'refused', message: expect.stringMatching(/profit_sharing/) });
+  });
+
+  test('when an order was shared, then refunds are still taken up to its whole amount: the channel does not guard the share', async () => {
+    const { tradeNo: no } = await sharedOrder();
+    await expect(
+      channel.refunds.refund(
+        {},
+        {
+          tradeNo: no,
+          refundNo: `R${tradeNo()}`,
+          amount: 1234,
+          totalAmount: 1234,
+          callbackUrl: receiver.url('x'),
+        },
+      ),
+    ).resolves.toMatchObject({ status: 'processing' });
   });
 });
 

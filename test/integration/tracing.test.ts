@@ -55,7 +55,7 @@ beforeAll(async () => {
     'success',
   );
   await stack.database.db.sequelize.query(
-    "UPDATE merchants SET sub_merchant_no = '1900000109', status = 'active' WHERE app_id = :app AND merchant_id = :id",
+    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = '1900000109', status = 'active' WHERE app_id = :app AND merchant_id = :id",
     { replacements: { app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
   );
 });

@@ -37,7 +37,7 @@ beforeAll(async () => {
     (await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' })).code,
   ).toBe('success');
   await stack.database.db.sequelize.query(
-    "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
     { replacements: { sub: SUB_MCHID, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
   );
 });

@@ -52,10 +52,27 @@ interface LibraryResponse {
  * reads as possibly undefined, so the segments used here are named.
  */
 type Segment = 'v3' | 'pay' | 'partner' | 'transactions' | Kind | 'outTradeNo' | '_out_trade_no_' | 'close';
-type SharingSegment = 'profitsharing' | 'receivers' | 'add' | 'orders' | '_out_order_no_' | 'unfreeze';
+type SharingSegment =
+  | 'profitsharing'
+  | 'receivers'
+  | 'add'
+  | 'orders'
+  | '_out_order_no_'
+  | 'unfreeze'
+  | 'returnOrders'
+  | '_out_return_no_';
+type AbnormalRefundSegment = '_refund_id_' | 'applyAbnormalRefund';
 type Chain = {
   readonly [
-    K in Segment | SharingSegment | 'refund' | 'domestic' | 'refunds' | '_out_refund_no_' | 'certificates'
+    K in
+      | Segment
+      | SharingSegment
+      | AbnormalRefundSegment
+      | 'refund'
+      | 'domestic'
+      | 'refunds'
+      | '_out_refund_no_'
+      | 'certificates'
   ]: Chain;
 } & {
   get(config: Record<string, unknown>): Promise<LibraryResponse>;
@@ -240,6 +257,47 @@ const unfreeze = (body: Record<string, unknown>) =>
     ),
   );
 
+interface ReturnOrder {
+  sub_mchid: string;
+  order_id: string;
+  out_order_no: string;
+  out_return_no: string;
+  return_id: string;
+  return_mchid: string;
+  amount: number;
+  description: string;
+  result: string;
+  fail_reason?: string;
+  create_time: string;
+  finish_time?: string;
+}
+
+const returnOrder = (body: Record<string, unknown>) =>
+  call<ReturnOrder & ErrorBody>(
+    wxpay.v3.profitsharing.returnOrders.post({ sub_mchid: SUB_MCHID, ...body }, ANY_STATUS),
+  );
+
+const queryReturnOrder = (outReturnNo: string, outOrderNo: string) =>
+  call<ReturnOrder & ErrorBody>(
+    wxpay.v3.profitsharing.returnOrders._out_return_no_.get({
+      params: { sub_mchid: SUB_MCHID, out_order_no: outOrderNo },
+      out_return_no: outReturnNo,
+      ...ANY_STATUS,
+    }),
+  );
+
+const applyAbnormalRefund = (
+  refundId: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = platformSerial(),
+) =>
+  call<Refund & ErrorBody>(
+    wxpay.v3.refund.domestic.refunds._refund_id_.applyAbnormalRefund.post(
+      { sub_mchid: SUB_MCHID, ...body },
+      { refund_id: refundId, headers, ...ANY_STATUS },
+    ),
+  );
+
 /** The buyer at the checkout, as a script: POST {"result"} to the checkout URL. */
 async function buyer(
   checkoutUrl: string,
@@ -394,6 +452,15 @@ describe('creating orders', () => {
     const res = await create('native', order({ description: 'boom [sandbox:system-error]' }));
     expect(res.status).toBe(500);
     expect(res.data.code).toBe('SYSTEM_ERROR');
+  });
+});
+
+describe('amounts', () => {
+  test('when an order’s amount.total is above 2^31 − 1 fen, then it is refused with 400 PARAM_ERROR; 2^31 − 1 is taken', async () => {
+    const over = await create('native', order({ amount: { total: 2 ** 31, currency: 'CNY' } }));
+    expect(over).toMatchObject({ status: 400, data: { code: 'PARAM_ERROR' } });
+    const most = await create('native', order({ amount: { total: 2 ** 31 - 1, currency: 'CNY' } }));
+    expect(most.status).toBe(200);
   });
 });
 
@@ -890,6 +957,251 @@ describe('profit sharing', () => {
     const res = await querySharing('NO_SUCH_SHARING', '4200000000000000000000000000');
     expect(res.status).toBe(404);
     expect(res.data.code).toBe('RESOURCE_NOT_EXISTS');
+  });
+});
+
+describe('share returns (分账回退)', () => {
+  const RETURN_MCHID = '86693852';
+
+  /** A paid transaction of 100 whose sharing order gave a merchant receiver 60 (FINISHED). */
+  async function sharedToMerchant(): Promise<{ transactionId: string; outOrderNo: string; orderId: string }> {
+    const transactionId = await paidTransaction();
+    const added = await addReceiver({
+      type: 'MERCHANT_ID',
+      account: RETURN_MCHID,
+      name: seal('示例商户全称'),
+      relation_type: 'PARTNER',
+    });
+    expect(added.status).toBe(200);
+    const res = await share({
+      transaction_id: transactionId,
+      receivers: [{ type: 'MERCHANT_ID', account: RETURN_MCHID, amount: 60, description: '分给商户' }],
+    });
+    expect(res.status).toBe(200);
+    await new Promise((r) => setTimeout(r, REFUND_DELAY_MS * TIME_SCALE + 50));
+    return { transactionId, outOrderNo: res.data.out_order_no, orderId: res.data.order_id };
+  }
+
+  test('when a return is asked as WeChat Pay’s published example asks it, then the signed answer is the return order, SUCCESS, and a repeat is the same order', async () => {
+    const { transactionId, outOrderNo, orderId } = await sharedToMerchant();
+    // The request example of 请求分账回退API (partner), with this sandbox's own numbers.
+    const body = {
+      out_order_no: outOrderNo,
+      out_return_no: `R${tradeNo()}`,
+      return_mchid: RETURN_MCHID,
+      amount: 10,
+      description: '用户退款',
+    };
+    const res = await returnOrder(body);
+    expect(res.status).toBe(200);
+    expect(res.data).toEqual({
+      sub_mchid: SUB_MCHID,
+      order_id: orderId,
+      ...body,
+      return_id: expect.stringMatching(/^\d+$/) as unknown,
+      result: 'SUCCESS',
+      create_time: expect.stringMatching(RFC3339_CST) as unknown,
+      finish_time: expect.stringMatching(RFC3339_CST) as unknown,
+    });
+    expect((await returnOrder(body)).data.return_id).toBe(res.data.return_id);
+    expect((await queryReturnOrder(body.out_return_no, outOrderNo)).data).toEqual(res.data);
+    const changed = await returnOrder({ ...body, amount: 11 });
+    expect(changed.status).toBe(400);
+    expect(changed.data.code).toBe('INVALID_REQUEST');
+    // Named by order_id (and both), as the API allows.
+    const byId = await returnOrder({
+      ...body,
+      out_order_no: undefined,
+      order_id: orderId,
+      out_return_no: `R${tradeNo()}`,
+    });
+    expect(byId).toMatchObject({ status: 200, data: { out_order_no: outOrderNo, result: 'SUCCESS' } });
+    expect(sandbox.returns(transactionId).map((r) => [r.amount, r.result])).toEqual([
+      [10, 'SUCCESS'],
+      [10, 'SUCCESS'],
+    ]);
+  });
+
+  test('when returns would take back more than the receiver was given, then the one that would is refused with 400 INVALID_REQUEST and the rest still returns', async () => {
+    const { transactionId, outOrderNo } = await sharedToMerchant();
+    const back = (amount: number) =>
+      returnOrder({
+        out_order_no: outOrderNo,
+        out_return_no: `R${tradeNo()}`,
+        return_mchid: RETURN_MCHID,
+        amount,
+        description: '退款回退',
+      });
+    expect((await back(40)).data.result).toBe('SUCCESS');
+    const over = await back(21);
+    expect(over.status).toBe(400);
+    expect(over.data).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('20 of 60'),
+    });
+    expect((await back(20)).data.result).toBe('SUCCESS');
+    expect(sandbox.returns(transactionId).reduce((sum, r) => sum + r.amount, 0)).toBe(60);
+  });
+
+  test('when a return names a merchant the sharing order did not pay, an openid, or an unknown order, then it is refused', async () => {
+    const { outOrderNo } = await sharedToMerchant();
+    const base = { out_order_no: outOrderNo, amount: 1, description: '回退' };
+    const stranger = await returnOrder({
+      ...base,
+      out_return_no: `R${tradeNo()}`,
+      return_mchid: '1900000999',
+    });
+    expect(stranger.status).toBe(400);
+    expect(stranger.data).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('回退方不存在'),
+    });
+    const openid = await returnOrder({ ...base, out_return_no: `R${tradeNo()}`, return_mchid: 'oPersonal' });
+    expect(openid).toMatchObject({ status: 400, data: { code: 'PARAM_ERROR' } });
+    const unknown = await returnOrder({
+      ...base,
+      out_order_no: 'NO_SUCH_ORDER',
+      out_return_no: `R${tradeNo()}`,
+      return_mchid: RETURN_MCHID,
+    });
+    expect(unknown).toMatchObject({ status: 400, data: { code: 'INVALID_REQUEST' } });
+    expect((await queryReturnOrder('NO_SUCH_RETURN', outOrderNo)).data.code).toBe('RESOURCE_NOT_EXISTS');
+  });
+
+  test('when a return’s description injects [sandbox:return-processing] or [sandbox:return-failed], then it is PROCESSING until its delay, or ends FAILED and returns nothing', async () => {
+    const { transactionId, outOrderNo } = await sharedToMerchant();
+    const slow = {
+      out_order_no: outOrderNo,
+      out_return_no: `R${tradeNo()}`,
+      return_mchid: RETURN_MCHID,
+      amount: 30,
+      description: '回退 [sandbox:return-processing]',
+    };
+    expect((await returnOrder(slow)).data.result).toBe('PROCESSING');
+    await new Promise((r) => setTimeout(r, REFUND_DELAY_MS * TIME_SCALE + 50));
+    expect((await queryReturnOrder(slow.out_return_no, outOrderNo)).data.result).toBe('SUCCESS');
+    const failed = await returnOrder({
+      ...slow,
+      out_return_no: `R${tradeNo()}`,
+      description: '回退 [sandbox:return-failed]',
+    });
+    expect(failed.data).toMatchObject({ result: 'FAILED', fail_reason: 'ACCOUNT_ABNORMAL' });
+    // A failed return took nothing back: the other 30 can still be returned.
+    expect(
+      (await returnOrder({ ...slow, out_return_no: `R${tradeNo()}`, description: '回退' })).data.result,
+    ).toBe('SUCCESS');
+    expect(sandbox.returns(transactionId).map((r) => r.result)).toEqual(['SUCCESS', 'FAILED', 'SUCCESS']);
+  });
+});
+
+describe('abnormal refunds (发起异常退款)', () => {
+  /** A paid order's refund of 10 that ended ABNORMAL; its out_refund_no and refund_id. */
+  async function abnormalRefund(hook: Receiver): Promise<{ outRefundNo: string; refundId: string }> {
+    const outTradeNo = await paidOrder();
+    const outRefundNo = tradeNo();
+    const res = await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: outRefundNo,
+      reason: 'card closed [sandbox:abnormal]',
+      notify_url: hook.url,
+      amount: { refund: 10, total: 100, currency: 'CNY' },
+    });
+    await until('the ABNORMAL callback', async () => hook.received[0], WAIT_MS);
+    expect(openCallback(hook.received[0]!).notification.event_type).toBe('REFUND.ABNORMAL');
+    return { outRefundNo, refundId: res.data.refund_id };
+  }
+
+  const hooks: Receiver[] = [];
+  async function hook(): Promise<Receiver> {
+    const r = await new Receiver().answer(200).start();
+    hooks.push(r);
+    return r;
+  }
+  afterAll(async () => {
+    await Promise.all(hooks.map((r) => r.stop()));
+  });
+
+  test('when an ABNORMAL refund is applied to a user’s bank card with its card and name sealed, then it is PROCESSING, then SUCCESS with a REFUND.SUCCESS callback', async () => {
+    const h = await hook();
+    const { outRefundNo, refundId } = await abnormalRefund(h);
+    // The request example of 发起异常退款, sealed with the platform public key the library's way.
+    const body = {
+      out_refund_no: outRefundNo,
+      type: 'USER_BANK_CARD',
+      bank_type: 'ICBC_DEBIT',
+      bank_account: seal('6222021234567890123'),
+      real_name: seal('张三'),
+    };
+    const applied = await applyAbnormalRefund(refundId, body);
+    expect(applied.status).toBe(200);
+    expect(applied.data).toMatchObject({
+      refund_id: refundId,
+      out_refund_no: outRefundNo,
+      status: 'PROCESSING',
+    });
+    expect(sandbox.abnormalRefundApplication(SUB_MCHID, outRefundNo)).toMatchObject({
+      type: 'USER_BANK_CARD',
+      bank_type: 'ICBC_DEBIT',
+      bank_account: '6222021234567890123',
+      real_name: '张三',
+    });
+    const received = await until('the REFUND.SUCCESS callback', async () => h.received[1], WAIT_MS);
+    const { notification, plaintext } = openCallback(received);
+    expect(notification.event_type).toBe('REFUND.SUCCESS');
+    expect(plaintext).toMatchObject({ out_refund_no: outRefundNo, refund_status: 'SUCCESS' });
+    expect((await queryRefund(outRefundNo)).data.status).toBe('SUCCESS');
+    // Asked again the same way: the refund as it stands.
+    expect((await applyAbnormalRefund(refundId, body)).data.status).toBe('SUCCESS');
+  });
+
+  test('when an ABNORMAL refund is applied to the merchant’s bank account, then it needs no card and ends SUCCESS', async () => {
+    const h = await hook();
+    const { outRefundNo, refundId } = await abnormalRefund(h);
+    const applied = await applyAbnormalRefund(
+      refundId,
+      { out_refund_no: outRefundNo, type: 'MERCHANT_BANK_CARD' },
+      {},
+    );
+    expect(applied.data.status).toBe('PROCESSING');
+    await until('SUCCESS', async () =>
+      (await queryRefund(outRefundNo)).data.status === 'SUCCESS' ? true : undefined,
+    );
+  });
+
+  test('when an application lacks the card, is not sealed under a named key, names the wrong refund or one that is not ABNORMAL, then it is refused', async () => {
+    const h = await hook();
+    const { outRefundNo, refundId } = await abnormalRefund(h);
+    const noCard = await applyAbnormalRefund(refundId, {
+      out_refund_no: outRefundNo,
+      type: 'USER_BANK_CARD',
+      bank_type: 'ICBC_DEBIT',
+    });
+    expect(noCard).toMatchObject({ status: 400, data: { code: 'PARAM_ERROR' } });
+    const sealedBody = {
+      out_refund_no: outRefundNo,
+      type: 'USER_BANK_CARD',
+      bank_type: 'ICBC_DEBIT',
+      bank_account: seal('6222021234567890123'),
+      real_name: seal('张三'),
+    };
+    const noSerial = await applyAbnormalRefund(refundId, sealedBody, {});
+    expect(noSerial).toMatchObject({ status: 400, data: { code: 'PARAM_ERROR' } });
+    expect(noSerial.data.message).not.toContain('6222');
+    const wrongId = await applyAbnormalRefund('50000000000000000000000000000', sealedBody);
+    expect(wrongId).toMatchObject({ status: 404, data: { code: 'RESOURCE_NOT_EXISTS' } });
+    const outTradeNo = await paidOrder();
+    const normal = tradeNo();
+    const ok = await refund({
+      out_trade_no: outTradeNo,
+      out_refund_no: normal,
+      amount: { refund: 10, total: 100, currency: 'CNY' },
+    });
+    const notAbnormal = await applyAbnormalRefund(ok.data.refund_id, {
+      ...sealedBody,
+      out_refund_no: normal,
+    });
+    expect(notAbnormal).toMatchObject({ status: 400, data: { code: 'INVALID_REQUEST' } });
+    expect(sandbox.abnormalRefundApplication(SUB_MCHID, outRefundNo)).toBeUndefined();
   });
 });
 

@@ -35,7 +35,7 @@ beforeAll(async () => {
   const created = await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' });
   expect(created.code).toBe('success');
   await stack.database.db.sequelize.query(
-    "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
     { replacements: { sub: SUB_MCHID, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
   );
 });
@@ -113,6 +113,19 @@ async function callbacksLogged(tradeNo: string): Promise<{ outcome: string; veri
 }
 
 describe('creates', () => {
+  test('when an order is above 2^31 − 1 fen, WeChat Pay’s limit, then it is refused 400 invalid_amount before WeChat Pay is asked; the limit itself is taken', async () => {
+    const over = await pay.post('/api/v1/pay/unified-order', wechatOrder({ amount: 2 ** 31 }));
+    expect({ status: over.status, code: over.code }).toEqual({ status: 400, code: 'invalid_amount' });
+    expect(over.message).toBe(`amount exceeds the channel's limit of ${2 ** 31 - 1}`);
+    const [row] = await stack.database.db.sequelize.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM orders WHERE app_id = :app AND amount > :limit',
+      { replacements: { app: app.app_id, limit: 2 ** 31 - 1 }, type: QueryTypes.SELECT },
+    );
+    expect(row?.n).toBe(0);
+    const most = await pay.post<Created>('/api/v1/pay/unified-order', wechatOrder({ amount: 2 ** 31 - 1 }));
+    expect(most.code).toBe('success');
+  });
+
   test('when a qr_code order is created, then its credential is the native code_url with a QR image of it', async () => {
     const created = await create();
     expect(created.is_idempotent).toBe(false);
@@ -244,7 +257,7 @@ describe('payments', () => {
     );
     const setSub = (sub: string) =>
       stack.database.db.sequelize.query(
-        "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+        "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
         { replacements: { sub, app: app.app_id, id }, type: QueryTypes.UPDATE },
       );
     await setSub('1900000301');
@@ -447,7 +460,7 @@ describe('close and refunds', () => {
     expect(q.data).toMatchObject({ status: 'success', channel_refund_no: expect.stringMatching(/^\d+$/) });
   });
 
-  test('when WeChat Pay reports a refund ABNORMAL, then the refund fails with a reason an operator can act on', async () => {
+  test('when WeChat Pay reports a refund ABNORMAL, then the refund is abnormal (SPEC §3.5), not failed: its money never returns to the order', async () => {
     const created = await paidOrder();
     const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
       trade_no: created.trade_no,
@@ -455,18 +468,14 @@ describe('close and refunds', () => {
       reason: 'card closed [sandbox:abnormal]',
     });
     expect(r.code).toBe('success');
-    await until('refund failed', async () =>
+    await until('refund abnormal', async () =>
       (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${r.data!.refund_no}`)).data?.status ===
-      'failed'
+      'abnormal'
         ? true
         : undefined,
     );
-    const [row] = await stack.database.db.sequelize.query<{ fail_reason: string }>(
-      'SELECT fail_reason FROM refunds WHERE refund_no = :no',
-      { replacements: { no: r.data!.refund_no }, type: QueryTypes.SELECT },
-    );
-    expect(row!.fail_reason).toMatch(/^ABNORMAL: .*merchant platform/);
-    expect((await pay.query(created.trade_no)).status).toBe('paid');
+    const again = await pay.post('/api/v1/pay/refund', { trade_no: created.trade_no, refund_amount: 1 });
+    expect(again.code).toBe('refund_amount_exceed');
   });
 });
 
@@ -480,7 +489,7 @@ describe('profit sharing', () => {
     });
     expect(created.code).toBe('success');
     await stack.database.db.sequelize.query(
-      "UPDATE merchants SET sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
+      "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
       { replacements: { sub: SUB_MCHID, app: app.app_id, id }, type: QueryTypes.UPDATE },
     );
     return id;

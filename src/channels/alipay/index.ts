@@ -44,6 +44,7 @@ import {
   settleStateOf,
   toWireCreate,
   toWireRefund,
+  unconfirmedRefundEventOf,
   yuanOf,
   zftStateOf,
   type Answer,
@@ -242,6 +243,36 @@ export class AlipayChannel implements Channel {
       });
       return answer === undefined ? { status: 'not_found' } : settleStateOf(answer);
     },
+    /**
+     * 分账解冻: a trade paid with royalty_freeze keeps its funds frozen until a settle says the
+     * royalty is finished; a settle with royalty_finish and no royalty_parameters releases it all
+     * to the seller (Alipay's 商家分账 guide: 不传入分账条款，只传入分账完结标识). Alipay answers it
+     * at once; a repeat of the same out_request_no is the same settle.
+     */
+    unfreeze: async (ctx, input) => {
+      if (!ctx.channelTradeNo) {
+        throw new ChannelError('refused', `order ${input.tradeNo} has no Alipay trade_no to unfreeze`);
+      }
+      await this.call('unfreeze', 'alipay.trade.order.settle', {
+        bizContent: {
+          out_request_no: input.unfreezeNo,
+          trade_no: ctx.channelTradeNo,
+          extend_params: { royalty_finish: 'true' },
+        },
+        ...this.authOf(ctx),
+      });
+      return { status: 'finished' };
+    },
+    // 退分账 travels on the refund itself (refund_royalty_parameters), from any receiver Alipay settles to.
+    returns: 'with_refund',
+    returnable: (receiver) => {
+      try {
+        receiverType(receiver.type, receiver.account);
+        return true;
+      } catch {
+        return false;
+      }
+    },
   };
 
   /**
@@ -312,20 +343,29 @@ export class AlipayChannel implements Channel {
         );
       }
       const says = notifySays(params);
-      if (says.kind === 'event') return says.event;
-      // A refund's notification names the trade's total refunded: the refund's own amount is asked.
-      const answer = await this.call('query refund', 'alipay.trade.fastpay.refund.query', {
-        bizContent: {
-          out_trade_no: says.tradeNo,
-          out_request_no: says.refundNo,
-          query_options: ['gmt_refund_pay'],
-        },
-      });
-      if (answer === undefined)
-        throw new ChannelError('invalid_response', `Alipay has no trade ${says.tradeNo}`);
-      return refundEventOf(says, answer);
+      // A refund's notification names the trade's total refunded: `confirm` asks for the refund.
+      return says.kind === 'event' ? says.event : unconfirmedRefundEventOf(says);
     },
     identify: referenceOf,
+    /**
+     * A refund's own amount and state, asked of Alipay in the order's context: a merchant that
+     * authorised durapay's app has its trades under its app_auth_token, and a query without it
+     * finds no trade (ACQ.TRADE_NOT_EXIST). A payment's notification is whole already.
+     */
+    confirm: async (ctx, event) => {
+      if (event.kind !== 'refund') return event;
+      const answer = await this.call('query refund', 'alipay.trade.fastpay.refund.query', {
+        bizContent: {
+          out_trade_no: event.tradeNo,
+          out_request_no: event.refundNo,
+          query_options: ['gmt_refund_pay'],
+        },
+        ...this.authOf(ctx),
+      });
+      if (answer === undefined)
+        throw new ChannelError('invalid_response', `Alipay has no trade ${event.tradeNo}`);
+      return refundEventOf(event, answer);
+    },
     // Alipay sends a notification again until the answer is exactly `success`.
     reply: (outcome): CallbackReply => ({
       status: 200,

@@ -10,6 +10,7 @@ import type {
   CreatePaymentInput,
   PaymentState,
   ProfitShareState,
+  RefundInput,
   RefundState,
 } from '../ports';
 import type { PayMethod } from '../../modules/orders/rules';
@@ -173,13 +174,31 @@ export function paymentStateOf(answer: Answer): PaymentState {
 
 // ---- refunds ----
 
-/** The biz_content of `alipay.trade.refund`: the refund's own number makes a retry the same refund. */
-export function toWireRefund(input: { tradeNo: string; refundNo: string; amount: number; reason?: string }) {
+/**
+ * The biz_content of `alipay.trade.refund`: the refund's own number makes a retry the same refund.
+ * Shares taken back with it go as `refund_royalty_parameters` (退分账), one per receiver: the
+ * receiver is the paying side (`trans_out`), and what it gives back goes to the seller, whose
+ * refund to the buyer it funds. 直付通 requires them named so; without them Alipay refunds from
+ * the seller alone.
+ */
+export function toWireRefund(input: RefundInput) {
+  const returns = input.shareReturns ?? [];
   return {
     out_trade_no: input.tradeNo,
     out_request_no: input.refundNo,
     refund_amount: yuanOf(input.amount),
     ...(input.reason ? { refund_reason: input.reason.slice(0, 256) } : {}),
+    ...(returns.length > 0
+      ? {
+          refund_royalty_parameters: returns.map((r) => ({
+            royalty_type: 'transfer',
+            trans_out_type: receiverType(r.type, r.account),
+            trans_out: r.account,
+            amount: yuanOf(r.amount),
+            desc: `profit share returned for refund ${input.refundNo}`,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -231,7 +250,15 @@ export function notifyParamsOf(rawBody: Buffer): NotifyParams {
 /** What a verified trade_status_sync says: a payment or closure, or a refund to look up. */
 export type NotifySays =
   | { kind: 'event'; event: ChannelEvent }
-  | { kind: 'refund'; eventId: string; tradeNo: string; refundNo: string };
+  | {
+      kind: 'refund';
+      eventId: string;
+      tradeNo: string;
+      refundNo: string;
+      channelTradeNo: string | null;
+      /** The trade's total refunded so far (refund_fee), not this refund's own amount. */
+      totalRefunded: number;
+    };
 
 export function notifySays(p: NotifyParams): NotifySays {
   if (p.notify_type !== undefined && p.notify_type !== 'trade_status_sync') {
@@ -248,7 +275,14 @@ export function notifySays(p: NotifyParams): NotifySays {
   const status = tradeStatus(p, 'notification');
   // A refund's notification carries its out_request_no as out_biz_no, and the trade's total refunded.
   if (p.out_biz_no && p.refund_fee !== undefined) {
-    return { kind: 'refund', eventId, tradeNo, refundNo: p.out_biz_no };
+    return {
+      kind: 'refund',
+      eventId,
+      tradeNo,
+      refundNo: p.out_biz_no,
+      channelTradeNo: p.trade_no ?? null,
+      totalRefunded: amount(p, 'refund_fee', 'notification'),
+    };
   }
   const total = amount(p, 'total_amount', 'notification');
   if (status === 'WAIT_BUYER_PAY') {
@@ -268,6 +302,24 @@ export function notifySays(p: NotifyParams): NotifySays {
       currency: 'CNY',
       paidAt: paid ? (paidAt ?? new Date()) : null,
     },
+  };
+}
+
+/**
+ * A refund notification's event as decoded, before it is confirmed: Alipay names the trade's
+ * total refunded (refund_fee), so `amount` is that total until `refundEventOf` puts the refund's
+ * own amount in its place, from a refund query made with the order's context.
+ */
+export function unconfirmedRefundEventOf(says: Extract<NotifySays, { kind: 'refund' }>): ChannelEvent {
+  return {
+    kind: 'refund',
+    eventId: says.eventId,
+    tradeNo: says.tradeNo,
+    refundNo: says.refundNo,
+    status: 'success',
+    channelRefundNo: says.channelTradeNo,
+    amount: says.totalRefunded,
+    refundedAt: null,
   };
 }
 

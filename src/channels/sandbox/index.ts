@@ -35,11 +35,16 @@ import {
   parsePaymentState,
   parseProfitShareState,
   parseRefundState,
+  parseShareReturnState,
+  parseUnfreezeState,
+  toWireApplyAbnormal,
   toWireCreateOrder,
   toWireCreateRefund,
   toWireProfitShare,
+  toWireShareReturn,
   toWireSubmitApplication,
   toWireUploadFile,
+  type WireUnfreezeRequest,
 } from './transformers';
 
 export interface SandboxChannelOptions {
@@ -71,6 +76,9 @@ export const SANDBOX_CAPABILITIES: ChannelCapabilities = {
 };
 
 const SANDBOX_FILE_ID = /^sbx_file_[a-z2-7]{24}$/;
+
+/** Receiver types whose share the simulator never takes back (a person's wallet, as at WeChat Pay). */
+export const SANDBOX_PERSONAL_RECEIVERS: readonly string[] = ['PERSONAL_OPENID', 'PERSONAL_SUB_OPENID'];
 
 interface Answer {
   status: number;
@@ -162,13 +170,51 @@ export class SandboxChannel implements Channel {
       if (this.isUnknown(answer, 'refund_not_found')) return { status: 'not_found' };
       return parseRefundState(this.ok('query refund', answer));
     },
+    // A refund steered `abnormal` ([sandbox:abnormal]) is paid to a bank card instead, as at WeChat Pay.
+    applyAbnormal: async (_ctx, input) => {
+      const answer = await this.call(
+        'POST',
+        `/v1/refunds/${encodeURIComponent(input.refundNo)}/apply-abnormal`,
+        toWireApplyAbnormal(input),
+      );
+      return parseRefundState(this.ok('apply abnormal refund', answer));
+    },
   };
 
-  // Shares to any account: no receivers to register. It names the payment by trade_no.
+  /**
+   * Shares to any account: no receivers to register. It names the payment by trade_no. A share
+   * is taken back receiver by receiver before a refund, as at WeChat Pay, and never from a
+   * person's wallet.
+   */
   readonly profitSharing: ProfitSharingPort = {
     share: async (_ctx, input) => {
       const answer = await this.call('POST', '/v1/profit-shares', toWireProfitShare(input));
       return parseProfitShareState(this.ok('profit share', answer));
+    },
+    unfreeze: async (_ctx, input) => {
+      const body: WireUnfreezeRequest = {
+        unfreeze_no: input.unfreezeNo,
+        trade_no: input.tradeNo,
+        description: input.description,
+      };
+      const answer = await this.call('POST', '/v1/unfreezes', body);
+      return parseUnfreezeState(this.ok('unfreeze', answer));
+    },
+    returns: 'separate',
+    returnable: (receiver) => !SANDBOX_PERSONAL_RECEIVERS.includes(receiver.type.toUpperCase()),
+    returnShare: async (_ctx, input) => {
+      const answer = await this.call('POST', '/v1/share-returns', toWireShareReturn(input));
+      // The simulator's no to this return (a person's wallet, more than is left, a refusing
+      // receiver): the return failed. A malformed request (400) stays an error.
+      if (answer.status === 422 || this.isUnknown(answer, 'share_not_found')) {
+        return { status: 'failed', reason: parseErrorBody(answer.status, answer.text).error };
+      }
+      return parseShareReturnState(this.ok('share return', answer));
+    },
+    queryReturn: async (_ctx, { returnNo }) => {
+      const answer = await this.call('GET', `/v1/share-returns/${encodeURIComponent(returnNo)}`);
+      if (this.isUnknown(answer, 'return_not_found')) return { status: 'not_found' };
+      return parseShareReturnState(this.ok('query share return', answer));
     },
   };
 

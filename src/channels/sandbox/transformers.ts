@@ -9,6 +9,7 @@
 import type { ApplicationStatus } from '../../modules/applications/rules';
 import { ChannelError } from '../errors';
 import type {
+  AbnormalRefundInput,
   ApplicationState,
   ChannelEvent,
   CreateContext,
@@ -19,6 +20,8 @@ import type {
   ProfitShareState,
   RefundInput,
   RefundState,
+  ShareReturnInput,
+  ShareReturnState,
   SubmitApplicationInput,
   UploadFileInput,
 } from '../ports';
@@ -51,6 +54,31 @@ export interface WireProfitShareRequest {
   share_no: string;
   trade_no: string;
   receivers: { type: string; account: string; name: string | null; amount: number }[];
+}
+
+/** Part of a share taken back from one of its receivers (POST /v1/share-returns). */
+export interface WireShareReturnRequest {
+  return_no: string;
+  share_no: string;
+  trade_no: string;
+  receiver: { type: string; account: string };
+  amount: number;
+  description: string;
+}
+
+/** What a payment froze for sharing, released (POST /v1/unfreezes). */
+export interface WireUnfreezeRequest {
+  unfreeze_no: string;
+  trade_no: string;
+  description: string;
+}
+
+/** How an abnormal refund is paid instead (POST /v1/refunds/{refund_no}/apply-abnormal). */
+export interface WireApplyAbnormalRefund {
+  method: 'user_bank_card' | 'merchant_bank_card';
+  bank_type: string | null;
+  bank_account: string | null;
+  real_name: string | null;
 }
 
 export interface WireUploadFile {
@@ -107,6 +135,26 @@ export function toWireProfitShare(input: ProfitShareInput): WireProfitShareReque
       name: r.name ?? null,
       amount: r.amount,
     })),
+  };
+}
+
+export function toWireShareReturn(input: ShareReturnInput): WireShareReturnRequest {
+  return {
+    return_no: input.returnNo,
+    share_no: input.shareNo,
+    trade_no: input.tradeNo,
+    receiver: { type: input.receiver.type, account: input.receiver.account },
+    amount: input.amount,
+    description: input.description,
+  };
+}
+
+export function toWireApplyAbnormal(input: AbnormalRefundInput): WireApplyAbnormalRefund {
+  return {
+    method: input.method,
+    bank_type: input.bankType ?? null,
+    bank_account: input.bankAccount ?? null,
+    real_name: input.realName ?? null,
   };
 }
 
@@ -168,10 +216,25 @@ export interface WireRefundState {
   trade_no: string;
   channel_refund_no: string;
   amount: number;
-  status: 'processing' | 'success' | 'failed';
+  status: 'processing' | 'success' | 'failed' | 'abnormal';
   reason: string | null;
   fail_reason: string | null;
   refunded_at: string | null;
+}
+
+export interface WireShareReturnState {
+  return_no: string;
+  share_no: string;
+  status: 'processing' | 'success' | 'failed';
+  channel_return_no: string | null;
+  fail_reason: string | null;
+}
+
+export interface WireUnfreezeState {
+  unfreeze_no: string;
+  trade_no: string;
+  channel_unfreeze_no: string;
+  status: 'processing' | 'finished';
 }
 
 export interface WireProfitShareState {
@@ -209,7 +272,7 @@ export interface WirePaymentCallback {
 
 export interface WireRefundCallback {
   event_id: string;
-  type: 'refund.success' | 'refund.failed';
+  type: 'refund.success' | 'refund.failed' | 'refund.abnormal';
   trade_no: string;
   refund_no: string;
   channel_refund_no: string;
@@ -325,7 +388,7 @@ export function parsePaymentState(json: unknown): PaymentState {
 
 export function parseRefundState(json: unknown): RefundState {
   const o = WireObject.of('refund state', json);
-  const status = o.oneOf('status', ['processing', 'success', 'failed'] as const);
+  const status = o.oneOf('status', ['processing', 'success', 'failed', 'abnormal'] as const);
   const channelRefundNo = o.optionalString('channel_refund_no');
   switch (status) {
     case 'processing':
@@ -334,7 +397,28 @@ export function parseRefundState(json: unknown): RefundState {
       return { status, channelRefundNo, refundedAt: o.date('refunded_at') };
     case 'failed':
       return { status, channelRefundNo, reason: o.optionalString('fail_reason') ?? 'refund failed' };
+    case 'abnormal':
+      return { status, channelRefundNo, reason: o.optionalString('fail_reason') ?? 'refund abnormal' };
   }
+}
+
+export function parseShareReturnState(json: unknown): ShareReturnState {
+  const o = WireObject.of('share return state', json);
+  const status = o.oneOf('status', ['processing', 'success', 'failed'] as const);
+  switch (status) {
+    case 'processing':
+      return { status };
+    case 'success':
+      return { status, channelReturnNo: o.optionalString('channel_return_no') };
+    case 'failed':
+      return { status, reason: o.optionalString('fail_reason') ?? 'share return failed' };
+  }
+}
+
+export function parseUnfreezeState(json: unknown): ProfitShareState {
+  const o = WireObject.of('unfreeze state', json);
+  const status = o.oneOf('status', ['processing', 'finished'] as const);
+  return { status };
 }
 
 export function parseProfitShareState(json: unknown): ProfitShareState {
@@ -366,10 +450,21 @@ export function parseApplicationState(json: unknown): ApplicationState {
   return state;
 }
 
+const REFUND_CALLBACK_STATUS = {
+  'refund.success': 'success',
+  'refund.failed': 'failed',
+  'refund.abnormal': 'abnormal',
+} as const;
+
 /** A callback body, already verified, as a ChannelEvent. */
 export function parseCallbackEvent(json: unknown): ChannelEvent {
   const o = WireObject.of('callback', json);
-  const type = o.oneOf('type', ['payment.paid', 'refund.success', 'refund.failed'] as const);
+  const type = o.oneOf('type', [
+    'payment.paid',
+    'refund.success',
+    'refund.failed',
+    'refund.abnormal',
+  ] as const);
   if (type === 'payment.paid') {
     return {
       kind: 'payment',
@@ -388,7 +483,7 @@ export function parseCallbackEvent(json: unknown): ChannelEvent {
     eventId: o.string('event_id'),
     tradeNo: o.string('trade_no'),
     refundNo: o.string('refund_no'),
-    status: type === 'refund.success' ? 'success' : 'failed',
+    status: REFUND_CALLBACK_STATUS[type],
     channelRefundNo: o.optionalString('channel_refund_no'),
     amount: o.amount('amount'),
     ...(reason === null ? {} : { reason }),

@@ -54,6 +54,8 @@ import {
   receiverType,
   sharingStateOf,
   refundStateOf,
+  returnStateOf,
+  toWireAbnormalRefund,
   toWireCreate,
   toWireRefund,
   WECHATPAY_PAY_METHODS,
@@ -66,12 +68,21 @@ export interface WechatpayChannelOptions extends WechatpayConfig {
   certificateRefreshGapMs?: number;
 }
 
-/** 10^12 fen is SPEC's ceiling; WeChat Pay's own per-order limit is the merchant's. */
+/**
+ * WeChat Pay's `amount.total` is a 32-bit int: 2^31 − 1 fen is the most one order can be, and
+ * above it WeChat Pay refuses the create with PARAM_ERROR. Checked when the order is validated
+ * (SPEC §1: 400 invalid_amount), so that it never reaches the channel.
+ */
+export const WECHATPAY_MAX_AMOUNT_FEN = 2 ** 31 - 1;
+
 export const WECHATPAY_CAPABILITIES: ChannelCapabilities = {
   payMethods: WECHATPAY_PAY_METHODS,
-  maxAmount: 10 ** 12,
+  maxAmount: WECHATPAY_MAX_AMOUNT_FEN,
   currency: 'CNY',
 };
+
+/** Refusals of a return that are WeChat Pay's answer about the return itself, not about the request. */
+const RETURN_REFUSALS = /^(INVALID_REQUEST|NO_AUTH|NOT_ENOUGH):/;
 
 interface CallOptions {
   /** The query string. */
@@ -275,6 +286,37 @@ export class WechatpayChannel implements Channel {
       );
       return answer === undefined ? { status: 'not_found' } : refundStateOf(answer);
     },
+    /**
+     * 发起异常退款: an ABNORMAL refund paid to a bank card instead, the card number and the
+     * holder's name sealed with WeChat Pay's public key (never logged, never in an error).
+     * WeChat Pay then takes it PROCESSING and on to SUCCESS, with a REFUND.SUCCESS callback.
+     */
+    applyAbnormal: async (ctx, input) => {
+      const subMchid = this.subMchid(ctx);
+      const sealer = input.method === 'user_bank_card' ? await this.keyring.sealer() : undefined;
+      const body = toWireAbnormalRefund(subMchid, input, (plain) => {
+        if (!sealer) throw new ChannelError('refused', 'no WeChat Pay public key to seal the card with');
+        return Rsa.encrypt(plain, sealer.key);
+      });
+      try {
+        return refundStateOf(
+          await this.call(
+            'apply abnormal refund',
+            'POST',
+            `v3/refund/domestic/refunds/${encodeURIComponent(input.channelRefundNo)}/apply-abnormal-refund`,
+            body,
+            sealer ? { headers: { 'Wechatpay-Serial': sealer.serial } } : {},
+          ),
+        );
+      } catch (err) {
+        // No trustworthy answer, or asked again for a refund already under way: where it stands.
+        if (!(err instanceof ChannelError)) throw err;
+        if (err.kind === 'refused' && !err.message.startsWith('INVALID_REQUEST:')) throw err;
+        const found = await this.refunds.query(ctx, input).catch(() => undefined);
+        if (found === undefined || found.status === 'not_found' || found.status === 'abnormal') throw err;
+        return found;
+      }
+    },
   };
 
   /**
@@ -339,6 +381,93 @@ export class WechatpayChannel implements Channel {
         },
       );
       return answer === undefined ? { status: 'not_found' } : sharingStateOf(answer);
+    },
+    /**
+     * 解冻剩余资金: the whole frozen payment back to the sub-merchant when nothing is shared. The
+     * unfreeze is a sharing order of its own (out_order_no = unfreezeNo): WeChat Pay may answer it
+     * PROCESSING, and `query` with shareNo = unfreezeNo follows it to FINISHED.
+     */
+    unfreeze: async (ctx, input) => {
+      if (!ctx.channelTradeNo) {
+        throw new ChannelError(
+          'refused',
+          `order ${input.tradeNo} has no WeChat Pay transaction_id to unfreeze`,
+        );
+      }
+      const ref = { tradeNo: input.tradeNo, shareNo: input.unfreezeNo };
+      try {
+        const answer = await this.call(
+          'unfreeze profit sharing',
+          'POST',
+          'v3/profitsharing/orders/unfreeze',
+          {
+            sub_mchid: this.subMchid(ctx),
+            transaction_id: ctx.channelTradeNo,
+            out_order_no: input.unfreezeNo,
+            description: [...input.description].slice(0, 80).join(''),
+          },
+        );
+        return sharingStateOf(answer);
+      } catch (err) {
+        if (!(err instanceof ChannelError) || err.kind === 'refused') throw err;
+        const found = await this.profitSharing.query!(ctx, ref).catch(() => undefined);
+        if (found === undefined || found.status === 'not_found') throw err;
+        return found;
+      }
+    },
+    // 分账回退: from merchant receivers only; WeChat Pay cannot take a share back from an openid.
+    returns: 'separate',
+    returnable: (receiver) => {
+      try {
+        return receiverType(receiver.type) === 'MERCHANT_ID';
+      } catch {
+        return false;
+      }
+    },
+    returnShare: async (ctx, input) => {
+      if (!this.profitSharing.returnable!(input.receiver)) {
+        return {
+          status: 'failed',
+          reason: `WeChat Pay takes a share back from merchant receivers only, not ${input.receiver.type} ${input.receiver.account}`,
+        };
+      }
+      try {
+        return returnStateOf(
+          await this.call('return profit share', 'POST', 'v3/profitsharing/return-orders', {
+            sub_mchid: this.subMchid(ctx),
+            out_order_no: input.shareNo,
+            out_return_no: input.returnNo,
+            return_mchid: input.receiver.account,
+            amount: input.amount,
+            description: [...input.description].slice(0, 80).join(''),
+          }),
+        );
+      } catch (err) {
+        if (!(err instanceof ChannelError)) throw err;
+        // WeChat Pay's no to this return (more than the receiver has left, a receiver that does
+        // not allow returns): the return failed, and asking again would not change that.
+        if (err.kind === 'refused' && RETURN_REFUSALS.test(err.message)) {
+          return { status: 'failed', reason: err.message };
+        }
+        if (err.kind === 'refused') throw err;
+        // No trustworthy answer: WeChat Pay may have taken it. Ask before saying it is unknown.
+        const found = await this.profitSharing.queryReturn!(ctx, input).catch(() => undefined);
+        if (found === undefined || found.status === 'not_found') throw err;
+        return found;
+      }
+    },
+    queryReturn: async (ctx, { shareNo, returnNo }) => {
+      const answer = await this.call(
+        'query profit share return',
+        'GET',
+        `v3/profitsharing/return-orders/${encodeURIComponent(returnNo)}`,
+        undefined,
+        {
+          params: { sub_mchid: this.subMchid(ctx), out_order_no: shareNo },
+          notFoundCode: 'RESOURCE_NOT_EXISTS',
+        },
+      );
+      return answer === undefined ? { status: 'not_found' } : returnStateOf(answer);
     },
   };
 

@@ -13,9 +13,11 @@ import type {
   ChannelEvent,
   CreatePaymentInput,
   PaymentState,
+  AbnormalRefundInput,
   ProfitShareState,
   RefundInput,
   RefundState,
+  ShareReturnState,
 } from '../ports';
 
 /** The v3 endpoint that creates each pay method's prepayment; `web` has none. */
@@ -208,9 +210,12 @@ const refundSchema = Joi.object({
 /** What an operator must do about an ABNORMAL refund: WeChat Pay holds it until told where to pay it. */
 export const ABNORMAL_REFUND_REASON =
   'ABNORMAL: WeChat Pay could not pay the refund into the buyer’s account (closed card or account); ' +
-  'resolve it in the WeChat Pay merchant platform';
+  'pay it to a bank card instead (apply-abnormal-refund)';
 
-/** A refund's state: PROCESSING goes on, SUCCESS is refunded, CLOSED and ABNORMAL are failed. */
+/**
+ * A refund's state: PROCESSING goes on, SUCCESS is refunded, CLOSED failed. ABNORMAL is not a
+ * failure: the money has left the order and WeChat Pay holds it until it is told where to pay it.
+ */
 export function refundStateOf(value: unknown): RefundState {
   const r = parse<WireRefund>('refund', refundSchema, value);
   switch (r.status) {
@@ -229,8 +234,63 @@ export function refundStateOf(value: unknown): RefundState {
         reason: 'CLOSED: WeChat Pay closed the refund',
       };
     case 'ABNORMAL':
-      return { status: 'failed', channelRefundNo: r.refund_id, reason: ABNORMAL_REFUND_REASON };
+      return { status: 'abnormal', channelRefundNo: r.refund_id, reason: ABNORMAL_REFUND_REASON };
   }
+}
+
+/** The banks WeChat Pay pays an abnormal refund to a user's debit card at (its `bank_type`). */
+export const ABNORMAL_REFUND_BANKS = [
+  'CMB_DEBIT',
+  'COMM_DEBIT',
+  'ABC_DEBIT',
+  'CCB_DEBIT',
+  'ICBC_DEBIT',
+  'BOC_DEBIT',
+  'PAB_DEBIT',
+  'SPDB_DEBIT',
+  'CITIC_DEBIT',
+  'CEB_DEBIT',
+  'CMBC_DEBIT',
+  'CIB_DEBIT',
+  'GDB_DEBIT',
+  'PSBC_DEBIT',
+  'NBCB_DEBIT',
+] as const;
+
+/**
+ * The body of `POST /v3/refund/domestic/refunds/{refund_id}/apply-abnormal-refund`, its personal
+ * fields sealed by `seal` (RSA-OAEP under WeChat Pay's public key). A user's card needs the bank,
+ * the card number and the holder's name; the merchant's own account needs nothing more.
+ */
+export function toWireAbnormalRefund(
+  subMchid: string,
+  input: AbnormalRefundInput,
+  seal: (plain: string) => string,
+) {
+  if (input.method === 'merchant_bank_card') {
+    return { sub_mchid: subMchid, out_refund_no: input.refundNo, type: 'MERCHANT_BANK_CARD' };
+  }
+  const { bankType, bankAccount, realName } = input;
+  if (!bankType || !bankAccount || !realName) {
+    throw new ChannelError(
+      'refused',
+      'WeChat Pay pays an abnormal refund to a user’s card only with bank_type, bank_account and real_name',
+    );
+  }
+  if (!(ABNORMAL_REFUND_BANKS as readonly string[]).includes(bankType)) {
+    throw new ChannelError(
+      'refused',
+      `bank_type ${bankType} is not one WeChat Pay pays abnormal refunds to (${ABNORMAL_REFUND_BANKS.join(', ')})`,
+    );
+  }
+  return {
+    sub_mchid: subMchid,
+    out_refund_no: input.refundNo,
+    type: 'USER_BANK_CARD',
+    bank_type: bankType,
+    bank_account: seal(bankAccount),
+    real_name: seal(realName),
+  };
 }
 
 // ---- callbacks ----
@@ -289,6 +349,8 @@ const refundNoticeSchema = Joi.object({
   amount: Joi.object({ refund: Joi.number().integer().min(0).required() }).required(),
 });
 
+const REFUND_EVENT_STATUS = { SUCCESS: 'success', CLOSED: 'failed', ABNORMAL: 'abnormal' } as const;
+
 /** A decrypted resource as durapay's event, with the merchant ids it was sent for. */
 export function eventOf(
   notification: WireNotification,
@@ -316,7 +378,13 @@ export function eventOf(
   }
   if (/^REFUND\.(SUCCESS|ABNORMAL|CLOSED)$/.test(notification.event_type)) {
     const r = parse<WireRefundNotice>('refund notification', refundNoticeSchema, plaintext);
-    const success = r.refund_status === 'SUCCESS';
+    if (r.refund_status === 'PROCESSING' || notification.event_type !== `REFUND.${r.refund_status}`) {
+      throw new ChannelError(
+        'invalid_response',
+        `${notification.event_type} with refund_status ${r.refund_status}`,
+      );
+    }
+    const status = REFUND_EVENT_STATUS[r.refund_status];
     return {
       spMchid: r.sp_mchid,
       subMchid: r.sub_mchid,
@@ -325,18 +393,12 @@ export function eventOf(
         eventId: notification.id,
         tradeNo: r.out_trade_no,
         refundNo: r.out_refund_no,
-        status: success ? 'success' : 'failed',
+        status,
         channelRefundNo: r.refund_id,
         amount: r.amount.refund,
-        ...(success
-          ? {}
-          : {
-              reason:
-                r.refund_status === 'ABNORMAL'
-                  ? ABNORMAL_REFUND_REASON
-                  : 'CLOSED: WeChat Pay closed the refund',
-            }),
-        refundedAt: success && r.success_time ? instant('success_time', r.success_time) : null,
+        ...(status === 'abnormal' ? { reason: ABNORMAL_REFUND_REASON } : {}),
+        ...(status === 'failed' ? { reason: 'CLOSED: WeChat Pay closed the refund' } : {}),
+        refundedAt: status === 'success' && r.success_time ? instant('success_time', r.success_time) : null,
       },
     };
   }
@@ -404,4 +466,40 @@ export function sharingStateOf(value: unknown): ProfitShareState {
     status: 'failed',
     reason: `WeChat Pay closed the share of ${closed.map((r) => `${r.account} (${r.fail_reason ?? 'no reason'})`).join(', ')}`,
   };
+}
+
+// ---- share returns (分账回退) ----
+
+const RETURN_RESULTS = ['PROCESSING', 'SUCCESS', 'FAILED'] as const;
+
+interface WireReturnOrder {
+  return_id?: string;
+  out_return_no: string;
+  result: (typeof RETURN_RESULTS)[number];
+  fail_reason?: string;
+}
+
+const returnOrderSchema = Joi.object({
+  return_id: Joi.string(),
+  out_return_no: Joi.string().required(),
+  result: Joi.string()
+    .valid(...RETURN_RESULTS)
+    .required(),
+  fail_reason: Joi.string(),
+});
+
+/**
+ * A return order's state: PROCESSING goes on (WeChat Pay closes one still processing after five
+ * days as FAILED TIME_OUT_CLOSED), SUCCESS is back with the sub-merchant, FAILED names why.
+ */
+export function returnStateOf(value: unknown): ShareReturnState {
+  const order = parse<WireReturnOrder>('return order', returnOrderSchema, value);
+  switch (order.result) {
+    case 'PROCESSING':
+      return { status: 'processing' };
+    case 'SUCCESS':
+      return { status: 'success', channelReturnNo: order.return_id ?? null };
+    case 'FAILED':
+      return { status: 'failed', reason: `FAILED: ${order.fail_reason ?? 'WeChat Pay failed the return'}` };
+  }
 }

@@ -184,6 +184,16 @@ export class OrderService {
       }
     }
 
+    // A merchant has one sub-merchant number, issued by one channel: sent to another channel it
+    // would name someone else there (a WeChat Pay sub_mchid as an Alipay app_auth_token).
+    if (merchant?.subMerchantNo && merchant.channelCode !== channelCode) {
+      throw new AppError(
+        'channel_create_fail',
+        `merchant ${merchant.merchantId} has no account at channel ${channelCode}` +
+          (merchant.channelCode ? `: its account is at ${merchant.channelCode}` : ''),
+      );
+    }
+
     const request: CreateOrderRequest = {
       payMethod: body.pay_method,
       amount: body.amount,
