@@ -58,6 +58,12 @@ export interface Config {
      * API's HOST, for a Prometheus on the operators' network.
      */
     metricsPort?: number;
+    /**
+     * Failure injection for `npm run chaos` (DURAPAY_CHAOS_HOLDS_DIR; refused in production): the
+     * directory where the chaos runner arms activities to be held until it kills the worker
+     * (worker/activity-holds.ts).
+     */
+    chaosHoldsDir?: string;
   };
   /**
    * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
@@ -197,6 +203,7 @@ const schema = Joi.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   WORKER_METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')).default(9464),
+  DURAPAY_CHAOS_HOLDS_DIR: Joi.string(),
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
   // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
   // and a cache smaller than the tasks in flight evicts workflows mid-task.
@@ -332,6 +339,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
     worker: {
       metricsPort: v.WORKER_METRICS_PORT === 'off' ? undefined : num('WORKER_METRICS_PORT'),
+      chaosHoldsDir: chaosHoldsDir(str('DURAPAY_CHAOS_HOLDS_DIR'), envName, cwd),
     },
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
@@ -393,6 +401,15 @@ function tracingConfig(str: (key: string) => string | undefined): TracingConfig 
       'http/protobuf') as TracingConfig['protocol'],
     serviceName: str('OTEL_SERVICE_NAME')!,
   };
+}
+
+/** A worker that can be made to hang on purpose never runs in production. */
+function chaosHoldsDir(dir: string | undefined, envName: Environment, cwd: string): string | undefined {
+  if (dir === undefined) return undefined;
+  if (envName === 'production') {
+    throw new ConfigError('invalid configuration: "DURAPAY_CHAOS_HOLDS_DIR" is not allowed in production');
+  }
+  return path.resolve(cwd, dir);
 }
 
 /** Like loadConfig, but for settings a process cannot run without: set after provisioning. */

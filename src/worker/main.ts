@@ -19,6 +19,7 @@ import { WorkerMetrics } from '../platform/worker-metrics';
 import { WORKFLOW_TYPES } from '../platform/workflow/definitions';
 import { describeTracing, installTracing, type Tracing } from '../platform/tracing';
 import { bundleTraces, bundleWorkflows, createWorker, installRuntime } from '.';
+import { activityHolds } from './activity-holds';
 
 /**
  * The production worker process. Resolves when the worker has shut down (SIGINT/SIGTERM are
@@ -62,6 +63,9 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     metrics.channelCall(...call),
   );
   metrics.countOpenWorkflowsWith(() => countOpenWorkflows(client));
+  const holdsDir = config.worker.chaosHoldsDir;
+  if (holdsDir)
+    logger.warn('activities armed in this directory are held until the worker is killed', { dir: holdsDir });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -82,6 +86,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     workflowBundleCode: await workflowCode(config, logger, tracing),
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
     tracing,
+    ...(holdsDir ? { options: { interceptors: { activity: [activityHolds(holdsDir)] } } } : {}),
   });
   // Served before "worker running" is logged, so a supervisor that waits for it can scrape at once.
   const metricsServer =
