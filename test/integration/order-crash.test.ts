@@ -3,6 +3,9 @@
  * create activity on the next worker; the channel treats trade_no as an idempotency key, so
  * the request completes with one order upstream and one in the read model.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
@@ -12,6 +15,7 @@ import { until } from '../support/wait';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process';
 import { createActivities } from '../../src/worker/activities';
 import { generateServiceNo } from '../../src/platform/ids';
+import { armedFile, HELD_PREFIX } from '../../src/worker/activity-holds';
 
 jest.setTimeout(120_000);
 
@@ -212,5 +216,70 @@ test('when the worker is killed after the channel accepted a refund and before i
     await first.stop();
     await second?.stop();
     await api.close();
+  }
+});
+
+test('when the worker dies after a payment was recorded and before its task completed, then a refund arriving with the next worker is decided against the paid order', async () => {
+  const taskQueue = uniqueName('tq-paid-kill');
+  const holds = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-holds-'));
+  const api = await serveApi(stack, { taskQueue, requestTimeoutMs: 60_000 });
+  // The payment's announcement, made right after its row, hangs until the worker is killed.
+  fs.writeFileSync(armedFile(holds, 'notifyOrderEvent', 'before'), '');
+  const first = spawnWorker(taskQueue, { ...workerEnv(), DURAPAY_CHAOS_HOLDS_DIR: holds });
+  let second: WorkerProcess | undefined;
+  try {
+    await first.ready;
+    const app = await stack.createApp(['payments']);
+    const created = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
+      await signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/unified-order', {
+        json: {
+          merchant_order_no: `M-${randomUUID()}`,
+          pay_method: 'qr_code',
+          amount: 100,
+          subject: 'Paid crash',
+          notify_url: 'http://127.0.0.1:9/n',
+        },
+      }),
+    );
+    const tradeNo = created.data!.trade_no;
+    await fetch(created.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"result":"success"}',
+    });
+    const status = async () =>
+      (await envelope(await signedFetch(api.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
+    // The read model says paid; the task that wrote it is held, and dies with its worker.
+    await until('paid in the read model', async () =>
+      (await status()).status === 'paid' ? true : undefined,
+    );
+    await until('the announcement held', async () =>
+      fs.readdirSync(holds).some((f) => f.startsWith(HELD_PREFIX)) ? true : undefined,
+    );
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+
+    // The refund reaches the order together with the payment its next task applies again.
+    const pending = signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/refund', {
+      json: { trade_no: tradeNo, refund_amount: 10, merchant_refund_no: `MR-${randomUUID()}` },
+    });
+    second = spawnWorker(taskQueue, workerEnv());
+    await second.ready;
+    const answer = await envelope<{ refund_no: string }>(await pending);
+    expect({ status: answer.code, message: answer.message }).toEqual({
+      status: 'success',
+      message: 'success',
+    });
+    await until('partially refunded', async () =>
+      (await status()).status === 'partially_refunded' ? true : undefined,
+    );
+    expect(await count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', { t: tradeNo })).toBe(
+      1,
+    );
+  } finally {
+    await first.stop();
+    await second?.stop();
+    await api.close();
+    fs.rmSync(holds, { recursive: true, force: true });
   }
 });

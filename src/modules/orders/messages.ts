@@ -44,6 +44,13 @@ export const patches = {
    * covers that activity's whole retry budget.
    */
   orderCreateRecordsItself: 'order-create-records-itself',
+  /**
+   * A create, close or refund that reaches the order in the same workflow task as a payment
+   * applies the payment first. Handlers run before the main loop wakes, so a refund could take
+   * the lock first and be refused `order_not_paid` by an order the read model already showed
+   * paid (its payment recorded by a task that then died with its worker).
+   */
+  orderHandlersApplyQueuedPayments: 'order-handlers-apply-queued-payments',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>

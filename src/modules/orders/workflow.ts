@@ -261,6 +261,21 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       await markPaid({ channelTradeNo: st.channelTradeNo, paidAt: new Date(st.paidAt).toISOString() });
   }
 
+  /**
+   * Under the lock, before a handler decides: a payment that arrived with its request (in the
+   * same workflow task) is applied first, so that the order a handler sees is the one the read
+   * model may already show. Handlers run before the main loop wakes to take payments from the
+   * queue, and the main loop finds the queue empty afterwards.
+   */
+  async function applyQueuedPayments(): Promise<void> {
+    if (isPaidStatus(state.status) || !payments.some((p) => p.status === 'paid')) return;
+    if (!patched(patches.orderHandlersApplyQueuedPayments)) return;
+    while (payments.length > 0 && !isPaidStatus(state.status)) {
+      const p = payments.shift()!;
+      if (p.status === 'paid') await markPaid(p);
+    }
+  }
+
   setHandler(createOrderUpdate, (req) =>
     exclusive(async () => {
       if (state.phase === 'failed') throw appFailure(state.failure!.code, state.failure!.message);
@@ -272,6 +287,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         profitSharingAmount: req.profitSharingAmount,
       };
       if (state.phase === 'open') {
+        await applyQueuedPayments();
         const refusal = repeatCreateRefusal({ identity: state.identity!, status: state.status }, identity);
         if (refusal) throw appFailure(refusal.code, refusal.message);
         return { trade_no: state.tradeNo, pay_credential: state.payCredential!, is_idempotent: true };
@@ -353,6 +369,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   setHandler(closeOrderUpdate, () =>
     exclusive(async () => {
       if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
+      await applyQueuedPayments();
       const decision = closeDecision(state.status);
       if (decision === 'closed') return null;
       if (decision !== 'close') throw appFailure(decision.code, decision.message);
@@ -698,6 +715,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     // repeat of one under way waits for its answer instead of refunding again.
     setHandler(refundOrderUpdate, async (req: RefundRequest): Promise<RefundResult> => {
       const decided = await exclusive(async () => {
+        if (state.phase === 'open') await applyQueuedPayments();
         const d = decideBookedRefund(req);
         if ('existing' in d) return { outcome: d.existing };
         const outcome = performBookedRefund(req, d.returns);
@@ -1132,7 +1150,11 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   if (state.status === 'closed') {
     const lateUntil = Date.now() + input.timings.latePaymentWindowMs;
     while (state.status === 'closed' && Date.now() < lateUntil) {
-      await condition(() => payments.length > 0, Math.max(1, lateUntil - Date.now()));
+      // A handler that applied a queued payment (applyQueuedPayments) ends the wait too.
+      await condition(
+        () => payments.length > 0 || state.status !== 'closed',
+        Math.max(1, lateUntil - Date.now()),
+      );
       const p = payments.shift();
       if (p?.status === 'paid') await exclusive(() => markPaid(p));
     }
