@@ -346,6 +346,36 @@ describe('abnormal refunds', () => {
     expect(a.message).toContain(message);
   });
 
+  test('when an operator asks for the payout while refund.abnormal is still being delivered, then the refund is paid out', async () => {
+    const slow = await new Receiver().start();
+    try {
+      const order = await pay.paidOrder({ notify_url: slow.url });
+      await until('payment.succeeded delivered', async () => (slow.received.length > 0 ? true : undefined));
+      // From now on the merchant's endpoint holds its answer: the refund's workflow is still
+      // announcing refund.abnormal when the operator asks.
+      slow.hold();
+      const made = await refund(order.trade_no, 30, { reason: 'no card [sandbox:abnormal]' });
+      const refundNo = made.data!.refund_no;
+      await until('refund.abnormal being delivered', async () =>
+        slow.received.some((r) => JSON.parse(r.body).type === 'refund.abnormal') ? true : undefined,
+      );
+      expect((await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${refundNo}`)).data?.status).toBe(
+        'abnormal',
+      );
+      const applied = await abnormal({ refund_no: refundNo, ...bankCard });
+      slow.release();
+      expect(applied).toMatchObject({ status: 200, code: 'success', data: { refund_no: refundNo } });
+      await until('paid out', async () =>
+        (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${refundNo}`)).data?.status === 'success'
+          ? true
+          : undefined,
+      );
+      expect(await settled(order.trade_no)).toMatchObject({ refunded_amount: 30 });
+    } finally {
+      await slow.stop();
+    }
+  });
+
   test('when the refund is unknown, then 422 refund_not_found; when it is not abnormal, then 400 invalid_param', async () => {
     expect(await abnormal({ refund_no: 'R-none', method: 'merchant_bank_card' })).toMatchObject({
       status: 422,

@@ -17,10 +17,25 @@ export class Receiver {
   readonly received: ReceivedRequest[] = [];
   private script: number[] = [200];
   private server?: http.Server;
+  private held?: { promise: Promise<void>; release: () => void };
   url = '';
 
   answer(...statuses: number[]): this {
     this.script = statuses;
+    return this;
+  }
+
+  /** Requests from now on get no answer until `release()` (each is still recorded as it arrives). */
+  hold(): this {
+    let release = () => undefined as void;
+    const promise = new Promise<void>((r) => (release = r));
+    this.held = { promise, release };
+    return this;
+  }
+
+  release(): this {
+    this.held?.release();
+    this.held = undefined;
     return this;
   }
 
@@ -39,7 +54,10 @@ export class Receiver {
           body: Buffer.concat(chunks).toString('utf8'),
         });
         const status = this.script.length > 1 ? this.script.shift()! : this.script[0]!;
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'not now');
+        const send = () =>
+          res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'not now');
+        if (this.held) void this.held.promise.then(send);
+        else send();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -48,6 +66,7 @@ export class Receiver {
   }
 
   async stop(): Promise<void> {
+    this.release();
     if (!this.server) return;
     this.server.closeAllConnections();
     await new Promise((r) => this.server!.close(r));

@@ -13,6 +13,12 @@ export const patches = {
    * operator to have it paid out another way (`applyAbnormalRefund`).
    */
   refundAbnormal: 'refund-abnormal',
+  /**
+   * An abnormal refund takes an operator's payout from the moment its row is written abnormal;
+   * it refused one that came while it still told its order and announced `refund.abnormal`
+   * (the very notification an operator acts on).
+   */
+  refundAbnormalFromItsRow: 'refund-abnormal-from-its-row',
 } as const;
 
 export const refundWorkflowId = (refundNo: string) => `refund:${refundNo}`;

@@ -130,6 +130,11 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
       // As recorded before abnormal refunds were told apart.
       outcome = { ...outcome, status: 'failed' };
     }
+    // An operator may ask for the payout as soon as the row says abnormal (the service lets no
+    // request through before): from its write on, the handler takes it, even while the order is
+    // told and refund.abnormal announced. A payout taken meanwhile leaves the phase `following`.
+    const abnormalFromItsRow = outcome.status === 'abnormal' && patched(patches.refundAbnormalFromItsRow);
+    if (abnormalFromItsRow) phase = 'abnormal';
 
     await db.recordRefundSettled({
       refundNo: input.refundNo,
@@ -165,7 +170,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
     });
     upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: outcome.status }]);
     if (outcome.status !== 'abnormal') return outcome.status;
-    phase = 'abnormal';
+    if (!abnormalFromItsRow) phase = 'abnormal';
     amountCounted = true;
   }
 }
