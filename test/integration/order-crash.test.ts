@@ -16,6 +16,8 @@ import { spawnWorker, type WorkerProcess } from '../support/worker-process';
 import { createActivities } from '../../src/worker/activities';
 import { generateServiceNo } from '../../src/platform/ids';
 import { armedFile, HELD_PREFIX } from '../../src/worker/activity-holds';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { replayHistories } from '../support/history';
 
 jest.setTimeout(120_000);
 
@@ -276,6 +278,14 @@ test('when the worker dies after a payment was recorded and before its task comp
     expect(await count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', { t: tradeNo })).toBe(
       1,
     );
+    // The path the payment took with the refund replays as it ran.
+    const [order] = await stack.database.db.sequelize.query<{ merchant_order_no: string }>(
+      'SELECT merchant_order_no FROM orders WHERE trade_no = :t',
+      { replacements: { t: tradeNo }, type: QueryTypes.SELECT },
+    );
+    const workflowId = orderWorkflowId(app.app_id, order!.merchant_order_no);
+    const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+    expect(await replayHistories([{ workflowId, history }])).toEqual([{ workflowId, error: undefined }]);
   } finally {
     await first.stop();
     await second?.stop();

@@ -11,7 +11,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/worker/activities';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
@@ -23,9 +22,7 @@ import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
 import { Receiver } from '../support/receiver';
 import { globalState } from '../support/state';
-import { payloadsAt, writtenByTemporal } from '../support/history';
-import { parsePayloadKeys } from '../../src/platform/crypto/keyring';
-import { sealedDataConverter } from '../../src/platform/data-converter';
+import { payloadsAt, replayHistories, writtenByTemporal } from '../support/history';
 import { isEncryptedPayload } from '../../src/platform/payload-codec';
 
 jest.setTimeout(120_000);
@@ -34,7 +31,6 @@ const run = promisify(execFile);
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'histories');
 /** The fixtures' own payload key (a test key, committed): recorded histories are sealed with it. */
 const FIXTURE_KEYS = fs.readFileSync(path.join(FIXTURES, 'payload-keys.txt'), 'utf8');
-const fixtureKeyring = parsePayloadKeys(FIXTURE_KEYS, 'test/fixtures/histories/payload-keys.txt');
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -49,20 +45,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function replay(histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[]) {
-  const results = [];
-  for await (const result of Worker.runReplayHistories(
-    {
-      workflowBundle: { code: fs.readFileSync(globalState().bundlePath, 'utf8') },
-      // Sealed payloads open with the fixtures' key; those recorded before the codec pass through.
-      dataConverter: sealedDataConverter(fixtureKeyring),
-    },
-    histories,
-  )) {
-    results.push({ workflowId: result.workflowId, error: result.error?.message });
-  }
-  return results;
-}
+const replay = (histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[]) =>
+  replayHistories(histories, FIXTURE_KEYS);
 
 /**
  * The fixtures of today's code; in before-handler-lock/ those recorded before the order and
@@ -72,7 +56,9 @@ async function replay(histories: { workflowId: string; history: temporal.api.his
  * audits waited on one polling activity instead of a timer per gap; in before-payment-sweeper/
  * those recorded while a pending order's polling activity was its own, before the payment sweeper
  * polled it; in before-publisher-attempts/ those recorded before a notification's publisher made
- * its first attempt; in before-payload-encryption/ those recorded while payloads were plain JSON.
+ * its first attempt; in before-payload-encryption/ those recorded while payloads were plain JSON;
+ * in before-refund-book/ those recorded before refunds and profit sharing were decided against
+ * each other, before the create recorded itself, and before handlers applied a queued payment.
  * Workflows started then must still replay (they take the unpatched paths).
  */
 const FIXTURE_SETS = [
@@ -83,6 +69,7 @@ const FIXTURE_SETS = [
   'before-payment-sweeper',
   'before-publisher-attempts',
   'before-payload-encryption',
+  'before-refund-book',
 ];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
@@ -224,6 +211,72 @@ test('when scenarios run now, then their histories replay without a determinism 
     await waitFor('paid by polling', async () => (await orderStatus(polled.data!.trade_no)) === 'paid');
     scenarios['order-paid-by-polling'] = orderWorkflowId(app.app_id, polled.merchantOrderNo);
 
+    // Shared, then refunded in full: the part beyond the unshared remainder comes back first.
+    const sharer = `m-${randomUUID().slice(0, 8)}`;
+    const madeSharer = await envelope(
+      await post('/api/v1/merchant', {
+        merchant_id: sharer,
+        merchant_name: 'Replay Shares',
+        profit_sharing: {
+          receivers: [{ type: 'MERCHANT_ID', account: '1900000101', name: 'Partner', weight: 1 }],
+          max_ratio: 1,
+        },
+      }),
+    );
+    expect(madeSharer.code).toBe('success');
+    const shared = await createOrder({ merchant_id: sharer, profit_sharing_amount: 60 });
+    await fetch(shared.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    const orderData = async (tradeNo: string) =>
+      (await envelope(await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data;
+    await waitFor(
+      'shared',
+      async () => (await orderData(shared.data!.trade_no))?.profit_sharing_status === 'finished',
+    );
+    const sharedRefund = await envelope<{ refund_no: string }>(
+      await post('/api/v1/pay/refund', { trade_no: shared.data!.trade_no, refund_amount: 100 }),
+    );
+    expect(sharedRefund.code).toBe('success');
+    await stack.client.workflow.getHandle(orderWorkflowId(app.app_id, shared.merchantOrderNo)).result();
+    expect(await orderData(shared.data!.trade_no)).toMatchObject({
+      status: 'refunded',
+      profit_sharing_status: 'returned',
+    });
+    scenarios['order-shared-then-refunded'] = orderWorkflowId(app.app_id, shared.merchantOrderNo);
+
+    // A refund the channel ends abnormal, paid out to the merchant's bank card.
+    const abnormal = await createOrder({});
+    await fetch(abnormal.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    await waitFor('paid', async () => (await orderStatus(abnormal.data!.trade_no)) === 'paid');
+    const stuck = await envelope<{ refund_no: string }>(
+      await post('/api/v1/pay/refund', {
+        trade_no: abnormal.data!.trade_no,
+        refund_amount: 30,
+        reason: 'card closed [sandbox:abnormal]',
+      }),
+    );
+    const refundStatus = async (refundNo: string) =>
+      (await envelope(await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/refund/query/${refundNo}`)))
+        .data?.status;
+    await waitFor('abnormal', async () => (await refundStatus(stuck.data!.refund_no)) === 'abnormal');
+    const applied = await envelope(
+      await post('/api/v1/pay/refund/abnormal', {
+        refund_no: stuck.data!.refund_no,
+        method: 'merchant_bank_card',
+      }),
+    );
+    expect([applied.code, applied.message]).toEqual(['success', 'success']);
+    await waitFor('paid out', async () => (await refundStatus(stuck.data!.refund_no)) === 'success');
+    await stack.client.workflow.getHandle(refundWorkflowId(stuck.data!.refund_no)).result();
+    scenarios['refund-abnormal-paid-to-card'] = refundWorkflowId(stuck.data!.refund_no);
+
     const expired = await createOrder({ expire_minutes: 1 });
     expect(expired.code).toBe('success');
     await waitFor('closed', async () => (await orderStatus(expired.data!.trade_no)) === 'closed');
@@ -242,14 +295,14 @@ test('when scenarios run now, then their histories replay without a determinism 
       }),
     );
     expect(madeMerchant.code).toBe('success');
-    const applied = await envelope<{ application_id: string }>(
+    const application = await envelope<{ application_id: string }>(
       await post(`/api/v1/merchant/${merchantId}/apply`, {
         channel_code: 'sandbox',
         notify_url: receiver.url,
       }),
     );
-    await stack.client.workflow.getHandle(applicationWorkflowId(applied.data!.application_id)).result();
-    scenarios['merchant-application-finished'] = applicationWorkflowId(applied.data!.application_id);
+    await stack.client.workflow.getHandle(applicationWorkflowId(application.data!.application_id)).result();
+    scenarios['merchant-application-finished'] = applicationWorkflowId(application.data!.application_id);
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({

@@ -1,6 +1,11 @@
-/** Reading a workflow's history in tests: which activities it called, regular or local. */
+/** Reading a workflow's history in tests: which activities it called, regular or local; replaying it. */
+import fs from 'node:fs';
 import type { Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { parsePayloadKeys } from '../../src/platform/crypto/keyring';
+import { sealedDataConverter } from '../../src/platform/data-converter';
+import { globalState } from './state';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -74,4 +79,26 @@ export function writtenByTemporal(history: unknown, at: string): boolean {
 
 export function payloadsOf(value: unknown): Payload[] {
   return payloadsAt(value).map((p) => p.payload);
+}
+
+/**
+ * Replays histories against the bundled workflow code of this test run, with the given payload
+ * keys (the run's own by default); each result's error is undefined when it replayed cleanly.
+ */
+export async function replayHistories(
+  histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[],
+  keys: string = globalState().payloadKeys,
+): Promise<{ workflowId: string; error?: string }[]> {
+  const results = [];
+  for await (const result of Worker.runReplayHistories(
+    {
+      workflowBundle: { code: fs.readFileSync(globalState().bundlePath, 'utf8') },
+      // Sealed payloads open with the keys; those recorded before the codec pass through.
+      dataConverter: sealedDataConverter(parsePayloadKeys(keys, 'the test payload keys')),
+    },
+    histories,
+  )) {
+    results.push({ workflowId: result.workflowId, error: result.error?.message });
+  }
+  return results;
 }
