@@ -15,10 +15,16 @@ import { gatherEvidence } from './lib/evidence';
 import { census, readState, violations, type Census } from './lib/invariants';
 import { COMPONENTS, killAndWait, killPlan, type Kill } from './lib/monkey';
 import { shop, type OrderJourney, type ShopperStats } from './lib/shopper';
+import { SHARING_HOLDS } from './lib/holds';
+import { runSharing } from './lib/sharing-run';
+import { writeReport } from './lib/report';
 
 const ROOT = path.join(__dirname, '..');
 
+type Scenario = 'random' | 'sharing';
+
 interface Options {
+  scenario: Scenario;
   duration: number;
   kills: number;
   shoppers: number;
@@ -35,6 +41,11 @@ function parseOptions(argv: string[]): Options {
       'Kill the parts of a running durapay under load, then check that no money moved twice and nothing was lost.',
     )
     .option(
+      '--scenario <name>',
+      "`random`: every part killed at random moments under load; `sharing`: the worker killed between a profit share and a refund, and between a refund's reservation and its row",
+      'random',
+    )
+    .option(
       '--duration <s>',
       'seconds of load, during which the kills happen',
       intOption('--duration', 10),
@@ -42,7 +53,7 @@ function parseOptions(argv: string[]): Options {
     )
     .option(
       '--kills <n>',
-      'how many times each of worker, API, Temporal and Postgres is killed',
+      'how many times each of worker, API, Temporal and Postgres is killed (sharing: the worker at each point)',
       intOption('--kills', 0),
       4,
     )
@@ -58,6 +69,7 @@ function parseOptions(argv: string[]): Options {
     .option('--keep', "keep the stack's scratch directory (its logs)", false)
     .parse(argv);
   const o = program.opts<Omit<Options, 'seed'> & { seed?: number }>();
+  if (!['random', 'sharing'].includes(o.scenario)) program.error('--scenario must be random or sharing');
   return { ...o, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
 }
 
@@ -83,6 +95,138 @@ function restartsLogged(logFile: string | undefined): Record<string, number> {
   return counts;
 }
 
+/** Every part killed at planned random moments under the shoppers' load. */
+async function runRandom(
+  o: Options,
+  random: () => number,
+  stack: Stack,
+  receiver: WebhookReceiver,
+): Promise<boolean> {
+  const journeys: OrderJourney[] = [];
+  const stats: ShopperStats = { requests: 0, retries: 0 };
+  const started = Date.now();
+  const until = started + o.duration * 1_000;
+  const bar = progressBar('chaos', o.duration, 's');
+  const ticker = setInterval(() => {
+    const answered = journeys.filter((j) => j.created?.status === 200).length;
+    bar.update(
+      (Date.now() - started) / 1_000,
+      `${answered} orders, ${kills.length} kills, ${stats.retries} resends`,
+    );
+  }, 1_000);
+  const kills: Kill[] = [];
+  const monkey = (async () => {
+    // Kills start once the load runs and end before it does, so recovery is under load too.
+    const plan = killPlan(o.kills, 5_000, o.duration * 1_000 - 10_000, random);
+    for (const step of plan) {
+      const wait = started + step.atMs - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const kill = await killAndWait(stack.baseUrl, stack.supervisorPid!, step.component, 120_000);
+      kills.push(kill);
+      say(
+        `  killed ${kill.component}${kill.pid ? ` (pid ${kill.pid})` : ' (not found)'}: ` +
+          (kill.recoveredMs === undefined
+            ? 'not back within 120 s'
+            : `back in ${(kill.recoveredMs / 1000).toFixed(1)} s`),
+      );
+    }
+  })();
+  const shoppers = Array.from({ length: o.shoppers }, () =>
+    shop({
+      baseUrl: stack.baseUrl,
+      app: stack.app,
+      notifyUrl: receiver.url,
+      until,
+      requestDeadlineMs: 120_000,
+      random,
+      journeys,
+      stats,
+    }),
+  );
+  await Promise.all([monkey, ...shoppers]);
+  clearInterval(ticker);
+  bar.stop();
+
+  // Every order and refund reaches its final state, and its announcement arrives.
+  say(`settling: waiting up to ${o.settle} s for every order and refund to be final`);
+  const settleUntil = Date.now() + o.settle * 1_000;
+  let state = await readState(stack.databaseUrl!, stack.app.app_id);
+  let found = violations(journeys, state, receiver.deliveries);
+  while (found.length > 0 && Date.now() < settleUntil) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    state = await readState(stack.databaseUrl!, stack.app.app_id);
+    found = violations(journeys, state, receiver.deliveries);
+  }
+  const counts: Census = census(state);
+  // Gathered while the stack still runs, so that a failure explains itself from its report.
+  const evidence = await gatherEvidence({
+    violations: found,
+    journeys,
+    databaseUrl: stack.databaseUrl!,
+    temporalAddress: stack.temporalAddress,
+    appId: stack.app.app_id,
+  }).catch((err: unknown) => [{ error: `evidence not gathered: ${String(err)}` }]);
+  const restarts = restartsLogged(stack.logFile);
+  const survived = kills.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined).length;
+  const answered = journeys.filter((j) => j.created?.status === 200).length;
+  // Creates decided otherwise (a 4xx) or not at all within the resend deadline, by code.
+  const otherCreates: Record<string, number> = {};
+  for (const j of journeys) {
+    if (j.created?.status === 200) continue;
+    const key = j.created ? `${j.created.status} ${j.created.code}` : 'undecided';
+    otherCreates[key] = (otherCreates[key] ?? 0) + 1;
+  }
+
+  const rows = COMPONENTS.map((c) => {
+    const ks = kills.filter((k) => k.component === c);
+    const back = ks.map((k) => k.recoveredMs).filter((ms): ms is number => ms !== undefined);
+    return `| ${c} | ${ks.length} | ${back.length} | ${back.length ? (Math.max(...back) / 1000).toFixed(1) : '–'} |`;
+  });
+  console.log(
+    [
+      '| killed | times | back | slowest return, s |',
+      '| --- | ---: | ---: | ---: |',
+      ...rows,
+      '',
+      `supervisor restarts: ${
+        Object.entries(restarts)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      }`,
+      `orders: ${journeys.length} created (${answered} answered 200${Object.entries(otherCreates)
+        .map(([k, n]) => `, ${n} ${k}`)
+        .join('')}), ${counts.paid} paid, ${counts.closed} closed, ` +
+        `${counts.refunds} refunds; ${stats.requests} requests, ${stats.retries} sent again after no answer`,
+      `channel orders left behind by creates that timed out (never paid): ${state.orphans.length}`,
+      `chaos: ${kills.length} kills, ${survived} survived; invariants checked on ${answered} orders: violations: ${found.length}`,
+      ...evidence.map((e) => `  evidence: ${JSON.stringify(e).slice(0, 1_500)}…`),
+      ...found.slice(0, 30).map((v) => `  violation: ${v}`),
+    ].join('\n'),
+  );
+
+  writeReport(o.outDir, 'chaos', {
+    seed: o.seed,
+    duration: o.duration,
+    shoppers: o.shoppers,
+    kills,
+    survived,
+    restarts,
+    orders: {
+      created: journeys.length,
+      answered,
+      otherCreates,
+      ...counts,
+      orphans: state.orphans.length,
+    },
+    requests: stats,
+    violations: found,
+    evidence,
+  });
+  const allKilled = kills.length === o.kills * COMPONENTS.length && survived === kills.length;
+  if (!allKilled) say('not every kill was survived (see the table)');
+  return found.length === 0 && allKilled;
+}
+
 async function main(): Promise<void> {
   const o = parseOptions(process.argv);
   const random = seeded(o.seed);
@@ -95,8 +239,11 @@ async function main(): Promise<void> {
   try {
     say(
       `chaos: seed ${o.seed}, ${o.duration} s of load by ${o.shoppers} shoppers, ` +
-        `each of ${COMPONENTS.join(', ')} killed ${o.kills} times`,
+        (o.scenario === 'sharing'
+          ? `the worker killed ${o.kills} times at each of ${SHARING_HOLDS.map((h) => `${h.activity} (${h.point})`).join(', ')}`
+          : `each of ${COMPONENTS.join(', ')} killed ${o.kills} times`),
     );
+    const holdsDir = path.join(workDir, 'holds');
     stack = await startOwnStack({
       workDir,
       // Always its own embedded Postgres, whatever DATABASE_URL says: it is killed, and a
@@ -104,144 +251,22 @@ async function main(): Promise<void> {
       databaseUrl: undefined,
       purpose: 'chaos',
       // 1/100 of real time: a 10-minute expiry is 6 s, so orders end within the run.
-      env: { DURAPAY_TIME_SCALE: '0.01', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      env: {
+        DURAPAY_TIME_SCALE: '0.01',
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+        ...(o.scenario === 'sharing' ? { DURAPAY_CHAOS_HOLDS_DIR: holdsDir } : {}),
+      },
+      // Merchants with profit-sharing receivers are made through the API.
+      appScopes: o.scenario === 'sharing' ? 'payments,merchants' : 'payments',
       say,
     });
     receiver = await new WebhookReceiver(stack.app.webhook_secret).start();
 
-    const journeys: OrderJourney[] = [];
-    const stats: ShopperStats = { requests: 0, retries: 0 };
-    const started = Date.now();
-    const until = started + o.duration * 1_000;
-    const bar = progressBar('chaos', o.duration, 's');
-    const ticker = setInterval(() => {
-      const answered = journeys.filter((j) => j.created?.status === 200).length;
-      bar.update(
-        (Date.now() - started) / 1_000,
-        `${answered} orders, ${kills.length} kills, ${stats.retries} resends`,
-      );
-    }, 1_000);
-    const kills: Kill[] = [];
-    const monkey = (async () => {
-      // Kills start once the load runs and end before it does, so recovery is under load too.
-      const plan = killPlan(o.kills, 5_000, o.duration * 1_000 - 10_000, random);
-      for (const step of plan) {
-        const wait = started + step.atMs - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const kill = await killAndWait(stack!.baseUrl, stack!.supervisorPid!, step.component, 120_000);
-        kills.push(kill);
-        say(
-          `  killed ${kill.component}${kill.pid ? ` (pid ${kill.pid})` : ' (not found)'}: ` +
-            (kill.recoveredMs === undefined
-              ? 'not back within 120 s'
-              : `back in ${(kill.recoveredMs / 1000).toFixed(1)} s`),
-        );
-      }
-    })();
-    const shoppers = Array.from({ length: o.shoppers }, () =>
-      shop({
-        baseUrl: stack!.baseUrl,
-        app: stack!.app,
-        notifyUrl: receiver!.url,
-        until,
-        requestDeadlineMs: 120_000,
-        random,
-        journeys,
-        stats,
-      }),
-    );
-    await Promise.all([monkey, ...shoppers]);
-    clearInterval(ticker);
-    bar.stop();
-
-    // Every order and refund reaches its final state, and its announcement arrives.
-    say(`settling: waiting up to ${o.settle} s for every order and refund to be final`);
-    const settleUntil = Date.now() + o.settle * 1_000;
-    let state = await readState(stack.databaseUrl!, stack.app.app_id);
-    let found = violations(journeys, state, receiver.deliveries);
-    while (found.length > 0 && Date.now() < settleUntil) {
-      await new Promise((r) => setTimeout(r, 2_000));
-      state = await readState(stack.databaseUrl!, stack.app.app_id);
-      found = violations(journeys, state, receiver.deliveries);
-    }
-    const counts: Census = census(state);
-    // Gathered while the stack still runs, so that a failure explains itself from its report.
-    const evidence = await gatherEvidence({
-      violations: found,
-      journeys,
-      databaseUrl: stack.databaseUrl!,
-      temporalAddress: stack.temporalAddress,
-      appId: stack.app.app_id,
-    }).catch((err: unknown) => [{ error: `evidence not gathered: ${String(err)}` }]);
-    const restarts = restartsLogged(stack.logFile);
-    const survived = kills.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined).length;
-    const answered = journeys.filter((j) => j.created?.status === 200).length;
-    // Creates decided otherwise (a 4xx) or not at all within the resend deadline, by code.
-    const otherCreates: Record<string, number> = {};
-    for (const j of journeys) {
-      if (j.created?.status === 200) continue;
-      const key = j.created ? `${j.created.status} ${j.created.code}` : 'undecided';
-      otherCreates[key] = (otherCreates[key] ?? 0) + 1;
-    }
-
-    const rows = COMPONENTS.map((c) => {
-      const ks = kills.filter((k) => k.component === c);
-      const back = ks.map((k) => k.recoveredMs).filter((ms): ms is number => ms !== undefined);
-      return `| ${c} | ${ks.length} | ${back.length} | ${back.length ? (Math.max(...back) / 1000).toFixed(1) : '–'} |`;
-    });
-    console.log(
-      [
-        '| killed | times | back | slowest return, s |',
-        '| --- | ---: | ---: | ---: |',
-        ...rows,
-        '',
-        `supervisor restarts: ${
-          Object.entries(restarts)
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', ') || 'none'
-        }`,
-        `orders: ${journeys.length} created (${answered} answered 200${Object.entries(otherCreates)
-          .map(([k, n]) => `, ${n} ${k}`)
-          .join('')}), ${counts.paid} paid, ${counts.closed} closed, ` +
-          `${counts.refunds} refunds; ${stats.requests} requests, ${stats.retries} sent again after no answer`,
-        `channel orders left behind by creates that timed out (never paid): ${state.orphans.length}`,
-        `chaos: ${kills.length} kills, ${survived} survived; invariants checked on ${answered} orders: violations: ${found.length}`,
-        ...evidence.map((e) => `  evidence: ${JSON.stringify(e).slice(0, 1_500)}…`),
-        ...found.slice(0, 30).map((v) => `  violation: ${v}`),
-      ].join('\n'),
-    );
-
-    fs.mkdirSync(o.outDir, { recursive: true });
-    const out = path.join(o.outDir, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(
-      out,
-      `${JSON.stringify(
-        {
-          seed: o.seed,
-          duration: o.duration,
-          shoppers: o.shoppers,
-          kills,
-          survived,
-          restarts,
-          orders: {
-            created: journeys.length,
-            answered,
-            otherCreates,
-            ...counts,
-            orphans: state.orphans.length,
-          },
-          requests: stats,
-          violations: found,
-          evidence,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    say(`report: ${out}`);
-    const allKilled = kills.length === o.kills * COMPONENTS.length && survived === kills.length;
-    if (!allKilled) say('not every kill was survived (see the table)');
-    process.exitCode = found.length === 0 && allKilled ? 0 : 1;
+    const ok =
+      o.scenario === 'sharing'
+        ? await runSharing({ ...o, random, stack, receiver, holdsDir })
+        : await runRandom(o, random, stack, receiver);
+    process.exitCode = ok ? 0 : 1;
   } finally {
     await receiver?.stop().catch(() => undefined);
     await stack?.stop().catch((err: unknown) => say(`could not stop the stack: ${String(err)}`));

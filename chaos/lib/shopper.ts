@@ -70,7 +70,7 @@ export async function decided(
 }
 
 /** The buyer presses Pay: true when the sandbox took the payment, false when it refused it. */
-async function buyerPays(payUrl: string, stats: ShopperStats, deadline: number): Promise<boolean> {
+export async function buyerPays(payUrl: string, stats: ShopperStats, deadline: number): Promise<boolean> {
   for (let attempt = 0; Date.now() < deadline; attempt++) {
     stats.requests += 1;
     try {
@@ -91,7 +91,11 @@ async function buyerPays(payUrl: string, stats: ShopperStats, deadline: number):
 }
 
 /** Waits until durapay shows the order paid (the payment may reach it only by polling). */
-async function paidInDurapay(o: ShopperOptions, tradeNo: string, deadline: number): Promise<boolean> {
+export async function paidInDurapay(
+  o: Pick<ShopperOptions, 'baseUrl' | 'app' | 'stats'>,
+  tradeNo: string,
+  deadline: number,
+): Promise<boolean> {
   while (Date.now() < deadline) {
     const a = await decided(
       o.baseUrl,

@@ -2,7 +2,9 @@
  * `npm run chaos` end to end, with its short profile: its own stack (durapay start, on a
  * scratch database of the tests' Postgres) under steady load while the worker, the API, the
  * Temporal dev server and Postgres are each killed twice; the run passes only when every kill
- * was survived and no invariant of money or of nothing lost was broken.
+ * was survived and no invariant of money or of nothing lost was broken. Then its sharing
+ * scenario: orders shared and refunded at once while the worker is killed at the points where
+ * a share or a refund is under way.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,10 +14,10 @@ import { runTool } from '../support/scripts';
 jest.setTimeout(900_000);
 
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-chaos-test-'));
-let passed = false;
+let passed = 0;
 // A failed run's report (with its evidence: rows, notifications, histories) is kept.
 afterAll(() => {
-  if (passed) fs.rmSync(outDir, { recursive: true, force: true });
+  if (passed === 2) fs.rmSync(outDir, { recursive: true, force: true });
   else process.stderr.write(`[chaos] report kept in ${outDir}\n`);
 });
 
@@ -47,5 +49,46 @@ test('when each part of the stack is killed twice under load, then every kill is
   expect(report.orders.answered).toBeGreaterThan(20);
   expect(report.orders.paid).toBeGreaterThan(0);
   expect(report.orders.closed).toBeGreaterThan(0);
-  passed = true;
+  passed += 1;
+});
+
+test("when the worker is killed between a share and a refund, and between a refund's reservation and its row, then the channel never pays out more than the buyer paid and nothing stays reserved", async () => {
+  const seed = Math.floor(Math.random() * 2 ** 31);
+  const sharingOut = path.join(outDir, 'sharing');
+  const { code, stdout, stderr } = await runTool('chaos/main.ts', [
+    ...['--scenario', 'sharing', '--duration', '60', '--kills', '1', '--settle', '150'],
+    ...['--seed', String(seed), '--out-dir', sharingOut],
+  ]);
+  process.stderr.write(
+    `[chaos sharing] seed ${seed}\n${stdout
+      .split('\n')
+      .filter((l) => l.startsWith('|') || /^(orders|at the channel|chaos)/.test(l))
+      .join('\n')}\n`,
+  );
+  expect({ code, out: code === 0 ? '' : `${stdout.slice(-4000)}\n${stderr.slice(-3000)}` }).toEqual({
+    code: 0,
+    out: '',
+  });
+  const file = fs.readdirSync(sharingOut).find((f) => f.endsWith('.json'));
+  const report = JSON.parse(fs.readFileSync(path.join(sharingOut, file!), 'utf8')) as {
+    kills: { activity: string; point: string; recoveredMs?: number }[];
+    orders: { paid: number };
+    refunds: Record<string, number>;
+    money: { paid_in: number; refunded: number; shared: number; returned: number };
+    violations: string[];
+  };
+  // Each point was reached and the worker killed there once, and came back.
+  expect(report.kills.map((k) => `${k.activity} ${k.point} ${k.recoveredMs !== undefined}`).sort()).toEqual([
+    'recordRefundCreated before true',
+    'requestChannelRefund after true',
+    'returnProfitShare after true',
+    'shareProfit after true',
+  ]);
+  expect(report.violations).toEqual([]);
+  expect(report.orders.paid).toBeGreaterThan(5);
+  expect(report.refunds['200 success']).toBeGreaterThan(5);
+  expect(report.money.refunded + report.money.shared - report.money.returned).toBeLessThanOrEqual(
+    report.money.paid_in,
+  );
+  passed += 1;
 });

@@ -1,0 +1,111 @@
+/**
+ * Kills the worker at chosen points of an order's money, not at random moments: the runner arms
+ * a point (a file in the holds directory, src/worker/activity-holds.ts), the first activity that
+ * reaches it hangs there, and the runner kills the worker while it does. Temporal then runs the
+ * activity again on the restarted worker, and the order must go on as if nothing had happened.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { armedFile, HELD_PREFIX, type HoldPoint } from '../../src/worker/activity-holds';
+import { killAndWait } from './monkey';
+
+export interface HoldSpot {
+  activity: string;
+  point: HoldPoint;
+  /** What is true of the order when the worker dies there. */
+  means: string;
+}
+
+export const SHARING_HOLDS: HoldSpot[] = [
+  { activity: 'shareProfit', point: 'after', means: 'the share is made at the channel, the order not told' },
+  { activity: 'recordRefundCreated', point: 'before', means: 'a refund is reserved, its row not written' },
+  {
+    activity: 'requestChannelRefund',
+    point: 'after',
+    means: 'the refund is made at the channel, the order not told',
+  },
+  {
+    activity: 'returnProfitShare',
+    point: 'after',
+    means: 'a part of the share came back, the order not told',
+  },
+];
+
+export interface HoldKill {
+  activity: string;
+  point: HoldPoint;
+  /** The workflow whose activity was held (empty when the point was never reached). */
+  workflowId: string;
+  at?: number;
+  pid?: number;
+  recoveredMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The spots held now, by their held files. */
+function heldNow(dir: string, spots: HoldSpot[]): { spot: HoldSpot; file: string }[] {
+  const files = fs.readdirSync(dir);
+  return spots.flatMap((spot) => {
+    const prefix = `${HELD_PREFIX}${spot.activity}.${spot.point}.`;
+    return files.filter((f) => f.startsWith(prefix)).map((f) => ({ spot, file: path.join(dir, f) }));
+  });
+}
+
+/**
+ * Arms every spot at once, `times` times each: whenever activities are held, kills the worker
+ * (one kill for all held at that moment) and arms those spots again, until each was held
+ * `times` times or `until` passes. A spot still armed then is disarmed and reported unreached.
+ */
+export async function killAtHolds(o: {
+  dir: string;
+  spots: HoldSpot[];
+  times: number;
+  until: number;
+  baseUrl: string;
+  supervisorPid: number;
+  onKill: (k: HoldKill) => void;
+}): Promise<HoldKill[]> {
+  fs.mkdirSync(o.dir, { recursive: true });
+  const kills: HoldKill[] = [];
+  const left = new Map(o.spots.map((s) => [s, o.times]));
+  const armed = (s: HoldSpot) => armedFile(o.dir, s.activity, s.point);
+  const record = (k: HoldKill) => {
+    kills.push(k);
+    o.onKill(k);
+  };
+  /** One kill for every attempt held now; the spots that have kills left are armed again. */
+  const killHeld = async (held: { spot: HoldSpot; file: string }[], rearm: boolean) => {
+    // Each held attempt writes its workflow id right after taking its arming.
+    await sleep(100);
+    const kill = await killAndWait(o.baseUrl, o.supervisorPid, 'worker', 120_000);
+    for (const { spot, file } of held) {
+      record({
+        activity: spot.activity,
+        point: spot.point,
+        workflowId: fs.readFileSync(file, 'utf8'),
+        at: kill.at,
+        ...(kill.pid === undefined ? {} : { pid: kill.pid }),
+        ...(kill.recoveredMs === undefined ? {} : { recoveredMs: kill.recoveredMs }),
+      });
+      fs.rmSync(file, { force: true });
+      left.set(spot, left.get(spot)! - 1);
+      if (rearm && left.get(spot)! > 0) fs.writeFileSync(armed(spot), '');
+    }
+  };
+
+  for (const spot of o.spots) fs.writeFileSync(armed(spot), '');
+  while (Date.now() < o.until && [...left.values()].some((n) => n > 0)) {
+    const held = heldNow(o.dir, o.spots);
+    if (held.length > 0) await killHeld(held, true);
+    else await sleep(50);
+  }
+  for (const spot of o.spots) fs.rmSync(armed(spot), { force: true });
+  // An attempt that took its arming just before the disarming would hang until its timeout.
+  const late = heldNow(o.dir, o.spots);
+  if (late.length > 0) await killHeld(late, false);
+  for (const [spot, n] of left) {
+    for (let i = 0; i < n; i++) record({ activity: spot.activity, point: spot.point, workflowId: '' });
+  }
+  return kills;
+}
