@@ -8,6 +8,7 @@ import type { RefundService } from '../modules/refunds';
 import type { Logger } from '../platform/logger';
 import { contentEncodingProblem, MAX_JSON_BODY_BYTES, requestHasBody } from '../platform/http/body';
 import { readBoundedBody } from '../platform/http/bounded-body';
+import { SourceRateLimit, sourceOf } from '../platform/http/source-limit';
 import { apiRouter } from '../platform/http/router';
 import type { ApiServices } from './services';
 
@@ -15,6 +16,16 @@ const CALLBACK_PATH = '/api/v1/notify/payment';
 
 /** The shape of a channel code; a path value of any other shape names no channel. */
 const CHANNEL_CODE = /^[a-z0-9_-]{1,32}$/;
+
+/** SPEC §9: callbacks that fail verification, per second per source address. */
+export const DEFAULT_CALLBACK_RATE_LIMIT = 50;
+
+export interface CallbackRateLimit {
+  /** Callbacks failing verification per second per source address (CALLBACK_RATE_LIMIT). */
+  perSecond: number;
+  /** The limit's clock in milliseconds (tests hold it still). */
+  now?: () => number;
+}
 
 function firstValues(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
@@ -62,6 +73,10 @@ function loggableBody(raw: Buffer): string {
  *
  * Anyone may post here, so what a callback costs durapay is bounded before it is stored
  * (SPEC §9), cheapest check first:
+ * - a source address past its limit of callbacks that failed verification is answered at once,
+ *   its body unread (SourceRateLimit: only failures are charged, so a channel's valid callbacks,
+ *   however many at once, never use its limit up; per API process, in memory, so a refusal costs
+ *   no database round trip);
  * - a path that names no channel durapay has is answered without a row, its body unread;
  * - a body larger than the channel's limit (WeChat Pay and Alipay 64 KiB, others 1 MiB) is
  *   refused at the first byte past it, or unread when its Content-Length says so, without a row;
@@ -71,12 +86,14 @@ function loggableBody(raw: Buffer): string {
 export function callbackRoutes(
   services: ApiServices,
   capabilities: { orders: OrderService; refunds: RefundService },
+  rateLimit: CallbackRateLimit = { perSecond: DEFAULT_CALLBACK_RATE_LIMIT },
 ): Router {
   const router = apiRouter();
   const { orders, refunds } = capabilities;
   const repo = orders.repository;
   const callbackLog = new CallbackLog(services.db);
   const merchants = new MerchantRepository(services.db);
+  const limit = new SourceRateLimit({ perSecond: rateLimit.perSecond, now: rateLimit.now });
   /** The channel's code when durapay has it, for the metrics; anything else counts as `unknown`. */
   const known = (code: string) => (CHANNEL_CODE.test(code) && services.channels.get(code) ? code : 'unknown');
 
@@ -90,11 +107,25 @@ export function callbackRoutes(
   router.post(`${CALLBACK_PATH}{/:channelCode}`, findChannel, async (req, res) => {
     const log = res.locals.log as Logger;
     const channelCode = String(req.params.channelCode ?? '');
+    const source = sourceOf(req.ip);
     const counted = (outcome: string) => {
       res.locals.callback = { channel: known(channelCode), outcome };
     };
-    /** Refused before a row was written: answered, its body left unread. */
+    const admitted = limit.check(source);
+    if (!admitted.allowed) {
+      // One line when a source goes over, not one per refusal: a flood must not fill the logs instead.
+      if (admitted.refusedInARow === 1) {
+        log.warn('callback source over its limit: its callbacks are refused unread', {
+          source,
+          per_second: rateLimit.perSecond,
+        });
+      }
+      counted('rate_limited');
+      return replyUnread(req, res, failReply(res, 'too many callbacks that failed verification'));
+    }
+    /** Refused before a row was written: charged to the source, answered, its body left unread. */
     const refuse = (outcome: string, error: string) => {
+      limit.charge(source);
       log.info('channel callback refused', { channel_code: known(channelCode), outcome, error });
       counted(outcome);
       replyUnread(req, res, failReply(res, error));
@@ -123,12 +154,15 @@ export function callbackRoutes(
 
     const headers = firstValues(req);
     const logId = await callbackLog.record({ channelCode, headers, rawBody: loggableBody(raw) });
+    /** Whether the channel's signature checked out: only a callback whose did not is charged. */
+    let signed = false;
     const fail = async (
       outcome: string,
       error: string,
       verified = false,
       ids: { eventId?: string; tradeNo?: string; refundNo?: string } = {},
     ) => {
+      if (!signed) limit.charge(source);
       await callbackLog.finish(logId, { verified, outcome, error, ...ids });
       log.info('channel callback refused', { channel_code: channelCode, outcome, error });
       counted(outcome);
@@ -140,6 +174,7 @@ export function callbackRoutes(
     try {
       const check = await callbacks.verify(request);
       if (!check.ok) return await fail('rejected', check.reason);
+      signed = true;
       event = await callbacks.decode(request);
     } catch (err) {
       return fail('rejected', err instanceof Error ? err.message : 'unparseable callback');
@@ -257,10 +292,12 @@ export function callbackRoutes(
   // Whatever failed on the way (path, database): the channel hears its failure reply and retries.
   router.use(CALLBACK_PATH, (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    // A client's fault (status 4xx from the path decoder) is not an incident.
+    // A client's fault (status 4xx from the path decoder) is not an incident, and is charged to
+    // its source; durapay's own (a database that does not answer) is neither.
     const status = (err as { status?: unknown } | null)?.status;
     const clientFault = err instanceof AppError || (typeof status === 'number' && status < 500);
     const outcome = clientFault ? 'bad_request' : 'error';
+    if (clientFault) limit.charge(sourceOf(req.ip));
     (res.locals.log as Logger)[clientFault ? 'info' : 'error']('channel callback refused', {
       outcome,
       error: err instanceof Error ? err.message : String(err),

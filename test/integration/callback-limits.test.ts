@@ -1,26 +1,66 @@
 /**
  * The callback endpoint is open to anyone (SPEC §4, §9): what it costs durapay is bounded. A
- * channel durapay does not have leaves nothing behind; WeChat Pay and Alipay bodies larger than
- * 64 KiB (others: 1 MiB) are refused, not stored, and read no further than the limit. Effects
- * are counted in `channel_callbacks`.
+ * channel durapay does not have leaves nothing behind; a source whose callbacks keep failing
+ * verification is refused, unread, once past its limit, while a channel's valid callbacks never
+ * use it up; WeChat Pay and Alipay bodies larger than 64 KiB (others: 1 MiB) are refused, not
+ * stored, and read no further than the limit. Effects are counted in `channel_callbacks`.
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
+import { signSandboxPayload } from '../../src/channels/sandbox/signature';
+import type { AppCredentials } from '../../src/modules/apps/repository';
 import { startTestStack, type TestStack } from '../support/harness';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { Receiver } from '../support/receiver';
 
 jest.setTimeout(120_000);
 
+/** The limit of these tests, per second per source; every callback here comes from 127.0.0.1. */
+const LIMIT = 20;
+/** The clock the limit refills by: it moves only when a test moves it. */
+let now = Date.now();
+
 let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let pay: PaymentsClient;
 
 beforeAll(async () => {
-  stack = await startTestStack({ wechatpay: {}, alipay: {} });
+  stack = await startTestStack({
+    wechatpay: {},
+    alipay: {},
+    callbackRateLimit: { perSecond: LIMIT, now: () => now },
+  });
+  app = await stack.createApp(['payments']);
+  receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
 });
 afterAll(async () => {
+  await receiver?.stop();
   await stack?.stop();
+});
+// An hour later: whatever an earlier test used of the limit has come back.
+beforeEach(() => {
+  now += 3_600_000;
 });
 
 const notify = (channel: string) => `${stack.baseUrl}/api/v1/notify/payment/${channel}`;
+
+/** A sandbox callback with a signature that does not verify, marked so that its row can be found. */
+const forged = (marker: string) =>
+  fetch(notify('sandbox'), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'sandbox-signature': `t=${Math.floor(Date.now() / 1000)},v1=00`,
+    },
+    body: JSON.stringify({
+      event_id: randomUUID(),
+      type: 'payment.paid',
+      marker,
+    }),
+  });
 
 async function rowsMarked(marker: string): Promise<number> {
   const [row] = await stack.database.db.sequelize.query<{ n: string }>(
@@ -115,6 +155,75 @@ describe('callbacks for channels durapay does not have', () => {
       expect(await scrapeCallbacks('unknown', 'unknown_channel')).toBeGreaterThan(0);
     },
   );
+});
+
+describe('the limit on callbacks that fail verification, per source address', () => {
+  test('when a source sends three times its limit of valid callbacks at once, then every one is taken and none uses the limit up', async () => {
+    const order = await pay.paidOrder();
+    const channelTradeNo = (await pay.query(order.trade_no)).channel_trade_no as string;
+    // The channel's payment callback, sent again and again, as channels do.
+    const body = JSON.stringify({
+      event_id: randomUUID(),
+      type: 'payment.paid',
+      trade_no: order.trade_no,
+      channel_trade_no: channelTradeNo,
+      amount: 100,
+      currency: 'CNY',
+      paid_at: new Date().toISOString(),
+    });
+    const genuine = () =>
+      fetch(notify('sandbox'), {
+        method: 'POST',
+        headers: {
+          'sandbox-signature': signSandboxPayload(stack.sandboxSecret, body),
+        },
+        body,
+      });
+    const answers = await Promise.all(
+      Array.from({ length: 3 * LIMIT }, async () => answerOf(await genuine())),
+    );
+    expect(answers).toEqual(Array.from({ length: 3 * LIMIT }, () => [200, 'success']));
+    const [stored] = await stack.database.db.sequelize.query<{ n: string }>(
+      "SELECT count(*) AS n FROM channel_callbacks WHERE raw_body = :body AND outcome = 'delivered'",
+      { replacements: { body }, type: QueryTypes.SELECT },
+    );
+    expect(Number(stored!.n)).toBe(3 * LIMIT);
+
+    // The whole limit is still there for callbacks that fail verification: LIMIT of them are heard.
+    const marker = randomUUID();
+    for (let i = 0; i < LIMIT; i++) expect(await answerOf(await forged(marker))).toEqual([200, 'fail']);
+    expect(await rowsMarked(marker)).toBe(LIMIT);
+  });
+
+  test('when a source passes its limit of callbacks that fail verification, then the next are answered fail unstored until a second has passed', async () => {
+    const refusedBefore = await scrapeCallbacks('sandbox', 'rate_limited');
+    const heard = randomUUID();
+    for (let i = 0; i < LIMIT; i++) expect(await answerOf(await forged(heard))).toEqual([200, 'fail']);
+    expect(await rowsMarked(heard)).toBe(LIMIT);
+
+    const refused = randomUUID();
+    for (let i = 0; i < 5; i++) expect(await answerOf(await forged(refused))).toEqual([200, 'fail']);
+    expect(await rowsMarked(refused)).toBe(0);
+    expect(await scrapeCallbacks('sandbox', 'rate_limited')).toBe(refusedBefore + 5);
+
+    // A second later the source has its limit again: a second's worth, no more.
+    now += 1_000;
+    const later = randomUUID();
+    for (let i = 0; i < LIMIT + 3; i++) expect(await answerOf(await forged(later))).toEqual([200, 'fail']);
+    expect(await rowsMarked(later)).toBe(LIMIT);
+  });
+
+  test('when a source past its limit sends a large body, then it is answered fail before the body is read', async () => {
+    const marker = randomUUID();
+    for (let i = 0; i < LIMIT; i++) await forged(marker);
+    expect(await rowsMarked(marker)).toBe(LIMIT);
+    const before = await scrapeCallbacks('sandbox', 'rate_limited');
+    const rows = await allRows();
+    const sent = await postHuge('sandbox', 'chunked');
+    expect(sent).toEqual({ answer: [200, 'fail'], sentWhole: false });
+    expect(await allRows()).toBe(rows);
+    expect(await scrapeCallbacks('sandbox', 'rate_limited')).toBe(before + 1);
+  });
 });
 
 describe('callback bodies are bounded by their channel', () => {

@@ -84,6 +84,13 @@ describe('loadConfig', () => {
     expect(config.payments.profitShareDelayMs).toBe(60 * s);
     expect(DEFAULT_EXPIRE_MINUTES).toBe(30);
     expect(config.api.requestTimeoutMs).toBe(10 * s);
+    // §9: unverified callbacks 50/s per source address.
+    expect(config.callbacks).toEqual({ rateLimitPerSecond: 50 });
+  });
+
+  test('when the callback settings are set, then they are read', () => {
+    const config = loadConfig({ CALLBACK_RATE_LIMIT: '2.5' });
+    expect(config.callbacks).toEqual({ rateLimitPerSecond: 2.5 });
   });
 
   test('when a variable is empty, then it counts as unset', () => {
@@ -103,6 +110,8 @@ describe('loadConfig', () => {
       '0',
       /"WORKER_MAX_CACHED_WORKFLOWS" must be greater than or equal to 100/,
     ],
+    ['CALLBACK_RATE_LIMIT', '0', /"CALLBACK_RATE_LIMIT" must be greater than 0/],
+    ['CALLBACK_RATE_LIMIT', 'many', /"CALLBACK_RATE_LIMIT" must be a number/],
   ])('when %s is %p, then loading fails with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
