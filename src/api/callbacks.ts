@@ -81,7 +81,7 @@ function loggableBody(raw: Buffer): string {
  * - a body larger than the channel's limit (WeChat Pay and Alipay 64 KiB, others 1 MiB) is
  *   refused at the first byte past it, or unread when its Content-Length says so, without a row;
  * - only then is the callback logged, before it is checked, so that every callback of a known
- *   channel that was read is kept as evidence.
+ *   channel that was read is kept as evidence (until the retention deletes it, modules/callbacks).
  */
 export function callbackRoutes(
   services: ApiServices,

@@ -13,7 +13,7 @@ export interface CallbackResult {
 
 /**
  * The raw-callback log (`channel_callbacks`, SPEC §4): every callback of a channel durapay has,
- * whose body it read, stored before it is answered.
+ * whose body it read, stored before it is answered, and deleted after the retention (SPEC §9).
  */
 export class CallbackLog {
   constructor(private readonly db: Database) {}
@@ -53,5 +53,23 @@ export class CallbackLog {
         },
       },
     );
+  }
+
+  /**
+   * Deletes at most `limit` callbacks received before `before`, oldest first, in one short
+   * statement (its own transaction, so locks are held for one batch only); answers how many.
+   * Found through the index on received_at (migration 0014), so that a batch costs the rows it
+   * deletes, not a scan of the table.
+   */
+  async deleteReceivedBefore(before: Date, limit: number): Promise<number> {
+    const [, result] = await this.db.sequelize.query(
+      `DELETE FROM channel_callbacks
+        WHERE id IN (SELECT id FROM channel_callbacks
+                      WHERE received_at < :before
+                      ORDER BY received_at
+                      LIMIT :limit)`,
+      { replacements: { before, limit } },
+    );
+    return (result as { rowCount?: number } | undefined)?.rowCount ?? 0;
   }
 }
