@@ -6,7 +6,7 @@ import { errorHandler, notFound, notFoundError } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { healthRoutes, type ReadinessProbes } from './health';
 import { ApplicationService, applicationRoutes } from '../modules/applications';
-import { callbackRoutes } from './callbacks';
+import { callbackRoutes, type CallbackRateLimit } from './callbacks';
 import { merchantRoutes } from '../modules/merchants';
 import { notificationRoutes } from '../modules/notifications';
 import { OrderService, paymentRoutes } from '../modules/orders';
@@ -29,6 +29,8 @@ export interface ApiDeps {
   codec?: CodecServerOptions;
   /** Prometheus metrics served at `GET /metrics`; a registry of its own when not given. */
   metrics?: ApiMetrics;
+  /** The limit on callbacks that fail verification, per source address (SPEC §9: 50/s when not given). */
+  callbackRateLimit?: CallbackRateLimit;
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -55,7 +57,7 @@ export function createApp(deps: ApiDeps): Express {
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
   const orders = new OrderService(deps.services);
   const refunds = new RefundService(deps.services, orders);
-  app.use(callbackRoutes(deps.services, { orders, refunds }));
+  app.use(callbackRoutes(deps.services, { orders, refunds }, deps.callbackRateLimit));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   // A simulated upstream's own routes count as its mount point in the metrics.

@@ -1,18 +1,31 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import type { CallbackReply, CallbacksPort, ChannelEvent } from '../channels/ports';
 import { AppError } from '../platform/errors';
+import { CallbackLog } from '../modules/callbacks';
 import { MerchantRepository } from '../modules/merchants';
 import { subMerchantOf, type OrderService } from '../modules/orders';
 import type { RefundService } from '../modules/refunds';
 import type { Logger } from '../platform/logger';
-import { contentEncodingProblem, MAX_JSON_BODY_BYTES } from '../platform/http/body';
+import { contentEncodingProblem, MAX_JSON_BODY_BYTES, requestHasBody } from '../platform/http/body';
+import { readBoundedBody } from '../platform/http/bounded-body';
+import { SourceRateLimit, sourceOf } from '../platform/http/source-limit';
 import { apiRouter } from '../platform/http/router';
 import type { ApiServices } from './services';
 
 const CALLBACK_PATH = '/api/v1/notify/payment';
 
-/** The shape of a channel code; a path value of any other shape is not recorded as a callback. */
+/** The shape of a channel code; a path value of any other shape names no channel. */
 const CHANNEL_CODE = /^[a-z0-9_-]{1,32}$/;
+
+/** SPEC §9: callbacks that fail verification, per second per source address. */
+export const DEFAULT_CALLBACK_RATE_LIMIT = 50;
+
+export interface CallbackRateLimit {
+  /** Callbacks failing verification per second per source address (CALLBACK_RATE_LIMIT). */
+  perSecond: number;
+  /** The limit's clock in milliseconds (tests hold it still). */
+  now?: () => number;
+}
 
 function firstValues(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
@@ -22,11 +35,21 @@ function firstValues(req: Request): Record<string, string> {
   return out;
 }
 
-/** The answer when no channel's own is known (not a channel, a body that could not be read). */
+/** The answer when no channel's own is known (not a channel, a path that does not decode). */
 const FAIL: CallbackReply = { status: 200, contentType: 'text/plain', body: 'fail' };
 
 function reply(res: Response, answer: CallbackReply): void {
   res.status(answer.status).type(answer.contentType).send(answer.body);
+}
+
+/**
+ * An answer given without reading the body, or with the rest of it unread: the connection
+ * closes after it, so that Node does not read the rest to keep the connection for another
+ * request (a refused body is never read to its end).
+ */
+function replyUnread(req: Request, res: Response, answer: CallbackReply): void {
+  if (requestHasBody(req) && !req.complete) res.set('Connection', 'close');
+  reply(res, answer);
 }
 
 /** The channel's answer for a callback that must be sent again, or the generic one. */
@@ -42,70 +65,116 @@ function loggableBody(raw: Buffer): string {
 
 /**
  * SPEC §4: the channels' callback, in the channel's steps: verify the source (raw body and
- * first header values), decode the event, identify its order (or refund), reply. Every callback
- * is logged before it is answered, and a verified event is signalled to its order's (or
- * refund's) workflow before the channel's acknowledgement is sent. Any failure answers the
- * channel's failure reply (the sandbox's: `fail`, still with HTTP 200), or `fail` when no channel
- * is known yet: a body that is too large or encoded, a path that does not decode, a database
- * that does not answer.
+ * first header values), decode the event, identify its order (or refund), reply. A verified
+ * event is signalled to its order's (or refund's) workflow before the channel's acknowledgement
+ * is sent. Any failure answers the channel's failure reply (the sandbox's: `fail`, still with
+ * HTTP 200), or `fail` when no channel is known: a path that does not decode, a database that
+ * does not answer.
+ *
+ * Anyone may post here, so what a callback costs durapay is bounded before it is stored
+ * (SPEC §9), cheapest check first:
+ * - a source address past its limit of callbacks that failed verification is answered at once,
+ *   its body unread (SourceRateLimit: only failures are charged, so a channel's valid callbacks,
+ *   however many at once, never use its limit up; per API process, in memory, so a refusal costs
+ *   no database round trip);
+ * - a path that names no channel durapay has is answered without a row, its body unread;
+ * - a body larger than the channel's limit (WeChat Pay and Alipay 64 KiB, others 1 MiB) is
+ *   refused at the first byte past it, or unread when its Content-Length says so, without a row;
+ * - only then is the callback logged, before it is checked, so that every callback of a known
+ *   channel that was read is kept as evidence (until the retention deletes it, modules/callbacks).
  */
 export function callbackRoutes(
   services: ApiServices,
   capabilities: { orders: OrderService; refunds: RefundService },
+  rateLimit: CallbackRateLimit = { perSecond: DEFAULT_CALLBACK_RATE_LIMIT },
 ): Router {
   const router = apiRouter();
   const { orders, refunds } = capabilities;
   const repo = orders.repository;
+  const callbackLog = new CallbackLog(services.db);
   const merchants = new MerchantRepository(services.db);
-  const readBody = express.raw({ type: () => true, limit: MAX_JSON_BODY_BYTES, inflate: false });
-  const refuseEncoded = (req: Request, _res: Response, next: NextFunction) =>
-    next(contentEncodingProblem(req));
+  const limit = new SourceRateLimit({ perSecond: rateLimit.perSecond, now: rateLimit.now });
+  /** The channel's code when durapay has it, for the metrics; anything else counts as `unknown`. */
+  const known = (code: string) => (CHANNEL_CODE.test(code) && services.channels.get(code) ? code : 'unknown');
 
-  // First, so that even a body that cannot be read is answered as the channel expects.
+  // First, so that even a callback refused before it is read is answered as its channel expects.
   const findChannel = (req: Request, res: Response, next: NextFunction) => {
     const channelCode = String(req.params.channelCode ?? '');
     if (CHANNEL_CODE.test(channelCode)) res.locals.callbacks = services.channels.get(channelCode)?.callbacks;
     next();
   };
 
-  router.post(`${CALLBACK_PATH}{/:channelCode}`, findChannel, refuseEncoded, readBody, async (req, res) => {
+  router.post(`${CALLBACK_PATH}{/:channelCode}`, findChannel, async (req, res) => {
     const log = res.locals.log as Logger;
     const channelCode = String(req.params.channelCode ?? '');
-    // For the metrics: a known channel by its code, anything else as `unknown`.
+    const source = sourceOf(req.ip);
     const counted = (outcome: string) => {
-      const channel = services.channels.get(channelCode) ? channelCode : 'unknown';
-      res.locals.callback = { channel, outcome };
+      res.locals.callback = { channel: known(channelCode), outcome };
     };
-    if (!CHANNEL_CODE.test(channelCode)) {
-      log.info('channel callback refused', { outcome: 'unknown_channel', error: 'not a channel code' });
-      counted('unknown_channel');
-      return reply(res, FAIL);
+    const admitted = limit.check(source);
+    if (!admitted.allowed) {
+      // One line when a source goes over, not one per refusal: a flood must not fill the logs instead.
+      if (admitted.refusedInARow === 1) {
+        log.warn('callback source over its limit: its callbacks are refused unread', {
+          source,
+          per_second: rateLimit.perSecond,
+        });
+      }
+      counted('rate_limited');
+      return replyUnread(req, res, failReply(res, 'too many callbacks that failed verification'));
     }
+    /** Refused before a row was written: charged to the source, answered, its body left unread. */
+    const refuse = (outcome: string, error: string) => {
+      limit.charge(source);
+      log.info('channel callback refused', { channel_code: known(channelCode), outcome, error });
+      counted(outcome);
+      replyUnread(req, res, failReply(res, error));
+    };
+    const callbacks = res.locals.callbacks as CallbacksPort | undefined;
+    if (!callbacks) {
+      return refuse(
+        'unknown_channel',
+        CHANNEL_CODE.test(channelCode) ? `no channel ${channelCode} takes callbacks` : 'not a channel code',
+      );
+    }
+    const encoded = contentEncodingProblem(req);
+    if (encoded) return refuse('bad_request', encoded.message);
+    const maxBytes = callbacks.maxBodyBytes ?? MAX_JSON_BODY_BYTES;
+    let raw: Buffer;
+    try {
+      const read = await readBoundedBody(req, maxBytes);
+      if (!read.ok) {
+        const how = read.declared ? 'declared larger than' : 'larger than';
+        return refuse('too_large', `callback body ${how} ${maxBytes} bytes`);
+      }
+      raw = read.body;
+    } catch (err) {
+      return refuse('bad_request', err instanceof Error ? err.message : String(err));
+    }
+
     const headers = firstValues(req);
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const logId = await repo.logCallback({ channelCode, headers, rawBody: loggableBody(raw) });
+    const logId = await callbackLog.record({ channelCode, headers, rawBody: loggableBody(raw) });
+    /** Whether the channel's signature checked out: only a callback whose did not is charged. */
+    let signed = false;
     const fail = async (
       outcome: string,
       error: string,
       verified = false,
       ids: { eventId?: string; tradeNo?: string; refundNo?: string } = {},
     ) => {
-      await repo.finishCallback(logId, { verified, outcome, error, ...ids });
+      if (!signed) limit.charge(source);
+      await callbackLog.finish(logId, { verified, outcome, error, ...ids });
       log.info('channel callback refused', { channel_code: channelCode, outcome, error });
       counted(outcome);
       reply(res, failReply(res, error));
     };
-
-    const channel = services.channels.get(channelCode);
-    if (!channel) return fail('unknown_channel', `unknown channel ${channelCode}`);
-    const callbacks = channel.callbacks;
-    if (!callbacks) return fail('unknown_channel', `channel ${channelCode} takes no callbacks`);
 
     const request = { rawBody: raw, headers };
     let event: ChannelEvent;
     try {
       const check = await callbacks.verify(request);
       if (!check.ok) return await fail('rejected', check.reason);
+      signed = true;
       event = await callbacks.decode(request);
     } catch (err) {
       return fail('rejected', err instanceof Error ? err.message : 'unparseable callback');
@@ -209,7 +278,7 @@ export function callbackRoutes(
         });
       }
     }
-    await repo.finishCallback(logId, {
+    await callbackLog.finish(logId, {
       verified: true,
       outcome: 'delivered',
       eventId: ref.eventId,
@@ -220,21 +289,22 @@ export function callbackRoutes(
     reply(res, callbacks.reply({ ok: true }));
   });
 
-  // Whatever failed on the way (body, path, database): the channel hears its failure reply and retries.
+  // Whatever failed on the way (path, database): the channel hears its failure reply and retries.
   router.use(CALLBACK_PATH, (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    // A client's fault (status 4xx from the body reader or the path decoder) is not an incident.
+    // A client's fault (status 4xx from the path decoder) is not an incident, and is charged to
+    // its source; durapay's own (a database that does not answer) is neither.
     const status = (err as { status?: unknown } | null)?.status;
     const clientFault = err instanceof AppError || (typeof status === 'number' && status < 500);
     const outcome = clientFault ? 'bad_request' : 'error';
+    if (clientFault) limit.charge(sourceOf(req.ip));
     (res.locals.log as Logger)[clientFault ? 'info' : 'error']('channel callback refused', {
       outcome,
       error: err instanceof Error ? err.message : String(err),
     });
     // Mounted at the callback path: the channel code is what follows it.
-    const channelCode = req.path.slice(1);
-    res.locals.callback = { channel: services.channels.get(channelCode) ? channelCode : 'unknown', outcome };
-    reply(res, failReply(res, err instanceof Error ? err.message : String(err)));
+    res.locals.callback = { channel: known(req.path.slice(1)), outcome };
+    replyUnread(req, res, failReply(res, err instanceof Error ? err.message : String(err)));
   });
 
   return router;

@@ -91,6 +91,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     logger,
     readiness: readinessProbes(db, temporal),
     auth,
+    callbackRateLimit: { perSecond: config.callbacks.rateLimitPerSecond },
     services: {
       db,
       client: new Client({

@@ -331,6 +331,11 @@ export interface CallbackReply {
  * verifies with a platform certificate it may have to fetch, and decrypts the resource).
  */
 export interface CallbacksPort {
+  /**
+   * The largest callback body the channel sends, in bytes (SPEC §9): a larger one is refused
+   * unread past this many bytes and not stored. Absent: 1 MiB, the API's body limit.
+   */
+  readonly maxBodyBytes?: number;
   /** Is the request from the channel? Never throws for a bad request; says why it is refused. */
   verify(req: CallbackRequest): Promise<CallbackCheck>;
   /** The event in a verified request; a ChannelError('invalid_response') when it is not one. */

@@ -123,6 +123,17 @@ export interface Config {
     perSecond: number;
     burst: number;
   };
+  callbacks: {
+    /**
+     * Callbacks failing verification that one source address may send per second, a second's
+     * worth at once (CALLBACK_RATE_LIMIT; SPEC §9: 50). Kept by each API process.
+     */
+    rateLimitPerSecond: number;
+    /** Raw callbacks are deleted this many days after they arrived (CALLBACK_RETENTION_DAYS; SPEC §9: 90). */
+    retentionDays: number;
+    /** Rows one statement of the retention deletes (CALLBACK_RETENTION_BATCH). */
+    retentionBatchSize: number;
+  };
   /**
    * Multiplies every duration a workflow waits (timers, retry schedules). 1 in production;
    * tests use a small value so a 30-minute expiry passes in well under a second.
@@ -266,6 +277,10 @@ const schema = Joi.object({
   ALIPAY_PUBLIC_KEY_FILE: Joi.string(),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
+  CALLBACK_RATE_LIMIT: Joi.number().greater(0).max(1_000_000).default(50),
+  CALLBACK_RETENTION_DAYS: Joi.number().integer().min(1).max(36_500).default(90),
+  // Small enough that one DELETE holds its locks briefly, large enough that a day's callbacks go in few.
+  CALLBACK_RETENTION_BATCH: Joi.number().integer().min(1).max(100_000).default(1_000),
   OTEL_SDK_DISABLED: Joi.boolean(),
   OTEL_TRACES_EXPORTER: Joi.string().valid('otlp', 'none'),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -379,6 +394,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     wechatpay: wechatpayConfig(str, cwd),
     alipay: alipayConfig(str, cwd),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
+    callbacks: {
+      rateLimitPerSecond: num('CALLBACK_RATE_LIMIT'),
+      retentionDays: num('CALLBACK_RETENTION_DAYS'),
+      retentionBatchSize: num('CALLBACK_RETENTION_BATCH'),
+    },
     timeScale: num('DURAPAY_TIME_SCALE'),
     tracing: tracingConfig(str),
   });

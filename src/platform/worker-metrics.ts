@@ -57,6 +57,11 @@ export class WorkerMetrics {
     buckets: ATTEMPT_BUCKETS,
     registers: [this.registry],
   });
+  readonly callbacksDeleted = new Counter({
+    name: 'durapay_channel_callbacks_deleted_total',
+    help: 'Raw channel callbacks deleted after their retention (CALLBACK_RETENTION_DAYS).',
+    registers: [this.registry],
+  });
   private openWorkflowCounter: OpenWorkflowCounter | undefined;
   /** Where the Temporal SDK's core serves its metrics (loopback), when it does. */
   private sdkMetricsUrl: string | undefined;
@@ -108,6 +113,11 @@ export class WorkerMetrics {
   notificationAttempt(event: string, outcome: 'delivered' | 'retry' | 'failed', attempt: number): void {
     this.notificationAttempts.inc({ event, outcome });
     if (outcome !== 'retry') this.notificationsFinished.observe({ event, outcome }, attempt);
+  }
+
+  /** Raw callbacks deleted by one batch of the retention. */
+  callbacksDeletedBy(n: number): void {
+    this.callbacksDeleted.inc(n);
   }
 
   /** The exposition text: durapay's series, then the Temporal SDK's (when its core serves them). */

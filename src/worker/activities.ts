@@ -8,6 +8,7 @@ import type { Logger } from '../platform/logger';
 import type { Keyring } from '../platform/crypto/keyring';
 import { WorkerMetrics } from '../platform/worker-metrics';
 import { createApplicationActivities } from '../modules/applications';
+import { createCallbackActivities } from '../modules/callbacks';
 import { createDiagnosticActivities } from '../diagnostics/activities';
 import {
   createDelivery,
@@ -73,6 +74,7 @@ export function createActivities(given: WorkerActivityDeps) {
     ...createPaymentActivities(deps),
     ...createRefundActivities(deps),
     ...createApplicationActivities(deps),
+    ...createCallbackActivities(deps),
   });
 }
 

@@ -5,6 +5,7 @@ import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../plat
 import { channelsFromConfig, observeChannelCalls } from '../channels/registry';
 import { connectDatabase } from '../platform/db';
 import { AppRepository } from '../modules/apps';
+import { ensureCallbackRetentionSchedule } from '../modules/callbacks';
 import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../modules/orders';
 import { scaleDuration } from '../platform/durations';
 import { resolveMasterKey } from '../platform/crypto/master-key';
@@ -88,6 +89,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     tracing,
     ...(holdsDir ? { options: { interceptors: { activity: [activityHolds(holdsDir)] } } } : {}),
   });
+  await scheduleCallbackRetention(client, config, logger);
   // Served before "worker running" is logged, so a supervisor that waits for it can scrape at once.
   const metricsServer =
     metricsPort === undefined ? undefined : await metrics.serve(metricsPort, config.api.host);
@@ -116,6 +118,30 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
     await tracing?.shutdown();
     logger.info('worker stopped');
+  }
+}
+
+/**
+ * The raw callbacks' retention (SPEC §9), made sure of at every start. A failure leaves the
+ * worker running, since it moves money without it, and is logged as an error; the next start
+ * tries again, and callbacks are only kept longer meanwhile.
+ */
+async function scheduleCallbackRetention(client: Client, config: Config, logger: Logger): Promise<void> {
+  const options = {
+    taskQueue: config.temporal.taskQueue,
+    retentionDays: config.callbacks.retentionDays,
+    batchSize: config.callbacks.retentionBatchSize,
+  };
+  try {
+    const done = await ensureCallbackRetentionSchedule(client, options);
+    logger.info(`callback retention schedule ${done}`, {
+      retention_days: options.retentionDays,
+      batch_size: options.batchSize,
+    });
+  } catch (err) {
+    logger.error('callback retention not scheduled; the next worker start tries again', {
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 

@@ -4,3 +4,4 @@ export { notificationWorkflow } from '../modules/notifications/workflow';
 export { orderWorkflow } from '../modules/orders/workflow';
 export { refundWorkflow } from '../modules/refunds/workflow';
 export { merchantApplicationWorkflow } from '../modules/applications/workflow';
+export { callbackRetentionWorkflow } from '../modules/callbacks/workflow';

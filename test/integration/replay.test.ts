@@ -17,6 +17,7 @@ import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { notificationWorkflowId } from '../../src/modules/notifications/messages';
 import { applicationWorkflowId } from '../../src/modules/applications/messages';
 import { diagnosticWorkflowId } from '../../src/diagnostics/messages';
+import { callbackRetentionScheduleId } from '../../src/modules/callbacks/messages';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
@@ -303,6 +304,19 @@ test('when scenarios run now, then their histories replay without a determinism 
     );
     await stack.client.workflow.getHandle(applicationWorkflowId(application.data!.application_id)).result();
     scenarios['merchant-application-finished'] = applicationWorkflowId(application.data!.application_id);
+
+    // A retention run, as its schedule starts it, over callbacks of which one is past the retention.
+    await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, { method: 'POST', body: '{}' });
+    await stack.database.db.sequelize.query(
+      "UPDATE channel_callbacks SET received_at = now() - interval '91 days' WHERE raw_body = '{}'",
+    );
+    const retentionId = `${callbackRetentionScheduleId(stack.taskQueue)}-${randomUUID()}`;
+    await stack.client.workflow.execute('callbackRetentionWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: retentionId,
+      args: [{ retentionDays: 90, batchSize: 1_000 }],
+    });
+    scenarios['callback-retention'] = retentionId;
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({

@@ -156,6 +156,12 @@ export interface StackOptions {
   payloadKeys?: string;
   /** From payment to profit sharing, before scaling (production's 60 s by default). */
   profitShareDelayMs?: number;
+  /**
+   * The limit on callbacks that fail verification, per source address (every test's callbacks
+   * come from 127.0.0.1), and the clock it refills by: a test that holds the clock still counts
+   * exactly what the limit lets through.
+   */
+  callbackRateLimit?: { perSecond: number; now?: () => number };
 }
 
 let tracingBundle: Promise<string> | undefined;
@@ -368,6 +374,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     },
     auth,
     services,
+    // Generous by default so that only the tests of the limit meet it.
+    callbackRateLimit: options.callbackRateLimit ?? { perSecond: 10_000 },
     codec: {
       codec: new EncryptionCodec(payloadKeys),
       token: codecToken,

@@ -84,6 +84,21 @@ describe('loadConfig', () => {
     expect(config.payments.profitShareDelayMs).toBe(60 * s);
     expect(DEFAULT_EXPIRE_MINUTES).toBe(30);
     expect(config.api.requestTimeoutMs).toBe(10 * s);
+    // §9: unverified callbacks 50/s per source address; raw callbacks kept 90 days.
+    expect(config.callbacks).toEqual({
+      rateLimitPerSecond: 50,
+      retentionDays: 90,
+      retentionBatchSize: 1_000,
+    });
+  });
+
+  test('when the callback settings are set, then they are read', () => {
+    const config = loadConfig({
+      CALLBACK_RATE_LIMIT: '2.5',
+      CALLBACK_RETENTION_DAYS: '30',
+      CALLBACK_RETENTION_BATCH: '200',
+    });
+    expect(config.callbacks).toEqual({ rateLimitPerSecond: 2.5, retentionDays: 30, retentionBatchSize: 200 });
   });
 
   test('when a variable is empty, then it counts as unset', () => {
@@ -103,6 +118,11 @@ describe('loadConfig', () => {
       '0',
       /"WORKER_MAX_CACHED_WORKFLOWS" must be greater than or equal to 100/,
     ],
+    ['CALLBACK_RATE_LIMIT', '0', /"CALLBACK_RATE_LIMIT" must be greater than 0/],
+    ['CALLBACK_RATE_LIMIT', 'many', /"CALLBACK_RATE_LIMIT" must be a number/],
+    ['CALLBACK_RETENTION_DAYS', '0', /"CALLBACK_RETENTION_DAYS" must be greater than or equal to 1/],
+    ['CALLBACK_RETENTION_DAYS', '1.5', /"CALLBACK_RETENTION_DAYS" must be an integer/],
+    ['CALLBACK_RETENTION_BATCH', '100001', /"CALLBACK_RETENTION_BATCH" must be less than or equal to 100000/],
   ])('when %s is %p, then loading fails with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

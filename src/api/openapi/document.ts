@@ -437,7 +437,7 @@ const callbackOperation: Schema = {
   tags: ['Channel callbacks'],
   summary: 'Receive a channel callback',
   description:
-    "Called by the upstream channel, not by apps. The body (at most 1 MiB) is read raw and verified with the channel's own signature; the event is durably recorded and delivered to the order before it is acknowledged. Any failure (unknown channel, bad signature, stale timestamp, unknown order, amount mismatch) answers `200 fail`.",
+    "Called by the upstream channel, not by apps. The body (at most 64 KiB for WeChat Pay and Alipay, 1 MiB for others) is read raw and verified with the channel's own signature; the event is durably recorded and delivered to the order before it is acknowledged. Any failure (unknown channel, body too large, bad signature, stale timestamp, unknown order, amount mismatch) answers `200 fail`; a source address past its limit of callbacks that failed verification (50 a second unless configured) is answered `200 fail` without its body being read. Callbacks of an unknown channel or too large are not stored; the others are kept for the retention (90 days unless configured).",
   security: [],
   parameters: [
     {

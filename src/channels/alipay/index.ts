@@ -327,6 +327,8 @@ export class AlipayChannel implements Channel {
   };
 
   readonly callbacks: CallbacksPort = {
+    // A notification is a form of a few dozen short fields (fund_bill_list included): a few KiB.
+    maxBodyBytes: 64 * 1024,
     verify: (req: CallbackRequest): Promise<CallbackCheck> => Promise.resolve(this.verifyNotify(req)),
     decode: async (req: CallbackRequest): Promise<ChannelEvent> => {
       const params = notifyParamsOf(req.rawBody);

@@ -530,6 +530,8 @@ export class WechatpayChannel implements Channel {
   };
 
   readonly callbacks: CallbacksPort = {
+    // A notification is a small JSON envelope around one encrypted resource: a few KiB at most.
+    maxBodyBytes: 64 * 1024,
     verify: (req: CallbackRequest): Promise<CallbackCheck> => this.verifyCallback(req),
     decode: async (req: CallbackRequest): Promise<ChannelEvent> => {
       let body: unknown;

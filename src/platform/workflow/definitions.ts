@@ -34,6 +34,7 @@ export const WORKFLOW_TYPES = [
   'refundWorkflow',
   'merchantApplicationWorkflow',
   'notificationWorkflow',
+  'callbackRetentionWorkflow',
 ] as const;
 
 /**
@@ -86,6 +87,18 @@ export const activityProfiles = {
   publish: {
     startToCloseTimeout: '90 seconds',
     retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+  },
+  /**
+   * Housekeeping over a table (raw callbacks past their retention): batch after batch in one
+   * attempt, heartbeating after each, so a worker lost mid-pass is noticed within a minute and
+   * another attempt goes on with what is left. Tried again for most of a day; by then the
+   * schedule's next run takes over.
+   */
+  housekeeping: {
+    startToCloseTimeout: '6 hours',
+    heartbeatTimeout: '1 minute',
+    scheduleToCloseTimeout: '20 hours',
+    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
   },
   /** One notification attempt: the HTTP deadline (at most 60 s) plus its database writes. */
   notifyDelivery: {

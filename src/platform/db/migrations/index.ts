@@ -13,6 +13,7 @@ import { paymentPolls } from './0010-payment-polls';
 import { payloadKeys } from './0011-payload-keys';
 import { sealedApplicantData } from './0012-sealed-applicant-data';
 import { refundsAndSharing } from './0013-refunds-and-sharing';
+import { callbackRetention } from './0014-callback-retention';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -34,4 +35,5 @@ export const migrations: Migration[] = [
   payloadKeys,
   sealedApplicantData,
   refundsAndSharing,
+  callbackRetention,
 ];

@@ -1,0 +1,38 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from '../../worker/activities';
+import type { ExpiredCallbacksDeleted, ExpiredCallbacksInput } from './messages';
+import { CallbackLog } from './repository';
+
+export function createCallbackActivities(deps: Pick<ActivityDeps, 'db' | 'logger' | 'metrics'>) {
+  const log = new CallbackLog(deps.db);
+
+  return {
+    /**
+     * Deletes the callbacks received before `before`, a batch at a time until a batch comes back
+     * short, heartbeating after each: a lost worker is noticed at the heartbeat timeout and the
+     * next attempt goes on from what is left (a deleted row stays deleted), counting from the
+     * last heartbeat. Each batch is counted in the worker's metrics as soon as it is deleted.
+     */
+    async deleteExpiredCallbacks(input: ExpiredCallbacksInput): Promise<ExpiredCallbacksDeleted> {
+      const ctx = Context.current();
+      const before = new Date(input.before);
+      const done: ExpiredCallbacksDeleted = {
+        deleted: 0,
+        batches: 0,
+        ...(ctx.info.heartbeatDetails as ExpiredCallbacksDeleted | undefined),
+      };
+      for (;;) {
+        // Heartbeats carry a cancellation (the run was cancelled or timed out): stop between batches.
+        ctx.cancellationSignal.throwIfAborted();
+        const deleted = await log.deleteReceivedBefore(before, input.batchSize);
+        done.deleted += deleted;
+        done.batches += 1;
+        deps.metrics.callbacksDeletedBy(deleted);
+        ctx.heartbeat(done);
+        if (deleted < input.batchSize) break;
+      }
+      deps.logger.info('expired callbacks deleted', { before: input.before, ...done });
+      return done;
+    },
+  };
+}
