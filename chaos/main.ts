@@ -53,9 +53,8 @@ function parseOptions(argv: string[]): Options {
     )
     .option(
       '--kills <n>',
-      'how many times each of worker, API, Temporal and Postgres is killed (sharing: the worker at each point)',
+      'how many times each of worker, API, Temporal and Postgres is killed (default 4); sharing: the worker at each point (default and at most 2)',
       intOption('--kills', 0),
-      4,
     )
     .option('--shoppers <n>', 'concurrent shoppers', intOption('--shoppers', 1), 4)
     .option('--seed <n>', 'seed of the kill plan and the shoppers', intOption('--seed', 0))
@@ -68,9 +67,15 @@ function parseOptions(argv: string[]): Options {
     .option('--out-dir <dir>', 'where the JSON report is written', path.join(ROOT, 'chaos', 'results'))
     .option('--keep', "keep the stack's scratch directory (its logs)", false)
     .parse(argv);
-  const o = program.opts<Omit<Options, 'seed'> & { seed?: number }>();
+  const o = program.opts<Omit<Options, 'seed' | 'kills'> & { seed?: number; kills?: number }>();
   if (!['random', 'sharing'].includes(o.scenario)) program.error('--scenario must be random or sharing');
-  return { ...o, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
+  const kills = o.kills ?? (o.scenario === 'sharing' ? 2 : 4);
+  // `durapay start` stops the whole stack when a part stops more than 8 times within 10 minutes.
+  if (o.scenario === 'sharing' && kills * SHARING_HOLDS.length > 8)
+    program.error(
+      `--kills ${kills} would kill the worker ${kills * SHARING_HOLDS.length} times: durapay start stops a part restarted more than 8 times within 10 minutes (at most 2)`,
+    );
+  return { ...o, kills, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
 }
 
 /** A small seeded generator (mulberry32): the same seed plans the same kills and orders. */
