@@ -29,6 +29,11 @@ export interface ApiDeps {
   codec?: CodecServerOptions;
   /** Prometheus metrics served at `GET /metrics`; a registry of its own when not given. */
   metrics?: ApiMetrics;
+  /**
+   * Whether this port serves `GET /metrics`, and to which bearer token (config `metrics`); served
+   * to anyone when not given, as outside production.
+   */
+  metricsAccess?: { onApiPort: boolean; token?: string };
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -65,7 +70,8 @@ export function createApp(deps: ApiDeps): Express {
   for (const [mount, upstream] of Object.entries(deps.upstreams ?? {})) mounted(mount, upstream);
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
-  app.get('/metrics', metrics.handler());
+  const metricsAccess = deps.metricsAccess ?? { onApiPort: true };
+  if (metricsAccess.onApiPort) app.get('/metrics', metrics.handler(metricsAccess.token));
   app.use(openApiRoutes());
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {
     app.use(prefix, authenticate(deps.auth, scope));

@@ -1,6 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { sameSecret } from '../platform/crypto/same-secret';
 import { AppError } from '../platform/errors';
 import { sendError } from '../platform/http/envelope';
 import { escapeHtml } from '../platform/http/html';
@@ -63,13 +64,6 @@ function toWire(p: Payload): WirePayload {
     ),
     data: Buffer.from(p.data ?? []).toString('base64'),
   };
-}
-
-/** Compares secrets in constant time whatever their lengths: their HMACs under a key of this process. */
-const COMPARE_KEY = randomBytes(32);
-function sameSecret(given: string, expected: string): boolean {
-  const mac = (v: string) => createHmac('sha256', COMPARE_KEY).update(v).digest();
-  return timingSafeEqual(mac(given), mac(expected));
 }
 
 /**

@@ -60,6 +60,18 @@ export interface Config {
     metricsPort?: number;
   };
   /**
+   * Where the API serves its `GET /metrics` (SPEC §9). Outside production the API port serves it
+   * to anyone, as it always has; in production only with a token, never openly.
+   */
+  metrics: {
+    /** Whether the API port serves `/metrics`: outside production, or with a token. */
+    onApiPort: boolean;
+    /** A port of its own, on HOST (METRICS_PORT: 9100 in production, none elsewhere; `off` for none). */
+    port?: number;
+    /** The bearer token `/metrics` asks for wherever the API serves it (METRICS_TOKEN). */
+    token?: string;
+  };
+  /**
    * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
    * development and tests a key is generated once into the data directory and reused.
    */
@@ -197,6 +209,12 @@ const schema = Joi.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   WORKER_METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')).default(9464),
+  METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')),
+  // A secret a scraper sends; long enough that guessing it is hopeless, as the codec token.
+  METRICS_TOKEN: Joi.string()
+    .min(24)
+    .max(256)
+    .pattern(/^[\x21-\x7e]+$/, 'printable ASCII'),
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
   // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
   // and a cache smaller than the tasks in flight evicts workflows mid-task.
@@ -333,6 +351,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     worker: {
       metricsPort: v.WORKER_METRICS_PORT === 'off' ? undefined : num('WORKER_METRICS_PORT'),
     },
+    metrics: metricsConfig(str, envName, num('PORT')),
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
     payloadKeys: { keys: str('DURAPAY_PAYLOAD_KEYS'), keysFile: str('DURAPAY_PAYLOAD_KEYS_FILE') },
@@ -392,6 +411,36 @@ function tracingConfig(str: (key: string) => string | undefined): TracingConfig 
       str('OTEL_EXPORTER_OTLP_PROTOCOL') ??
       'http/protobuf') as TracingConfig['protocol'],
     serviceName: str('OTEL_SERVICE_NAME')!,
+  };
+}
+
+/** Production's METRICS_PORT when none is set: the port Prometheus exporters conventionally use. */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9100;
+
+function metricsConfig(
+  str: (key: string) => string | undefined,
+  env: Environment,
+  apiPort: number,
+): Config['metrics'] {
+  const token = str('METRICS_TOKEN');
+  const setting = str('METRICS_PORT');
+  const port =
+    setting === 'off'
+      ? undefined
+      : setting !== undefined
+        ? Number(setting)
+        : env === 'production'
+          ? DEFAULT_PRODUCTION_METRICS_PORT
+          : undefined;
+  if (port === apiPort) {
+    throw new ConfigError(
+      `invalid configuration: "METRICS_PORT" must differ from "PORT" (both ${port}): /metrics has a port of its own, or set "METRICS_PORT" to off and "METRICS_TOKEN"`,
+    );
+  }
+  return {
+    onApiPort: env !== 'production' || token !== undefined,
+    ...(port === undefined ? {} : { port }),
+    ...(token === undefined ? {} : { token }),
   };
 }
 

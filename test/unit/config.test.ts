@@ -115,6 +115,53 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: metrics and proxies', () => {
+  test('when nothing is set outside production, then the API port serves /metrics openly, as before', () => {
+    expect(loadConfig({}).metrics).toEqual({ onApiPort: true });
+    expect(loadConfig({ DURAPAY_ENV: 'test' }).metrics).toEqual({ onApiPort: true });
+  });
+
+  test('when nothing is set in production, then /metrics is served on port 9100 only', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).metrics).toEqual({ onApiPort: false, port: 9100 });
+  });
+
+  test('when METRICS_TOKEN is set in production, then the API port serves /metrics to it too', () => {
+    const token = 'a-metrics-token-long-enough-0123';
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: token }).metrics).toEqual({
+      onApiPort: true,
+      port: 9100,
+      token,
+    });
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: token, METRICS_PORT: 'off' }).metrics).toEqual(
+      { onApiPort: true, token },
+    );
+  });
+
+  test('when METRICS_PORT is set, then it is used in any environment', () => {
+    expect(loadConfig({ METRICS_PORT: '9200' }).metrics).toEqual({ onApiPort: true, port: 9200 });
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: 'off' }).metrics).toEqual({
+      onApiPort: false,
+    });
+  });
+
+  test.each([
+    [{ METRICS_PORT: '8080' }, /"METRICS_PORT" must differ from "PORT"/],
+    [{ PORT: '9100', NODE_ENV: 'production' }, /"METRICS_PORT" must differ from "PORT"/],
+    [{ METRICS_PORT: 'none' }, /"METRICS_PORT"/],
+    [{ METRICS_TOKEN: 'short-secret' }, /"METRICS_TOKEN" length must be at least 24 characters long/],
+    [
+      { METRICS_TOKEN: 'has a space in it but long enough' },
+      /"METRICS_TOKEN" must be of the form printable ASCII/,
+    ],
+  ])('when the metrics settings are %p, then loading fails naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+    expect(() => loadConfig(env)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('secret') }),
+    );
+  });
+});
+
 describe('loadConfig: WeChat Pay', () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const merchantPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
