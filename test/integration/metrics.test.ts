@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { runApi } from '../../src/api/server';
-import { loadConfig } from '../../src/platform/config';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { freePort } from '../../src/platform/net';
-import { captureLogger, serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
-import { responseConformance } from '../support/openapi-conformance';
-import { globalState } from '../support/state';
+import { startProductionApi } from '../support/production-api';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { until } from '../support/wait';
@@ -223,33 +217,7 @@ describe('GET /metrics on the worker', () => {
 });
 
 describe('GET /metrics on the API in production (SPEC §9)', () => {
-  /** The production API process, in this one, against the stack's database and Temporal. */
-  async function productionApi(env: Record<string, string>) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-metrics-'));
-    const config = loadConfig({
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(await freePort()),
-      DATABASE_URL: stack.database.url,
-      TEMPORAL_ADDRESS: globalState().temporalAddress,
-      DURAPAY_MASTER_KEY: stack.masterKey.toString('base64'),
-      DURAPAY_PAYLOAD_KEYS: stack.payloadKeys.env,
-      DURAPAY_DATA_DIR: dataDir,
-      ...env,
-    });
-    const { logger } = captureLogger();
-    const api = await runApi(config, logger);
-    const baseUrl = `http://127.0.0.1:${config.api.port}`;
-    // Where this API has no /metrics route, its 404 is an unknown route's, not the document's.
-    responseConformance().register(baseUrl, config.metrics.onApiPort ? undefined : ['/metrics']);
-    return {
-      baseUrl,
-      async stop() {
-        await api.stop();
-        fs.rmSync(dataDir, { recursive: true, force: true });
-      },
-    };
-  }
+  const productionApi = (env: Record<string, string>) => startProductionApi(stack, env);
 
   test('when nothing says otherwise, then the API port does not serve /metrics and METRICS_PORT does', async () => {
     const metricsPort = await freePort();
