@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler } from 'express';
+import type { TrustProxy } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { authenticate, type AuthDeps, type Scope } from '../modules/apps';
 import { captureRawBody, refuseEncodedBodies } from '../platform/http/body';
@@ -34,6 +35,12 @@ export interface ApiDeps {
    * to anyone when not given, as outside production.
    */
   metricsAccess?: { onApiPort: boolean; token?: string };
+  /**
+   * The proxies whose X-Forwarded-* headers are believed (config `api.trustProxy`): then
+   * `req.ip` is the client the proxy served, and `req.protocol` the scheme it was reached by.
+   * None when not given.
+   */
+  trustProxy?: TrustProxy;
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -49,7 +56,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('case sensitive routing', true);
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', false);
+  app.set('trust proxy', deps.trustProxy ?? false);
   app.use(requestContext(deps.logger));
   const metrics = deps.metrics ?? new ApiMetrics();
   app.use(metrics.middleware());

@@ -93,6 +93,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     logger,
     metrics,
     metricsAccess: { onApiPort: config.metrics.onApiPort, token: config.metrics.token },
+    trustProxy: config.api.trustProxy,
     readiness: readinessProbes(db, temporal),
     auth,
     services: {

@@ -2,6 +2,7 @@
 // so that a process either starts with a whole, valid configuration or says which variable is wrong.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
@@ -24,6 +25,12 @@ export interface Config {
     port: number;
     /** Deadline for work done inside one API request (channel calls, workflow updates). */
     requestTimeoutMs: number;
+    /**
+     * The proxies in front of the API whose X-Forwarded-For (and -Proto, -Host) it believes
+     * (TRUST_PROXY, Express's `trust proxy`): none (false, the default), how many hops, or their
+     * addresses and subnets (`loopback`, `linklocal`, `uniquelocal` name Express's ranges).
+     */
+    trustProxy: TrustProxy;
   };
   database: {
     /** Set when a real server is configured; absent means "use the embedded Postgres". */
@@ -141,6 +148,9 @@ export interface Config {
   tracing?: TracingConfig;
 }
 
+/** Express's `trust proxy` setting, in the forms durapay accepts: never `true` (see trustProxyConfig). */
+export type TrustProxy = false | number | string[];
+
 export interface TracingConfig {
   /** Where spans are POSTed: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or the base endpoint + /v1/traces. */
   tracesUrl: string;
@@ -196,6 +206,7 @@ const schema = Joi.object({
   HOST: Joi.string().hostname(),
   PORT: port.default(8080),
   API_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
+  TRUST_PROXY: Joi.string(),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   DURAPAY_PG_PORT: port.default(54329),
   TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:]+:\d{1,5}$/, 'host:port'),
@@ -329,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       host: str('HOST') ?? (envName === 'production' ? '0.0.0.0' : '127.0.0.1'),
       port: num('PORT'),
       requestTimeoutMs: num('API_REQUEST_TIMEOUT_MS'),
+      trustProxy: trustProxyConfig(str('TRUST_PROXY')),
     },
     database: {
       url: str('DATABASE_URL'),
@@ -412,6 +424,46 @@ function tracingConfig(str: (key: string) => string | undefined): TracingConfig 
       'http/protobuf') as TracingConfig['protocol'],
     serviceName: str('OTEL_SERVICE_NAME')!,
   };
+}
+
+const NAMED_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY as Express takes it. `true` is refused: Express would then take the first address
+ * of X-Forwarded-For, which the client writes itself, so every limit per client address (the
+ * codec server's lockout) would be the client's to choose. Each address or subnet is checked
+ * here, so that a typo stops the process rather than trusting nobody (or somebody else).
+ */
+function trustProxyConfig(value: string | undefined): TrustProxy {
+  const setting = value?.trim().toLowerCase();
+  if (setting === undefined || setting === 'false' || setting === 'off' || setting === '0') return false;
+  if (setting === 'true') {
+    throw new ConfigError(
+      'invalid configuration: "TRUST_PROXY" true would believe any X-Forwarded-For, which a client writes itself; give the number of proxies in front of the API or their addresses',
+    );
+  }
+  if (/^\d+$/.test(setting)) {
+    const hops = Number(setting);
+    if (hops > 32) {
+      throw new ConfigError(
+        'invalid configuration: "TRUST_PROXY" must be off, a number of proxies from 1 to 32, or the proxies\' addresses and subnets',
+      );
+    }
+    return hops;
+  }
+  return setting.split(',').map((raw) => {
+    const entry = raw.trim();
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validSubnet =
+      bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!NAMED_PROXY_RANGES.includes(entry) && (family === 0 || !validSubnet || rest.length > 0)) {
+      throw new ConfigError(
+        `invalid configuration: "TRUST_PROXY": "${entry.slice(0, 64)}" is not an address, a subnet or one of ${NAMED_PROXY_RANGES.join(', ')}`,
+      );
+    }
+    return entry;
+  });
 }
 
 /** Production's METRICS_PORT when none is set: the port Prometheus exporters conventionally use. */

@@ -162,6 +162,37 @@ describe('loadConfig: metrics and proxies', () => {
   });
 });
 
+describe('loadConfig: TRUST_PROXY', () => {
+  test.each([
+    [{}, false],
+    [{ TRUST_PROXY: 'false' }, false],
+    [{ TRUST_PROXY: 'off' }, false],
+    [{ TRUST_PROXY: '0' }, false],
+    [{ TRUST_PROXY: '1' }, 1],
+    [{ TRUST_PROXY: '2' }, 2],
+    [{ TRUST_PROXY: 'loopback' }, ['loopback']],
+    [{ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,loopback' }, ['10.0.0.0/8', '192.168.1.7', 'loopback']],
+    [{ TRUST_PROXY: 'uniquelocal,linklocal,fd00::/8,::1' }, ['uniquelocal', 'linklocal', 'fd00::/8', '::1']],
+  ])('when the environment is %p, then the API trusts %p', (env, trustProxy) => {
+    expect(loadConfig(env).api.trustProxy).toEqual(trustProxy);
+  });
+
+  test.each([
+    ['true', /"TRUST_PROXY" true would believe any X-Forwarded-For/],
+    ['33', /"TRUST_PROXY" must be off, a number of proxies from 1 to 32/],
+    [
+      '10.0.0.0/33',
+      /"TRUST_PROXY": "10.0.0.0\/33" is not an address, a subnet or one of loopback, linklocal, uniquelocal/,
+    ],
+    ['127.1', /"TRUST_PROXY": "127.1" is not an address/],
+    ['proxy.internal', /"TRUST_PROXY": "proxy.internal" is not an address/],
+    ['10.0.0.1,,', /"TRUST_PROXY": "" is not an address/],
+  ])('when TRUST_PROXY is %p, then loading fails naming it', (value, message) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(message);
+  });
+});
+
 describe('loadConfig: WeChat Pay', () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const merchantPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
