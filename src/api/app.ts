@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler } from 'express';
+import type { TrustProxy } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { authenticate, type AuthDeps, type Scope } from '../modules/apps';
 import { captureRawBody, refuseEncodedBodies } from '../platform/http/body';
@@ -31,6 +32,17 @@ export interface ApiDeps {
   metrics?: ApiMetrics;
   /** The limit on callbacks that fail verification, per source address (SPEC §9: 50/s when not given). */
   callbackRateLimit?: CallbackRateLimit;
+  /**
+   * Whether this port serves `GET /metrics`, and to which bearer token (config `metrics`); served
+   * to anyone when not given, as outside production.
+   */
+  metricsAccess?: { onApiPort: boolean; token?: string };
+  /**
+   * The proxies whose X-Forwarded-* headers are believed (config `api.trustProxy`): then
+   * `req.ip` is the client the proxy served, and `req.protocol` the scheme it was reached by.
+   * None when not given.
+   */
+  trustProxy?: TrustProxy;
 }
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
@@ -46,7 +58,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('case sensitive routing', true);
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', false);
+  app.set('trust proxy', deps.trustProxy ?? false);
   app.use(requestContext(deps.logger));
   const metrics = deps.metrics ?? new ApiMetrics();
   app.use(metrics.middleware());
@@ -67,7 +79,8 @@ export function createApp(deps: ApiDeps): Express {
   for (const [mount, upstream] of Object.entries(deps.upstreams ?? {})) mounted(mount, upstream);
   app.use(captureRawBody());
   app.use(healthRoutes(deps.readiness));
-  app.get('/metrics', metrics.handler());
+  const metricsAccess = deps.metricsAccess ?? { onApiPort: true };
+  if (metricsAccess.onApiPort) app.get('/metrics', metrics.handler(metricsAccess.token));
   app.use(openApiRoutes());
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {
     app.use(prefix, authenticate(deps.auth, scope));

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { AppError } from '../platform/errors';
 import { sendData, sendError } from '../platform/http/envelope';
 import { apiRouter } from '../platform/http/router';
+import type { Logger } from '../platform/logger';
 
 export type Probe = () => Promise<void>;
 
@@ -12,7 +13,13 @@ export interface ReadinessProbes {
 
 const PROBE_TIMEOUT_MS = 3_000;
 
-async function runProbe(probe: Probe): Promise<string> {
+/** A driver's words with any `user:password@` of a URL in them masked. */
+function withoutCredentials(text: string): string {
+  return text.replace(/\/\/([^:/@\s]+):[^@\s]*@/g, '//$1:***@');
+}
+
+/** Undefined when the dependency answered in time; else why not, for the log only. */
+async function runProbe(probe: Probe): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -24,26 +31,36 @@ async function runProbe(probe: Probe): Promise<string> {
         );
       }),
     ]);
-    return 'ok';
+    return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return withoutCredentials(err instanceof Error ? err.message : String(err));
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** `/healthz`: the process is alive. `/readyz`: it can do its work (database and Temporal answer). */
+/**
+ * `/healthz`: the process is alive. `/readyz`: it can do its work (database and Temporal answer).
+ * A dependency that does not answer is named, `database down`, and nothing more: the driver's
+ * words carry internal addresses and go to the log (SPEC §9).
+ */
 export function healthRoutes(probes: ReadinessProbes): Router {
   const router = apiRouter();
   router.get('/healthz', (_req, res) => sendData(res, { status: 'ok' }));
   router.get('/readyz', async (_req, res) => {
-    const [database, temporal] = await Promise.all([runProbe(probes.database), runProbe(probes.temporal)]);
-    if (database === 'ok' && temporal === 'ok') return sendData(res, { status: 'ready', database, temporal });
-    const reasons = [
-      database === 'ok' ? undefined : `database unreachable (${database})`,
-      temporal === 'ok' ? undefined : `temporal unreachable (${temporal})`,
-    ].filter(Boolean);
-    sendError(res, new AppError('internal_system', `not ready: ${reasons.join('; ')}`, 503));
+    const names = Object.keys(probes) as (keyof ReadinessProbes)[];
+    const failures = await Promise.all(names.map((name) => runProbe(probes[name])));
+    const down = names.filter((_, i) => failures[i] !== undefined);
+    if (down.length === 0) return sendData(res, { status: 'ready', database: 'ok', temporal: 'ok' });
+    names.forEach((name, i) => {
+      if (failures[i] !== undefined) {
+        (res.locals.log as Logger).warn('readiness probe failed', { dependency: name, error: failures[i] });
+      }
+    });
+    sendError(
+      res,
+      new AppError('internal_system', `not ready: ${down.map((name) => `${name} down`).join(', ')}`, 503),
+    );
   });
   return router;
 }

@@ -21,6 +21,7 @@ import { EncryptionCodec } from '../platform/payload-codec';
 import type { Logger } from '../platform/logger';
 import { describeTracing, installTracing } from '../platform/tracing';
 import { alipaySandboxUpstream, sandboxUpstream, wechatpaySandboxUpstream } from '../sandbox-hook';
+import { ApiMetrics } from '../platform/metrics';
 import { createApp } from './app';
 import { listenApi } from './http-server';
 import type { ReadinessProbes } from './health';
@@ -87,8 +88,12 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   const business = Connection.lazy({ address: requireTemporalAddress(config) });
   const wechatpayUpstream = wechatpaySandboxUpstream(config, logger);
   const alipayUpstream = alipaySandboxUpstream(config, logger);
+  const metrics = new ApiMetrics();
   const app = createApp({
     logger,
+    metrics,
+    metricsAccess: { onApiPort: config.metrics.onApiPort, token: config.metrics.token },
+    trustProxy: config.api.trustProxy,
     readiness: readinessProbes(db, temporal),
     auth,
     callbackRateLimit: { perSecond: config.callbacks.rateLimitPerSecond },
@@ -135,6 +140,18 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   await checkPayloadKeys(db, payloadKeys, logger);
   const server = await listenApi(app, config.api.port, config.api.host, logger, tracing);
   logger.info('api listening', { host: config.api.host, port: config.api.port });
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : await metrics.serve({
+          port: config.metrics.port,
+          host: config.api.host,
+          token: config.metrics.token,
+          logger,
+        });
+  if (!config.metrics.onApiPort && config.metrics.port === undefined) {
+    logger.info('api metrics not served: METRICS_PORT is off and no METRICS_TOKEN is set');
+  }
   return {
     server,
     async stop() {
@@ -142,6 +159,11 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       await stopListening();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      if (metricsServer) {
+        const closed = new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+        metricsServer.closeAllConnections();
+        await closed;
+      }
       await Promise.allSettled([db.close(), temporal.close(), business.close()]);
       await tracing?.shutdown();
     },

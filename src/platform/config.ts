@@ -2,6 +2,7 @@
 // so that a process either starts with a whole, valid configuration or says which variable is wrong.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
@@ -24,6 +25,12 @@ export interface Config {
     port: number;
     /** Deadline for work done inside one API request (channel calls, workflow updates). */
     requestTimeoutMs: number;
+    /**
+     * The proxies in front of the API whose X-Forwarded-For (and -Proto, -Host) it believes
+     * (TRUST_PROXY, Express's `trust proxy`): none (false, the default), how many hops, or their
+     * addresses and subnets (`loopback`, `linklocal`, `uniquelocal` name Express's ranges).
+     */
+    trustProxy: TrustProxy;
   };
   database: {
     /** Set when a real server is configured; absent means "use the embedded Postgres". */
@@ -64,6 +71,18 @@ export interface Config {
      * (worker/activity-holds.ts).
      */
     chaosHoldsDir?: string;
+  };
+  /**
+   * Where the API serves its `GET /metrics` (SPEC §9). Outside production the API port serves it
+   * to anyone, as it always has; in production only with a token, never openly.
+   */
+  metrics: {
+    /** Whether the API port serves `/metrics`: outside production, or with a token. */
+    onApiPort: boolean;
+    /** A port of its own, on HOST (METRICS_PORT: 9100 in production, none elsewhere; `off` for none). */
+    port?: number;
+    /** The bearer token `/metrics` asks for wherever the API serves it (METRICS_TOKEN). */
+    token?: string;
   };
   /**
    * The key that encrypts app secrets at rest (AES-256-GCM). Required in production; in
@@ -146,6 +165,9 @@ export interface Config {
   tracing?: TracingConfig;
 }
 
+/** Express's `trust proxy` setting, in the forms durapay accepts: never `true` (see trustProxyConfig). */
+export type TrustProxy = false | number | string[];
+
 export interface TracingConfig {
   /** Where spans are POSTed: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or the base endpoint + /v1/traces. */
   tracesUrl: string;
@@ -201,6 +223,7 @@ const schema = Joi.object({
   HOST: Joi.string().hostname(),
   PORT: port.default(8080),
   API_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).max(120_000).default(10_000),
+  TRUST_PROXY: Joi.string(),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   DURAPAY_PG_PORT: port.default(54329),
   TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:]+:\d{1,5}$/, 'host:port'),
@@ -215,6 +238,12 @@ const schema = Joi.object({
   TEMPORAL_UI_PORT: port.default(8233),
   WORKER_METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')).default(9464),
   DURAPAY_CHAOS_HOLDS_DIR: Joi.string(),
+  METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')),
+  // A secret a scraper sends; long enough that guessing it is hopeless, as the codec token.
+  METRICS_TOKEN: Joi.string()
+    .min(24)
+    .max(256)
+    .pattern(/^[\x21-\x7e]+$/, 'printable ASCII'),
   DURAPAY_WORKFLOW_BUNDLE: Joi.string(),
   // At least 100: without a cache (0) the SDK drops or repeats local activities on eviction,
   // and a cache smaller than the tasks in flight evicts workflows mid-task.
@@ -333,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       host: str('HOST') ?? (envName === 'production' ? '0.0.0.0' : '127.0.0.1'),
       port: num('PORT'),
       requestTimeoutMs: num('API_REQUEST_TIMEOUT_MS'),
+      trustProxy: trustProxyConfig(str('TRUST_PROXY')),
     },
     database: {
       url: str('DATABASE_URL'),
@@ -356,6 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       metricsPort: v.WORKER_METRICS_PORT === 'off' ? undefined : num('WORKER_METRICS_PORT'),
       chaosHoldsDir: chaosHoldsDir(str('DURAPAY_CHAOS_HOLDS_DIR'), envName, cwd),
     },
+    metrics: metricsConfig(str, envName, num('PORT')),
     masterKey:
       str('DURAPAY_MASTER_KEY') === undefined ? undefined : Buffer.from(str('DURAPAY_MASTER_KEY')!, 'base64'),
     payloadKeys: { keys: str('DURAPAY_PAYLOAD_KEYS'), keysFile: str('DURAPAY_PAYLOAD_KEYS_FILE') },
@@ -430,6 +461,76 @@ function chaosHoldsDir(dir: string | undefined, envName: Environment, cwd: strin
     throw new ConfigError('invalid configuration: "DURAPAY_CHAOS_HOLDS_DIR" is not allowed in production');
   }
   return path.resolve(cwd, dir);
+}
+
+const NAMED_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY as Express takes it. `true` is refused: Express would then take the first address
+ * of X-Forwarded-For, which the client writes itself, so every limit per client address (the
+ * codec server's lockout) would be the client's to choose. Each address or subnet is checked
+ * here, so that a typo stops the process rather than trusting nobody (or somebody else).
+ */
+function trustProxyConfig(value: string | undefined): TrustProxy {
+  const setting = value?.trim().toLowerCase();
+  if (setting === undefined || setting === 'false' || setting === 'off' || setting === '0') return false;
+  if (setting === 'true') {
+    throw new ConfigError(
+      'invalid configuration: "TRUST_PROXY" true would believe any X-Forwarded-For, which a client writes itself; give the number of proxies in front of the API or their addresses',
+    );
+  }
+  if (/^\d+$/.test(setting)) {
+    const hops = Number(setting);
+    if (hops > 32) {
+      throw new ConfigError(
+        'invalid configuration: "TRUST_PROXY" must be off, a number of proxies from 1 to 32, or the proxies\' addresses and subnets',
+      );
+    }
+    return hops;
+  }
+  return setting.split(',').map((raw) => {
+    const entry = raw.trim();
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validSubnet =
+      bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!NAMED_PROXY_RANGES.includes(entry) && (family === 0 || !validSubnet || rest.length > 0)) {
+      throw new ConfigError(
+        `invalid configuration: "TRUST_PROXY": "${entry.slice(0, 64)}" is not an address, a subnet or one of ${NAMED_PROXY_RANGES.join(', ')}`,
+      );
+    }
+    return entry;
+  });
+}
+
+/** Production's METRICS_PORT when none is set: the port Prometheus exporters conventionally use. */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9100;
+
+function metricsConfig(
+  str: (key: string) => string | undefined,
+  env: Environment,
+  apiPort: number,
+): Config['metrics'] {
+  const token = str('METRICS_TOKEN');
+  const setting = str('METRICS_PORT');
+  const port =
+    setting === 'off'
+      ? undefined
+      : setting !== undefined
+        ? Number(setting)
+        : env === 'production'
+          ? DEFAULT_PRODUCTION_METRICS_PORT
+          : undefined;
+  if (port === apiPort) {
+    throw new ConfigError(
+      `invalid configuration: "METRICS_PORT" must differ from "PORT" (both ${port}): /metrics has a port of its own, or set "METRICS_PORT" to off and "METRICS_TOKEN"`,
+    );
+  }
+  return {
+    onApiPort: env !== 'production' || token !== undefined,
+    ...(port === undefined ? {} : { port }),
+    ...(token === undefined ? {} : { token }),
+  };
 }
 
 /** Like loadConfig, but for settings a process cannot run without: set after provisioning. */

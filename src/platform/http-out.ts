@@ -36,6 +36,11 @@ const RANGE_WORDING: Record<string, string> = {
   broadcast: 'a broadcast',
   multicast: 'a multicast',
   reserved: 'a reserved',
+  ipv4Compatible: 'an IPv4-compatible (deprecated)',
+  rfc6145: 'an IPv4-translated',
+  rfc6052: 'a NAT64',
+  '6to4': 'a 6to4',
+  teredo: 'a Teredo',
 };
 
 export class ForbiddenDestinationError extends Error {
@@ -44,34 +49,99 @@ export class ForbiddenDestinationError extends Error {
   readonly address: string;
   readonly range: string;
 
-  constructor(host: string, address: string, range: string) {
+  /** `embedded`: the IPv4 address an IPv6 one carries, when that is what the range is of. */
+  constructor(host: string, address: string, range: string, embedded?: string) {
     const wording = RANGE_WORDING[range] ?? `a non-public (${range})`;
-    super(`notify_url host "${host}" resolves to ${address}, ${wording} address`);
+    const carried = embedded === undefined ? '' : ` (${embedded} in an IPv6 form)`;
+    super(`notify_url host "${host}" resolves to ${address}, ${wording} address${carried}`);
     this.host = host;
     this.address = address;
     this.range = range;
   }
 }
 
-/** The ipaddr.js range that makes `ip` unfit as a webhook destination, or undefined when it is public. */
-function forbiddenRange(ip: string): string | undefined {
+interface Verdict {
+  range: string;
+  /** The IPv4 address the range is of, when the address given is an IPv6 form carrying it. */
+  embedded?: string;
+}
+
+/**
+ * The IPv6 forms that carry an IPv4 address a connection to them ends at: IPv4-mapped
+ * (`::ffff:a.b.c.d`, which the socket itself turns into IPv4), IPv4-compatible (`::a.b.c.d`),
+ * IPv4-translated (`::ffff:0:a.b.c.d`, SIIT), NAT64's well-known prefix (`64:ff9b::a.b.c.d`,
+ * RFC 6052), 6to4 (`2002:aabb:ccdd::/48`, RFC 3056), and Teredo (`2001::/32`, whose client
+ * address is the last 32 bits inverted, RFC 4380).
+ */
+function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = addr.parts;
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && p[5] === 0xffff) return v4(p[6]!, p[7]!);
+  if (zeros(0, 6)) return v4(p[6]!, p[7]!);
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return v4(p[6]!, p[7]!);
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return v4(p[6]!, p[7]!);
+  if (p[0] === 0x2002) return v4(p[1]!, p[2]!);
+  if (p[0] === 0x2001 && p[1] === 0) return v4(~p[6]! & 0xffff, ~p[7]! & 0xffff);
+  return undefined;
+}
+
+/**
+ * Of the IPv6 ranges that carry an IPv4 address, those where a webhook receiver may live, if
+ * that address is public: a mapped address is the IPv4 host itself, and on an IPv6-only network
+ * with DNS64 every IPv4-only host resolves into NAT64's prefix. IPv4-compatible addresses are
+ * deprecated, SIIT, 6to4 and Teredo are transition plumbing: refused whatever they carry.
+ */
+const PUBLIC_WHEN_EMBEDDED_IS = new Set(['ipv4Mapped', 'rfc6052']);
+
+/**
+ * ipaddr.js reads `::a.b.c.d` as `::ffff:a.b.c.d`, and Node's resolver writes IPv4-compatible
+ * answers that way; the URL parser writes every IPv6 address in hex, as the socket reads it.
+ */
+function canonicalIPv6(ip: string): string {
+  if (!ip.includes('.')) return ip;
+  const zone = ip.indexOf('%');
+  const bare = zone < 0 ? ip : ip.slice(0, zone);
+  try {
+    return new URL(`http://[${bare}]/`).hostname.slice(1, -1) + (zone < 0 ? '' : ip.slice(zone));
+  } catch {
+    return ip;
+  }
+}
+
+/** What makes `ip` unfit as a webhook destination, or undefined when it is public. */
+function forbiddenRange(ip: string): Verdict | undefined {
   // ipaddr.js also accepts forms such as "127.1" or "0x7f.1"; node never connects to those
   // as literals, so anything node would not call an IP is refused rather than interpreted.
-  if (isIP(ip) === 0) return 'unparseable';
+  const family = isIP(ip);
+  if (family === 0) return { range: 'unparseable' };
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    addr = ipaddr.parse(ip);
+    addr = ipaddr.parse(family === 6 ? canonicalIPv6(ip) : ip);
   } catch {
-    return 'unparseable';
+    return { range: 'unparseable' };
   }
-  // ::ffff:a.b.c.d reaches the IPv4 host a.b.c.d, so it must be judged as that host.
-  if (addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress()) addr = addr.toIPv4Address();
   const range = addr.range();
-  return range === 'unicast' ? undefined : range;
+  if (addr instanceof ipaddr.IPv4 || range === 'unspecified' || range === 'loopback') {
+    return range === 'unicast' ? undefined : { range };
+  }
+  // An IPv6 address that carries an IPv4 one is judged by the host it reaches first, so that
+  // `[::127.0.0.1]` is refused as the loopback address it is, whatever its own form.
+  const carried = embeddedIPv4(addr);
+  if (carried === undefined) return range === 'unicast' ? undefined : { range };
+  const carriedRange = carried.range();
+  if (carriedRange !== 'unicast') return { range: carriedRange, embedded: carried.toString() };
+  if (PUBLIC_WHEN_EMBEDDED_IS.has(range)) return undefined;
+  // ipaddr.js calls the IPv4-compatible range (::/96) unicast.
+  return { range: range === 'unicast' ? 'ipv4Compatible' : range };
 }
 
 export function isForbiddenAddress(ip: string): boolean {
   return forbiddenRange(ip) !== undefined;
+}
+
+function forbidden(host: string, address: string, verdict: Verdict): ForbiddenDestinationError {
+  return new ForbiddenDestinationError(host, address, verdict.range, verdict.embedded);
 }
 
 /**
@@ -89,9 +159,9 @@ function guardedLookup(lookup: LookupFunction): LookupFunction {
       }
       const answers = typeof address === 'string' ? [address] : address.map((a) => a.address);
       for (const answer of answers) {
-        const range = forbiddenRange(answer);
-        if (range !== undefined) {
-          callback(new ForbiddenDestinationError(hostname, answer, range), options.all ? [] : '');
+        const verdict = forbiddenRange(answer);
+        if (verdict !== undefined) {
+          callback(forbidden(hostname, answer, verdict), options.all ? [] : '');
           return;
         }
       }
@@ -165,8 +235,8 @@ export async function postWebhook(opts: PostWebhookOptions): Promise<PostResult>
     // the lookup never sees it; it has to be judged here.
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     if (isIP(host) !== 0) {
-      const range = forbiddenRange(host);
-      if (range !== undefined) throw new ForbiddenDestinationError(host, host, range);
+      const verdict = forbiddenRange(host);
+      if (verdict !== undefined) throw forbidden(host, host, verdict);
     }
   }
 

@@ -1,6 +1,10 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { NextFunction, Request, Response } from 'express';
-import type { ErrorCode } from './errors';
+import { bearerIs } from './crypto/same-secret';
+import { AppError, type ErrorCode } from './errors';
+import type { Logger } from './logger';
 
 /** The refusals counted by `durapay_http_requests_refused_total` (SPEC §2: authentication, limits). */
 const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
@@ -60,11 +64,62 @@ export class ApiMetrics {
     };
   }
 
-  /** `GET /metrics`: the text exposition format. */
-  handler() {
-    return async (_req: Request, res: Response): Promise<void> => {
+  /**
+   * `GET /metrics`: the text exposition format; with `token`, only to a request that carries it
+   * as `Authorization: Bearer <token>` (401 unauthorized otherwise).
+   */
+  handler(token?: string) {
+    return async (req: Request, res: Response): Promise<void> => {
+      if (token !== undefined && !bearerIs(req.headers.authorization, token)) {
+        throw new AppError('unauthorized', 'metrics need the bearer token METRICS_TOKEN names');
+      }
       res.set('Content-Type', this.registry.contentType).send(await this.registry.metrics());
     };
+  }
+
+  /**
+   * Serves `GET /metrics` (and nothing else) on a port of its own, for a Prometheus on the
+   * operators' network rather than the API's public one; with `token`, to that bearer only. A
+   * port that cannot be bound is logged and left: the API goes on taking payments without it.
+   */
+  async serve(opts: {
+    port: number;
+    host: string;
+    token?: string;
+    logger: Logger;
+  }): Promise<http.Server | undefined> {
+    const server = http.createServer((req, res) => {
+      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+        return;
+      }
+      if (opts.token !== undefined && !bearerIs(req.headers.authorization, opts.token)) {
+        res
+          .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' })
+          .end('unauthorized\n');
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        (err: unknown) => {
+          opts.logger.error('metrics failed', { error: err instanceof Error ? err.message : String(err) });
+          res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n');
+        },
+      );
+    });
+    return new Promise((resolve) => {
+      server.once('error', (err) => {
+        opts.logger.error('api metrics not served', { port: opts.port, error: err.message });
+        resolve(undefined);
+      });
+      server.listen(opts.port, opts.host, () => {
+        opts.logger.info('api metrics served', {
+          host: opts.host,
+          port: (server.address() as AddressInfo).port,
+        });
+        resolve(server);
+      });
+    });
   }
 }
 

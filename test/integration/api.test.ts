@@ -107,8 +107,9 @@ describe('readiness when a dependency is down', () => {
   async function serve(databaseUrl: string, temporalAddress: string) {
     const db = connectDatabase(databaseUrl, { acquireTimeoutMs: 1_000 });
     const temporal = probeConnection(temporalAddress);
+    const { logger, lines } = captureLogger();
     const app = createApp({
-      logger: captureLogger().logger,
+      logger,
       readiness: readinessProbes(db, temporal),
       auth: authDeps(db, randomBytes(32), { perSecond: 100, burst: 200 }),
       services: {
@@ -132,6 +133,7 @@ describe('readiness when a dependency is down', () => {
     responseConformance().register(url);
     return {
       url,
+      logs: () => lines().map((l) => JSON.parse(l) as Record<string, unknown>),
       async close() {
         await new Promise((r) => server.close(r));
         await Promise.allSettled([db.close(), temporal.close()]);
@@ -139,9 +141,10 @@ describe('readiness when a dependency is down', () => {
     };
   }
 
-  test('when the database is unreachable, then /readyz answers 503 naming the database', async () => {
+  test('when the database is unreachable, then /readyz answers 503 naming the database, and only the log says why', async () => {
+    const port = await freePort();
     const api = await serve(
-      `postgres://postgres@127.0.0.1:${await freePort()}/nowhere`,
+      `postgres://postgres:pw-of-this-test-only@127.0.0.1:${port}/nowhere`,
       globalState().temporalAddress,
     );
     try {
@@ -150,20 +153,28 @@ describe('readiness when a dependency is down', () => {
       const body = await envelope(res);
       expect(body.code).toBe('internal_system');
       expect(body.data).toBeNull();
-      expect(body.message).toMatch(/^not ready: database unreachable/);
-      expect(body.message).not.toMatch(/temporal/);
+      // The dependency's name, never the driver's words or where it looked (SPEC §9).
+      expect(body.message).toBe('not ready: database down');
+      const logged = api.logs().find((l) => l.message === 'readiness probe failed');
+      expect(logged).toMatchObject({ level: 'warn', dependency: 'database', request_id: body.request_id });
+      expect(String(logged?.error)).toContain(String(port));
+      expect(JSON.stringify(api.logs())).not.toContain('pw-of-this-test-only');
     } finally {
       await api.close();
     }
   });
 
-  test('when Temporal is unreachable, then /readyz answers 503 naming Temporal', async () => {
-    const api = await serve(stack.database.url, `127.0.0.1:${await freePort()}`);
+  test('when Temporal is unreachable, then /readyz answers 503 naming Temporal, and only the log says why', async () => {
+    const port = await freePort();
+    const api = await serve(stack.database.url, `127.0.0.1:${port}`);
     try {
       const res = await fetch(`${api.url}/readyz`);
       expect(res.status).toBe(503);
       const body = await envelope(res);
-      expect(body.message).toMatch(/^not ready: temporal unreachable/);
+      expect(body.message).toBe('not ready: temporal down');
+      const logged = api.logs().find((l) => l.message === 'readiness probe failed');
+      expect(logged).toMatchObject({ level: 'warn', dependency: 'temporal' });
+      expect(String(logged?.error)).toContain(String(port));
     } finally {
       await api.close();
     }

@@ -1,8 +1,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import http, { type IncomingMessage } from 'node:http';
 import os from 'node:os';
 import { QueryTypes } from 'sequelize';
 import { UPLOAD_TEMP_PREFIX } from '../../src/platform/http/multipart';
+import { MAX_UPLOAD_BYTES } from '../../src/modules/merchants/rules';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { signRequest } from '../../src/platform/crypto/http-signature';
 import { FieldSealer } from '../../src/platform/crypto/field-sealer';
@@ -440,6 +443,73 @@ function tempFiles(): string[] {
   return fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(UPLOAD_TEMP_PREFIX));
 }
 
+/**
+ * Sends a signed upload 64 KiB at a time, as fast as the server reads it, and stops sending once
+ * the answer comes. Returns the answer and how many bytes of the request (headers included) the
+ * server had read from the connection when it answered: what a refusal cost it.
+ */
+async function streamUpload(
+  body: Buffer,
+  contentType: string,
+  opts: { chunked: boolean },
+): Promise<{ status: number; envelope: Envelope; serverRead: number }> {
+  const target = '/api/v1/merchant/upload-file';
+  const signed = signRequest({ method: 'POST', target, body, keyId: app.app_id, secret: app.secret });
+  let onRead: (bytes: number) => void = () => undefined;
+  const serverRead = new Promise<number>((resolve) => (onRead = resolve));
+  const onRequest = (req: IncomingMessage, res: http.ServerResponse) => {
+    if (req.url === target) res.once('finish', () => onRead(req.socket.bytesRead));
+  };
+  // First: Express rewrites req.url as it routes.
+  stack.server.prependListener('request', onRequest);
+  try {
+    const { hostname, port } = new URL(stack.baseUrl);
+    const req = http.request({
+      host: hostname,
+      port,
+      method: 'POST',
+      path: target,
+      headers: {
+        ...signed,
+        'content-type': contentType,
+        ...(opts.chunked ? {} : { 'content-length': String(body.length) }),
+      },
+    });
+    let answered = false;
+    const answer = new Promise<IncomingMessage>((resolve, reject) => {
+      req.once('response', (res) => ((answered = true), resolve(res)));
+      // A server that answered before the body was sent closes the connection under the rest.
+      req.on('error', (err) => (answered ? undefined : reject(err)));
+    });
+    answer.catch(() => undefined);
+    const chunk = 64 * 1024;
+    for (let at = 0; at < body.length && !answered; at += chunk) {
+      if (!req.write(body.subarray(at, at + chunk))) {
+        await Promise.race([once(req, 'drain').catch(() => undefined), answer.catch(() => undefined)]);
+      }
+    }
+    if (!answered) req.end();
+    const res = await answer;
+    const text = await new Promise<string>((resolve) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      // Whole when it ends, or when the request closes under an answer already complete.
+      const done = () => resolve(Buffer.concat(parts).toString());
+      res.once('end', done).once('close', done);
+    });
+    req.destroy();
+    return {
+      status: res.statusCode ?? 0,
+      envelope: JSON.parse(text) as Envelope,
+      serverRead: await serverRead,
+    };
+  } finally {
+    stack.server.off('request', onRequest);
+  }
+}
+
+const BODY_TOO_LARGE = 'request body must be at most 5 MiB of file and 128 KiB of other form parts';
+
 /** Nothing reached the channel and nothing was recorded. */
 async function expectNothingForwarded(run: () => Promise<unknown>): Promise<void> {
   const before = [await sandboxFileCount(), await merchantFileCount()];
@@ -614,6 +684,52 @@ describe('POST /api/v1/merchant/upload-file', () => {
       filePart(),
     ]);
     expect(res).toMatchObject({ status: 400, code: 'invalid_param', message: 'unexpected form part "note"' });
+  });
+
+  describe.each([
+    // Its length unknown until it ends: read part by part, and refused at the first that cannot be taken.
+    ['chunked', true, 'unexpected form part "junk"'],
+    // Its length announced: refused before a byte of it is read.
+    ['with its Content-Length', false, BODY_TOO_LARGE],
+  ])('an upload sent %s', (_how, chunked, junkMessage) => {
+    const JUNK = 48 * 1024 * 1024;
+
+    test('when a 48 MiB part not named file follows file_media_type, then 400 names why and the server stops reading', async () => {
+      await expectNothingForwarded(async () => {
+        const { body, contentType } = multipart([
+          { name: 'file_media_type', value: 'image/png' },
+          {
+            name: 'junk',
+            filename: 'junk.bin',
+            contentType: 'application/octet-stream',
+            content: Buffer.alloc(JUNK, 0x61),
+          },
+          filePart(),
+        ]);
+        const res = await streamUpload(body, contentType, { chunked });
+        expect(res.status).toBe(400);
+        expect(res.envelope).toMatchObject({ code: 'invalid_param', message: junkMessage, data: null });
+        // A bounded read, however the client sends it: never the 48 MiB.
+        expect(res.serverRead).toBeGreaterThan(0);
+        expect(res.serverRead).toBeLessThan(3 * MAX_UPLOAD_BYTES);
+      });
+    });
+
+    test('when 48 MiB come before the first part, then 400 and the server stops reading', async () => {
+      await expectNothingForwarded(async () => {
+        const { body: form, contentType } = multipart([
+          { name: 'file_media_type', value: 'image/png' },
+          filePart(),
+        ]);
+        // A multipart preamble: bytes before the first boundary, which the parser skips.
+        const body = Buffer.concat([Buffer.alloc(JUNK, 0x61), Buffer.from('\r\n'), form]);
+        const res = await streamUpload(body, contentType, { chunked });
+        expect(res.status).toBe(400);
+        expect(res.envelope).toMatchObject({ code: 'invalid_param', message: BODY_TOO_LARGE, data: null });
+        expect(res.serverRead).toBeGreaterThan(0);
+        expect(res.serverRead).toBeLessThan(3 * MAX_UPLOAD_BYTES);
+      });
+    });
   });
 
   test('when the request is not multipart, then 400 invalid_param', async () => {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { freePort } from '../../src/platform/net';
 import { serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import { envelope } from '../support/http';
+import { startProductionApi } from '../support/production-api';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { until } from '../support/wait';
@@ -210,6 +212,56 @@ describe('GET /metrics on the worker', () => {
     } finally {
       await worker.stop();
       await api.close();
+    }
+  });
+});
+
+describe('GET /metrics on the API in production (SPEC §9)', () => {
+  const productionApi = (env: Record<string, string>) => startProductionApi(stack, env);
+
+  test('when nothing says otherwise, then the API port does not serve /metrics and METRICS_PORT does', async () => {
+    const metricsPort = await freePort();
+    const api = await productionApi({ METRICS_PORT: String(metricsPort) });
+    try {
+      const open = await fetch(`${api.baseUrl}/metrics`);
+      expect(open.status).toBe(404);
+      expect(await envelope(open)).toMatchObject({ code: 'not_found', data: null });
+      const apart = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(apart.status).toBe(200);
+      expect(apart.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      // The same registry: the refused request on the API port was counted.
+      expect(
+        value(await apart.text(), 'durapay_http_request_duration_seconds_count', {
+          method: 'GET',
+          route: 'unmatched',
+          status: '404',
+        }),
+      ).toBe(1);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(404);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  test('when METRICS_TOKEN is set, then the API port serves /metrics to that bearer token only', async () => {
+    const token = 'metrics-token-of-this-test-0123456789';
+    const api = await productionApi({ METRICS_PORT: 'off', METRICS_TOKEN: token });
+    try {
+      const none = await fetch(`${api.baseUrl}/metrics`);
+      expect(none.status).toBe(401);
+      expect(await envelope(none)).toMatchObject({ code: 'unauthorized', data: null });
+      const wrong = await fetch(`${api.baseUrl}/metrics`, {
+        headers: { authorization: `Bearer ${token.replace('0', 'x')}` },
+      });
+      expect(wrong.status).toBe(401);
+      expect(await wrong.text()).not.toContain('durapay_');
+      const right = await fetch(`${api.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(right.status).toBe(200);
+      expect(
+        value(await right.text(), 'durapay_http_requests_refused_total', { reason: 'unauthorized' }),
+      ).toBe(2);
+    } finally {
+      await api.stop();
     }
   });
 });

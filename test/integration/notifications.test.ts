@@ -10,7 +10,9 @@ import type { AppCredentials } from '../../src/modules/apps/repository';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
+import { paymentsClient } from '../support/payments';
 import { signedFetch } from '../support/signing';
+import { until } from '../support/wait';
 import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(120_000);
@@ -440,6 +442,40 @@ describe('address guard (production mode)', () => {
       const view = notificationView((await gRepo.find(owner.app_id, notificationId))!);
       expect(view.attempts).toHaveLength(1);
       expect(view.last_error).toMatch(/127\.0\.0\.1/);
+      expect(r.received).toHaveLength(0);
+    } finally {
+      await guarded.stop();
+    }
+  });
+});
+
+describe('address guard (production mode), through the API', () => {
+  test("when an order's notify_url is the IPv4-compatible IPv6 form of loopback, then its payment notification fails at once naming the loopback address and nothing is sent", async () => {
+    const guarded = await startTestStack({
+      guardAddresses: true,
+      notifications: { retryScheduleMs: GAPS_MS, timeoutMs: 2_000 },
+    });
+    try {
+      const owner = await guarded.createApp(['payments']);
+      const r = await receiver(200);
+      const port = new URL(r.url).port;
+      const pay = paymentsClient(guarded, owner, r);
+      const order = await pay.paidOrder({ notify_url: `http://[::127.0.0.1]:${port}/hooks/durapay` });
+      const failed = await until('the payment notification failed', async () => {
+        const res = await signedFetch(
+          guarded.baseUrl,
+          owner,
+          'GET',
+          `/api/v1/notifications?trade_no=${order.trade_no}&status=failed`,
+        );
+        const list = ((await envelope(res)).data as { list: NotificationView[] }).list;
+        return list.length > 0 ? list : undefined;
+      });
+      expect(failed).toHaveLength(1);
+      expect(failed[0]!.attempts).toHaveLength(1);
+      expect(failed[0]!.last_error).toBe(
+        'notify_url host "::7f00:1" resolves to ::7f00:1, a loopback address (127.0.0.1 in an IPv6 form)',
+      );
       expect(r.received).toHaveLength(0);
     } finally {
       await guarded.stop();

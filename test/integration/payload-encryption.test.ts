@@ -25,6 +25,7 @@ import { EncryptionCodec, isEncryptedPayload } from '../../src/platform/payload-
 import { captureLogger, serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { startProductionApi } from '../support/production-api';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
@@ -375,6 +376,77 @@ describe('the codec server', () => {
     } finally {
       server.close();
     }
+  });
+
+  describe('lockout behind a proxy', () => {
+    const token = 'the-operators-codec-token-0123456789';
+    /** A decode call as a proxy in front of the API would pass it on, for the client `forwardedFor`. */
+    const decodeVia = async (baseUrl: string, forwardedFor: string | undefined, bearer: string) =>
+      (
+        await fetch(`${baseUrl}/codec/decode`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${bearer}`,
+            ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }),
+          },
+          body: JSON.stringify(await sealedBody('tea')),
+        })
+      ).status;
+
+    test('when TRUST_PROXY names the proxy and one client behind it sends ten wrong tokens, then an operator behind the same proxy still decodes, and that client is refused', async () => {
+      const api = await startProductionApi(stack, { DURAPAY_CODEC_TOKEN: token, TRUST_PROXY: 'loopback' });
+      try {
+        const bad: number[] = [];
+        for (let i = 0; i < 10; i++) {
+          bad.push(await decodeVia(api.baseUrl, '203.0.113.5', `stale-${i}-token-of-a-bad-client-000`));
+        }
+        expect(bad).toEqual(Array(10).fill(401));
+        expect(await decodeVia(api.baseUrl, '198.51.100.7', token)).toBe(200);
+        // The bad client's address is what is refused, even with the right token now.
+        expect(await decodeVia(api.baseUrl, '203.0.113.5', token)).toBe(429);
+        // A client cannot step out of its address by naming another before it: the proxy's entry counts.
+        expect(await decodeVia(api.baseUrl, '192.0.2.1, 203.0.113.5', token)).toBe(429);
+      } finally {
+        await api.stop();
+      }
+    });
+
+    test('when a guesser rotates its address, then ten wrong tokens with one prefix refuse that prefix from any address, and an operator with another token still decodes', async () => {
+      const api = await startProductionApi(stack, {
+        DURAPAY_CODEC_TOKEN: token,
+        TRUST_PROXY: '127.0.0.1/32',
+      });
+      try {
+        const guesses: number[] = [];
+        for (let i = 0; i < 10; i++) {
+          guesses.push(
+            await decodeVia(api.baseUrl, `203.0.113.${10 + i}`, `guessing-${i}-the-operators-token-0000`),
+          );
+        }
+        expect(guesses).toEqual(Array(10).fill(401));
+        expect(await decodeVia(api.baseUrl, '203.0.113.99', 'guessing-99-the-operators-token-000')).toBe(429);
+        expect(await decodeVia(api.baseUrl, '198.51.100.7', token)).toBe(200);
+      } finally {
+        await api.stop();
+      }
+    });
+
+    test('when TRUST_PROXY is not set, then X-Forwarded-For is not believed: rotating it escapes nothing', async () => {
+      const api = await startProductionApi(stack, { DURAPAY_CODEC_TOKEN: token });
+      try {
+        const guesses: number[] = [];
+        for (let i = 0; i < 10; i++) {
+          guesses.push(
+            await decodeVia(api.baseUrl, `203.0.113.${10 + i}`, `guess-${i}-of-a-rotating-client-0000`),
+          );
+        }
+        expect(guesses).toEqual(Array(10).fill(401));
+        expect(await decodeVia(api.baseUrl, '198.51.100.7', token)).toBe(429);
+      } finally {
+        await api.stop();
+      }
+    });
   });
 
   test('when no operator token is configured, then the codec server decodes nothing and says how to turn it on', async () => {

@@ -135,6 +135,84 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: metrics and proxies', () => {
+  test('when nothing is set outside production, then the API port serves /metrics openly, as before', () => {
+    expect(loadConfig({}).metrics).toEqual({ onApiPort: true });
+    expect(loadConfig({ DURAPAY_ENV: 'test' }).metrics).toEqual({ onApiPort: true });
+  });
+
+  test('when nothing is set in production, then /metrics is served on port 9100 only', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).metrics).toEqual({ onApiPort: false, port: 9100 });
+  });
+
+  test('when METRICS_TOKEN is set in production, then the API port serves /metrics to it too', () => {
+    const token = 'a-metrics-token-long-enough-0123';
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: token }).metrics).toEqual({
+      onApiPort: true,
+      port: 9100,
+      token,
+    });
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: token, METRICS_PORT: 'off' }).metrics).toEqual(
+      { onApiPort: true, token },
+    );
+  });
+
+  test('when METRICS_PORT is set, then it is used in any environment', () => {
+    expect(loadConfig({ METRICS_PORT: '9200' }).metrics).toEqual({ onApiPort: true, port: 9200 });
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: 'off' }).metrics).toEqual({
+      onApiPort: false,
+    });
+  });
+
+  test.each([
+    [{ METRICS_PORT: '8080' }, /"METRICS_PORT" must differ from "PORT"/],
+    [{ PORT: '9100', NODE_ENV: 'production' }, /"METRICS_PORT" must differ from "PORT"/],
+    [{ METRICS_PORT: 'none' }, /"METRICS_PORT"/],
+    [{ METRICS_TOKEN: 'short-secret' }, /"METRICS_TOKEN" length must be at least 24 characters long/],
+    [
+      { METRICS_TOKEN: 'has a space in it but long enough' },
+      /"METRICS_TOKEN" must be of the form printable ASCII/,
+    ],
+  ])('when the metrics settings are %p, then loading fails naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+    expect(() => loadConfig(env)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('secret') }),
+    );
+  });
+});
+
+describe('loadConfig: TRUST_PROXY', () => {
+  test.each([
+    [{}, false],
+    [{ TRUST_PROXY: 'false' }, false],
+    [{ TRUST_PROXY: 'off' }, false],
+    [{ TRUST_PROXY: '0' }, false],
+    [{ TRUST_PROXY: '1' }, 1],
+    [{ TRUST_PROXY: '2' }, 2],
+    [{ TRUST_PROXY: 'loopback' }, ['loopback']],
+    [{ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,loopback' }, ['10.0.0.0/8', '192.168.1.7', 'loopback']],
+    [{ TRUST_PROXY: 'uniquelocal,linklocal,fd00::/8,::1' }, ['uniquelocal', 'linklocal', 'fd00::/8', '::1']],
+  ])('when the environment is %p, then the API trusts %p', (env, trustProxy) => {
+    expect(loadConfig(env).api.trustProxy).toEqual(trustProxy);
+  });
+
+  test.each([
+    ['true', /"TRUST_PROXY" true would believe any X-Forwarded-For/],
+    ['33', /"TRUST_PROXY" must be off, a number of proxies from 1 to 32/],
+    [
+      '10.0.0.0/33',
+      /"TRUST_PROXY": "10.0.0.0\/33" is not an address, a subnet or one of loopback, linklocal, uniquelocal/,
+    ],
+    ['127.1', /"TRUST_PROXY": "127.1" is not an address/],
+    ['proxy.internal', /"TRUST_PROXY": "proxy.internal" is not an address/],
+    ['10.0.0.1,,', /"TRUST_PROXY": "" is not an address/],
+  ])('when TRUST_PROXY is %p, then loading fails naming it', (value, message) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(message);
+  });
+});
+
 describe('loadConfig: WeChat Pay', () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const merchantPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

@@ -123,6 +123,43 @@ describe('isForbiddenAddress', () => {
   ])('when the address is %p, then forbidden is %p', (ip, forbidden) => {
     expect(isForbiddenAddress(ip)).toBe(forbidden);
   });
+
+  // IPv6 forms that carry an IPv4 address: judged by the host they reach, or refused outright
+  // where no public webhook receiver lives. Each is written as Node and the URL parser give it.
+  test.each([
+    // IPv4-compatible (::a.b.c.d, deprecated): [::127.0.0.1] is ::7f00:1 once parsed; Node's
+    // resolver writes it dotted.
+    ['::7f00:1', true],
+    ['::127.0.0.1', true],
+    ['::10.0.0.5', true],
+    ['::8.8.8.8', true],
+    ['::a00:5', true],
+    ['::c0a8:10a', true],
+    ['::a9fe:a9fe', true],
+    ['::808:808', true],
+    // IPv4-mapped, long and short.
+    ['::ffff:7f00:1', true],
+    ['::ffff:a9fe:a9fe', true],
+    ['0:0:0:0:0:ffff:c0a8:0101', true],
+    // IPv4-translated (SIIT).
+    ['::ffff:0:7f00:1', true],
+    // NAT64, the well-known prefix: a translator connects to the embedded address.
+    ['64:ff9b::7f00:1', true],
+    ['64:ff9b::a00:5', true],
+    ['64:ff9b::a9fe:a9fe', true],
+    ['64:ff9b::808:808', false],
+    ['64:ff9b::8.8.8.8', false],
+    ['64:ff9b::192.168.0.1', true],
+    // NAT64, local-use prefix: where the address sits depends on the network.
+    ['64:ff9b:1::a00:1', true],
+    // 6to4 and Teredo tunnel to an IPv4 endpoint.
+    ['2002:7f00:1::1', true],
+    ['2002:a00:1::', true],
+    ['2002:808:808::1', true],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', true],
+  ])('when the address %p embeds an IPv4 address, then forbidden is %p', (ip, forbidden) => {
+    expect(isForbiddenAddress(ip)).toBe(forbidden);
+  });
 });
 
 describe('ForbiddenDestinationError', () => {
@@ -289,6 +326,41 @@ describe('postWebhook', () => {
     await expect(
       postWebhook({ ...baseOptions(`http://[::ffff:127.0.0.1]:${server.port}/`), guardAddresses: true }),
     ).rejects.toThrow(/resolves to ::ffff:7f00:1, a loopback address/);
+    expect(server.connections()).toBe(0);
+  });
+
+  test('when the guard is on and the URL is the IPv4-compatible IPv6 literal [::127.0.0.1], then it is refused naming the loopback address it embeds', async () => {
+    server = await startServer((_req, res) => res.writeHead(200).end());
+
+    await expect(
+      postWebhook({ ...baseOptions(`http://[::127.0.0.1]:${server.port}/`), guardAddresses: true }),
+    ).rejects.toThrow(
+      'notify_url host "::7f00:1" resolves to ::7f00:1, a loopback address (127.0.0.1 in an IPv6 form)',
+    );
+    expect(server.connections()).toBe(0);
+  });
+
+  test('when the guard is on and a hostname resolves to NAT64 of a private address, then it is refused at connect time', async () => {
+    server = await startServer((_req, res) => res.writeHead(200).end());
+    const { lookup } = fakeLookup(['64:ff9b::a00:5']);
+
+    await expect(
+      postWebhook({ ...baseOptions(`http://hook.test:${server.port}/`), guardAddresses: true, lookup }),
+    ).rejects.toThrow(
+      'notify_url host "hook.test" resolves to 64:ff9b::a00:5, a private address (10.0.0.5 in an IPv6 form)',
+    );
+    expect(server.connections()).toBe(0);
+  });
+
+  test('when the guard is on and a hostname resolves to the IPv4-compatible form of loopback, then it is refused at connect time', async () => {
+    server = await startServer((_req, res) => res.writeHead(200).end());
+    const { lookup } = fakeLookup(['::127.0.0.1']);
+
+    await expect(
+      postWebhook({ ...baseOptions(`http://hook.test:${server.port}/`), guardAddresses: true, lookup }),
+    ).rejects.toThrow(
+      'notify_url host "hook.test" resolves to ::127.0.0.1, a loopback address (127.0.0.1 in an IPv6 form)',
+    );
     expect(server.connections()).toBe(0);
   });
 

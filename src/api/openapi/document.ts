@@ -573,18 +573,24 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
     }),
   };
   paths['/readyz'] = {
-    get: plainOperation('readyz', 'Readiness', 'Answers 200 when Postgres and Temporal both answer.', {
-      200: jsonResponse('Ready.', successEnvelope(schemaRef('Ready'))),
-      503: errorResponse(503, ['internal_system']),
-    }),
+    get: plainOperation(
+      'readyz',
+      'Readiness',
+      'Answers 200 when Postgres and Temporal both answer; otherwise 503 naming each dependency that does not (`not ready: database down`), and nothing of why.',
+      {
+        200: jsonResponse('Ready.', successEnvelope(schemaRef('Ready'))),
+        503: errorResponse(503, ['internal_system']),
+      },
+    ),
   };
   paths['/metrics'] = {
     get: plainOperation(
       'metrics',
       'Prometheus metrics',
-      "The API process's metrics in the text exposition format.",
+      "The API process's metrics in the text exposition format. Outside production the API port serves them to anyone; in production only with `Authorization: Bearer <METRICS_TOKEN>` when that is set, and otherwise not at all (an unknown route, `404 not_found`): they are on `METRICS_PORT` (9100) instead.",
       {
         200: { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+        401: errorResponse(401, ['unauthorized']),
       },
     ),
   };

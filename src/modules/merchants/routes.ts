@@ -6,6 +6,7 @@ import {
   isUploadMediaType,
   MAX_UPLOAD_BYTES,
   MAX_UPLOAD_FILE_NAME,
+  UPLOAD_FORM_BYTES,
   UPLOAD_MEDIA_TYPES,
   uploadBaseName,
   type MerchantProfitSharing,
@@ -118,8 +119,10 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
       fileField: 'file',
       textFields: ['channel_code', 'file_media_type'],
       maxFileBytes: MAX_UPLOAD_BYTES,
+      maxBodyBytes: MAX_UPLOAD_BYTES + UPLOAD_FORM_BYTES,
       maxDrainBytes: 2 * MAX_UPLOAD_BYTES + 1024 * 1024,
       tooLargeMessage: `file must be at most ${MAX_UPLOAD_BYTES / (1024 * 1024)} MiB`,
+      bodyTooLargeMessage: `request body must be at most ${MAX_UPLOAD_BYTES / (1024 * 1024)} MiB of file and ${UPLOAD_FORM_BYTES / 1024} KiB of other form parts`,
     });
     let uploaded: string;
     try {

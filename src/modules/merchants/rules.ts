@@ -32,6 +32,11 @@ export interface MerchantProfitSharing {
 export const UPLOAD_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/bmp', 'application/pdf'] as const;
 export type UploadMediaType = (typeof UPLOAD_MEDIA_TYPES)[number];
 export const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
+/**
+ * An upload's body beside its file: the text parts (64 KiB at most), every part's headers and
+ * boundaries. Generous for a form of three parts, and small enough that nothing else rides in it.
+ */
+export const UPLOAD_FORM_BYTES = 128 * 1024;
 export const MAX_UPLOAD_FILE_NAME = 255;
 
 export function isUploadMediaType(value: string): value is UploadMediaType {
