@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { Response, Router } from 'express';
 import { AppError } from '../platform/errors';
 import { sendData, sendError } from '../platform/http/envelope';
 import { apiRouter } from '../platform/http/router';
@@ -40,13 +40,15 @@ async function runProbe(probe: Probe): Promise<string | undefined> {
 }
 
 /**
- * `/healthz`: the process is alive. `/readyz`: it can do its work (database and Temporal answer).
+ * `/livez` (and `/healthz`, as before): the process is alive. `/readyz`: it can do its work (database and Temporal answer).
  * A dependency that does not answer is named, `database down`, and nothing more: the driver's
  * words carry internal addresses and go to the log (SPEC §9).
  */
 export function healthRoutes(probes: ReadinessProbes): Router {
   const router = apiRouter();
-  router.get('/healthz', (_req, res) => sendData(res, { status: 'ok' }));
+  const alive = (_req: unknown, res: Response) => sendData(res, { status: 'ok' });
+  router.get('/livez', alive);
+  router.get('/healthz', alive);
   router.get('/readyz', async (_req, res) => {
     const names = Object.keys(probes) as (keyof ReadinessProbes)[];
     const failures = await Promise.all(names.map((name) => runProbe(probes[name])));

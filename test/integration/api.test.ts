@@ -25,6 +25,12 @@ afterAll(async () => {
 });
 
 describe('API skeleton', () => {
+  test('when /livez is called, then it answers 200 in the success envelope', async () => {
+    const res = await fetch(`${stack.baseUrl}/livez`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ code: 'success', data: { status: 'ok' } });
+  });
+
   test('when /healthz is called, then it answers 200 in the success envelope', async () => {
     const res = await fetch(`${stack.baseUrl}/healthz`);
     expect(res.status).toBe(200);

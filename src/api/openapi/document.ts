@@ -567,10 +567,20 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
     (paths[op.path] ??= {})[op.method] = operationObject(op, requestBodies);
   }
   paths['/api/v1/notify/payment/{channelCode}'] = { post: callbackOperation };
-  paths['/healthz'] = {
-    get: plainOperation('healthz', 'Liveness', 'Answers 200 while the process is alive.', {
+  paths['/livez'] = {
+    get: plainOperation('livez', 'Liveness', 'Answers 200 while the process is alive (SPEC §9).', {
       200: jsonResponse('Alive.', successEnvelope(schemaRef('Alive'))),
     }),
+  };
+  paths['/healthz'] = {
+    get: plainOperation(
+      'healthz',
+      'Liveness (as /livez)',
+      'The same as `/livez`, kept for probes that use it.',
+      {
+        200: jsonResponse('Alive.', successEnvelope(schemaRef('Alive'))),
+      },
+    ),
   };
   paths['/readyz'] = {
     get: plainOperation(
