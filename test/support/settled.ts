@@ -1,10 +1,12 @@
 /**
  * Waiting until nothing more can happen, so that a count taken next is final: "sent once" and
  * "never sent" are only true once every workflow that could still send has closed, or stands
- * with nothing pending (no workflow task, activity or child workflow) after taking in every
- * signal it was sent. A sleep instead lets a late duplicate through.
+ * with nothing pending after taking in every signal it was sent: no workflow task, activity or
+ * child workflow, and no timer due soon. A sleep instead lets a late duplicate through.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { QueryTypes } from 'sequelize';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
@@ -13,6 +15,33 @@ import type { Database } from '../../src/platform/db';
 import { until } from './wait';
 
 type State = 'closed' | 'at rest' | 'busy' | 'absent';
+
+const { EVENT_TYPE_TIMER_STARTED, EVENT_TYPE_TIMER_FIRED, EVENT_TYPE_TIMER_CANCELED } =
+  temporal.api.enums.v1.EventType;
+
+/**
+ * A timer due within this is part of a step still under way (a wait between attempts); one due
+ * later is where the workflow stands (a paid order's long wait, a pending order's expiry at the
+ * tests' time scales), which no test waits for.
+ */
+const SOON_MS = 10_000;
+
+/** When the first of the run's open timers is due, or undefined when none is open. */
+async function nextTimerDue(client: Client, workflowId: string): Promise<number | undefined> {
+  const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
+  const open = new Map<string, number>();
+  for (const e of events ?? []) {
+    if (e.eventType === EVENT_TYPE_TIMER_STARTED) {
+      const a = e.timerStartedEventAttributes!;
+      open.set(a.timerId!, tsToMs(e.eventTime) + tsToMs(a.startToFireTimeout));
+    } else if (e.eventType === EVENT_TYPE_TIMER_FIRED) {
+      open.delete(e.timerFiredEventAttributes!.timerId!);
+    } else if (e.eventType === EVENT_TYPE_TIMER_CANCELED) {
+      open.delete(e.timerCanceledEventAttributes!.timerId!);
+    }
+  }
+  return open.size > 0 ? Math.min(...open.values()) : undefined;
+}
 
 async function stateOf(client: Client, workflowId: string): Promise<State> {
   let d;
@@ -29,12 +58,14 @@ async function stateOf(client: Client, workflowId: string): Promise<State> {
     (pendingActivities ?? []).length > 0 ||
     (pendingChildren ?? []).length > 0 ||
     (pendingNexusOperations ?? []).length > 0;
-  return pending ? 'busy' : 'at rest';
+  if (pending) return 'busy';
+  const due = await nextTimerDue(client, workflowId);
+  return due !== undefined && due - Date.now() < SOON_MS ? 'busy' : 'at rest';
 }
 
 /**
  * Waits until the workflow is in one of `states`: `closed`; `at rest`, open with nothing pending
- * (only a timer, a signal or an update can move it now); `absent`, never started.
+ * (only a timer due later, a signal or an update can move it now); `absent`, never started.
  */
 export function reaches(
   client: Client,
