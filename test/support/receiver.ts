@@ -16,11 +16,18 @@ export interface ReceivedRequest {
 export class Receiver {
   readonly received: ReceivedRequest[] = [];
   private script: number[] = [200];
+  private location?: string;
   private server?: http.Server;
   url = '';
 
   answer(...statuses: number[]): this {
     this.script = statuses;
+    return this;
+  }
+
+  /** A 3xx answer names `url` in its Location, as a redirect a client could follow. */
+  redirectTo(url: string): this {
+    this.location = url;
     return this;
   }
 
@@ -39,7 +46,10 @@ export class Receiver {
           body: Buffer.concat(chunks).toString('utf8'),
         });
         const status = this.script.length > 1 ? this.script.shift()! : this.script[0]!;
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'not now');
+        const redirect = status >= 300 && status < 400 && this.location ? { location: this.location } : {};
+        res
+          .writeHead(status, { 'content-type': 'text/plain', ...redirect })
+          .end(status < 300 ? 'ok' : 'not now');
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
