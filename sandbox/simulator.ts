@@ -28,6 +28,7 @@ import { SANDBOX_PAY_METHODS as PAY_METHODS, SANDBOX_PERSONAL_RECEIVERS } from '
 import { checkoutPage, contractPage, notFoundPage } from './pages';
 import { qrImage } from '../src/platform/qr';
 import { isoOrNull } from '../src/platform/dates';
+import { Background } from './background';
 import {
   SANDBOX_SIGNATURE_HEADER,
   signSandboxPayload,
@@ -73,6 +74,11 @@ export interface SandboxDeps {
   logger: Logger;
   /** The wait of `extra.sandbox.callback: "delay"`; about 2 s unless a test shortens it. */
   callbackDelayMs?: number;
+  /**
+   * Where callbacks and settlements due after an answer run, each under its order's trade_no: a
+   * caller that passes its own can wait for them (`idle(tradeNo)`). One of its own by default.
+   */
+  background?: Background;
 }
 
 /** Uploads are at most 5 MiB, i.e. about 6.7 MiB as base64 inside JSON. */
@@ -306,6 +312,9 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
   const { logger, secret } = deps;
   const publicBase = `${deps.publicBaseUrl.replace(/\/+$/, '')}/sandbox`;
   const callbackDelayMs = deps.callbackDelayMs ?? DEFAULT_CALLBACK_DELAY_MS;
+  const background =
+    deps.background ??
+    new Background((err) => logger.error('sandbox task failed', { error: describeError(err) }));
 
   const payUrl = (tradeNo: string) => `${publicBase}/pay/${encodeURIComponent(tradeNo)}`;
 
@@ -354,11 +363,6 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     }
   }
 
-  function later(ms: number, task: () => Promise<void>): void {
-    // Unref'd: a pending callback must not keep a stopping process alive; polling covers it.
-    setTimeout(() => void task(), ms).unref();
-  }
-
   function paymentCallback(o: OrderRow): WirePaymentCallback {
     return {
       event_id: `evt_${o.channel_trade_no}_paid`,
@@ -378,16 +382,17 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
         logger.info('sandbox payment callback dropped (fault injection)', { trade_no: o.trade_no });
         return;
       case 'duplicate':
-        void (async () => {
+        background.run(async () => {
           await deliver(o.notify_url, body);
           await deliver(o.notify_url, body);
-        })();
+        }, o.trade_no);
         return;
       case 'delay':
-        later(callbackDelayMs, () => deliver(o.notify_url, body));
+        // A pending callback does not keep a stopping process alive; polling covers its loss.
+        background.later(callbackDelayMs, () => deliver(o.notify_url, body), o.trade_no);
         return;
       case 'normal':
-        void deliver(o.notify_url, body);
+        background.run(() => deliver(o.notify_url, body), o.trade_no);
     }
   }
 
@@ -406,24 +411,33 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       ...(r.fail_reason === null ? {} : { reason: r.fail_reason }),
       refunded_at: isoOrNull(r.refunded_at),
     };
-    void deliver(r.notify_url, body);
+    background.run(() => deliver(r.notify_url, body), r.trade_no);
   }
 
-  function scheduleSettle(refundNo: string, ms: number): void {
-    later(ms, () =>
-      settleRefund(refundNo).catch((err: unknown) => {
-        logger.error('sandbox refund could not settle', { refund_no: refundNo, error: describeError(err) });
-      }),
+  function scheduleSettle(refund: { refund_no: string; trade_no: string }, ms: number): void {
+    background.later(
+      ms,
+      () =>
+        settleRefund(refund.refund_no).catch((err: unknown) => {
+          logger.error('sandbox refund could not settle', {
+            refund_no: refund.refund_no,
+            error: describeError(err),
+          });
+        }),
+      refund.trade_no,
     );
   }
 
   // Refunds that were due while no process was running settle now rather than at their next query.
-  void store
-    .dueRefunds()
-    .then((due) => Promise.all(due.map((refundNo) => settleRefund(refundNo))))
-    .catch((err: unknown) =>
-      logger.warn('sandbox could not sweep due refunds', { error: describeError(err) }),
-    );
+  background.run(() =>
+    store
+      .dueRefunds()
+      .then((due) => Promise.all(due.map((refundNo) => settleRefund(refundNo))))
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        logger.warn('sandbox could not sweep due refunds', { error: describeError(err) });
+      }),
+  );
 
   // ---- routes ----
 
@@ -572,7 +586,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     );
     if (created) {
       logger.info('sandbox refund accepted', { refund_no: refund.refund_no, trade_no: refund.trade_no });
-      scheduleSettle(refund.refund_no, deps.refundDelayMs);
+      scheduleSettle(refund, deps.refundDelayMs);
       // Accepted before the answer is late: a caller that gave up finds it on retry.
       if (body.reason?.includes(REFUND_SLOW_MARKER)) await sleep(SLOW_REFUND_ANSWER_MS);
     }
@@ -613,7 +627,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     if (changed) {
       // The method only: a card number or a name never reaches a log line.
       logger.info('sandbox abnormal refund applied', { refund_no: refund.refund_no, method: body.method });
-      scheduleSettle(refund.refund_no, deps.refundDelayMs);
+      scheduleSettle(refund, deps.refundDelayMs);
     }
     res.json(refundState(refund));
   });

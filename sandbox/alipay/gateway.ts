@@ -8,6 +8,7 @@ import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import type { AlipaySandboxKeys } from './keys';
 import { Notifier, signedForm } from './notify';
 import { expiryOf, readOrder } from './order';
+import type { Background } from '../background';
 import { Scheduler } from './scheduler';
 import { TradeStore, type PayMethod, type RefundRecord, type TradeRecord } from './store';
 import type { App } from './verify';
@@ -36,17 +37,18 @@ export interface GatewayOptions {
   scale: number;
   refundDelayMs: number;
   logger: GatewayLogger;
+  background?: Background;
 }
 
 export class AlipayGateway {
   readonly trades = new TradeStore();
-  readonly scheduler: Scheduler;
+  readonly scheduler: Background;
   readonly notifier: Notifier;
   readonly app: App;
   private readonly alipayPrivateKey;
 
   constructor(readonly options: GatewayOptions) {
-    this.scheduler = new Scheduler(options.logger);
+    this.scheduler = options.background ?? new Scheduler(options.logger);
     this.alipayPrivateKey = createPrivateKey(options.keys.alipayPrivateKeyPem);
     this.app = { appId: options.keys.appId, publicKey: createPublicKey(options.keys.appPublicKeyPem) };
     this.notifier = new Notifier({
@@ -88,6 +90,7 @@ export class AlipayGateway {
     );
     if (created) {
       this.options.logger.info('alipay sandbox trade opened', { method, out_trade_no: order.out_trade_no });
+      // Under no trade: an expiry is time passing, not work the trade waits for.
       this.scheduler.later(expiresAt - call.now, () => void this.touch(trade, Date.now()));
     }
     return { trade, created };
@@ -192,9 +195,13 @@ export class AlipayGateway {
     if (created) {
       this.options.logger.info('alipay sandbox refund accepted', { out_request_no: request.outRequestNo });
       if (reason.includes('[sandbox:slow]')) {
-        this.scheduler.later(this.options.refundDelayMs, () => {
-          this.completeRefund(trade, refund, Date.now());
-        });
+        this.scheduler.later(
+          this.options.refundDelayMs,
+          () => {
+            this.completeRefund(trade, refund, Date.now());
+          },
+          trade.order.out_trade_no,
+        );
       } else {
         fundChange = this.completeRefund(trade, refund, now);
       }

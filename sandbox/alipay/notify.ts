@@ -6,7 +6,7 @@
  * `[sandbox:notify-late]` holds the first attempt back by the first retry delay.
  */
 import type { KeyObject } from 'node:crypto';
-import type { Scheduler } from './scheduler';
+import type { Background } from '../background';
 import { rsa2Sign, signContent, type Params } from './wire';
 
 /** Alipay's resending rhythm after the first attempt: 4 min, 10 min, 10 min, 1 h, 2 h, 6 h, 15 h. */
@@ -49,7 +49,7 @@ export class Notifier {
   constructor(
     private readonly deps: {
       privateKey: KeyObject;
-      scheduler: Scheduler;
+      scheduler: Background;
       scale: number;
       logger: NotifierLogger;
     },
@@ -91,10 +91,14 @@ export class Notifier {
         this.deps.logger.warn('alipay sandbox notification given up', { ...meta, attempt: n });
         return;
       }
-      this.deps.scheduler.later(wait * this.deps.scale, () => attempt(n + 1));
+      this.deps.scheduler.later(wait * this.deps.scale, () => attempt(n + 1), outTradeNo);
     };
     const late = subject.includes('[sandbox:notify-late]');
-    this.deps.scheduler.later(late ? NOTIFY_RETRY_DELAYS_MS[0]! * this.deps.scale : 0, () => attempt(0));
+    this.deps.scheduler.later(
+      late ? NOTIFY_RETRY_DELAYS_MS[0]! * this.deps.scale : 0,
+      () => attempt(0),
+      outTradeNo,
+    );
   }
 
   /** One POST; true when the answer is `success`. */

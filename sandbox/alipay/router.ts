@@ -8,6 +8,7 @@
  */
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import { readRawBody } from '../../src/platform/http/raw-body';
+import type { Background } from '../background';
 import { AlipayGateway, type Call, type GatewayLogger } from './gateway';
 import { pageOrScriptBody, readGatewayRequest, type GatewayRequest } from './http';
 import type { AlipaySandboxKeys } from './keys';
@@ -45,10 +46,22 @@ export interface AlipaySandboxOptions {
   /** How long a `[sandbox:slow]` refund stays processing, before timeScale; 1000 by default. */
   refundDelayMs?: number;
   logger?: GatewayLogger;
+  /**
+   * Where notifications, their retries and slow refunds due after an answer run
+   * (../background.ts), each under its trade's out_trade_no; a test passes one to read what was
+   * scheduled. A Scheduler of its own by default.
+   */
+  background?: Background;
 }
 
 export interface AlipaySandbox {
   router: Router;
+  /**
+   * Resolves once nothing is due or running for the trade: its notifications sent and
+   * acknowledged or given up, its slow refunds done. Its expiry is time passing, not work for the
+   * trade, and is not waited for (without a trade, everything is, expiries included).
+   */
+  idle(outTradeNo?: string): Promise<void>;
   /** Stops every timer (notification retries, slow refunds, expiries) and aborts notifications. */
   close(): void;
   /** A copy of a trade as it stands now, or undefined when the gateway never saw it. */
@@ -84,6 +97,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     scale,
     refundDelayMs: (options.refundDelayMs ?? 1000) * scale,
     logger,
+    ...(options.background ? { background: options.background } : {}),
   });
   const royalty = new RoyaltyBook();
   const zft = new ZftBook();
@@ -278,6 +292,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
 
   return {
     router,
+    idle: (outTradeNo) => gateway.scheduler.idle(outTradeNo),
     close: () => gateway.stop(),
     trade(outTradeNo) {
       const trade = gateway.trades.peek(outTradeNo);

@@ -18,6 +18,7 @@ import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import Joi from 'joi';
 import { readRawBody } from '../../src/platform/http/raw-body';
+import { Background } from '../background';
 import { qrImage } from '../../src/platform/qr';
 import { WechatpayApplymentStore, applymentRoutes, readMediaForm, type ApplymentRecord } from './applyment';
 import { certificatesView, issuePlatformCertificate, type PlatformCertificate } from './certificates';
@@ -89,6 +90,12 @@ export interface WechatpaySandboxOptions {
   logger?: WechatpaySandboxLogger;
   /** How callbacks are posted; the global fetch unless set. */
   callbackFetch?: typeof fetch;
+  /**
+   * Where callbacks, their retries and settlements due after an answer run (../background.ts),
+   * each under its order's out_trade_no; a test passes one to read what was scheduled. One of its
+   * own by default.
+   */
+  background?: Background;
 }
 
 export interface WechatpaySandbox {
@@ -117,6 +124,12 @@ export interface WechatpaySandbox {
    * expires; in `certificate` identity, answers and callbacks are signed with it from now on.
    */
   rotatePlatformCertificate(): PlatformCertificate;
+  /**
+   * Resolves once nothing is due or running for the order (for any order, without one): its
+   * callbacks sent and acknowledged or given up, its refunds settled. A payment callback held
+   * until a refund (callback-out-of-order) waits for that refund, not for time.
+   */
+  idle(outTradeNo?: string): Promise<void>;
   /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
@@ -343,8 +356,9 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   const store = new WechatpaySandboxStore();
   const sharings = new WechatpaySharingStore(refundDelayMs);
   const applyments = new WechatpayApplymentStore();
-  const timers = new Set<NodeJS.Timeout>();
-  const closing = new AbortController();
+  const background =
+    options.background ??
+    new Background((err) => logger.error('wechatpay sandbox task failed', { error: describeError(err) }));
 
   const checkoutUrl = (order: OrderRecord) => `${base}/checkout/${order.token}`;
 
@@ -361,18 +375,12 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
 
   // ---- timers and callbacks ----
 
-  /** Runs `task` after `ms` unless close() came first; a task's failure is logged, never thrown. */
-  function later(ms: number, task: () => Promise<void>): void {
-    if (closing.signal.aborted) return;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      task().catch((err: unknown) =>
-        logger.error('wechatpay sandbox task failed', { error: describeError(err) }),
-      );
-    }, ms);
-    // A pending callback must not keep a stopping process alive.
-    timer.unref();
-    timers.add(timer);
+  /**
+   * Runs `task` after `ms` unless close() came first, under the out_trade_no of the order it is
+   * for (none for a sharing order's); a task's failure is logged, never thrown.
+   */
+  function later(ms: number, task: () => void | Promise<void>, outTradeNo?: string): void {
+    background.later(ms, task, outTradeNo);
   }
 
   function notification(eventType: string, summary: string, kind: string, plaintext: unknown): Buffer {
@@ -393,9 +401,10 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     url: string,
     raw: Buffer,
     meta: Record<string, unknown>,
+    outTradeNo: string,
     attempt = 0,
   ): Promise<void> {
-    if (closing.signal.aborted) return;
+    if (background.signal.aborted) return;
     let outcome: string;
     try {
       const res = await send(url, {
@@ -403,7 +412,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
         headers: { 'Content-Type': 'application/json', ...wechatpayHeaders(signer(), raw) },
         body: raw,
         redirect: 'manual',
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
+        signal: AbortSignal.any([background.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
       });
       await res.arrayBuffer().catch(() => undefined);
       if (res.status === 200 || res.status === 204) {
@@ -412,7 +421,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       }
       outcome = `HTTP ${res.status}`;
     } catch (err) {
-      if (closing.signal.aborted) return;
+      if (background.signal.aborted) return;
       outcome = describeError(err);
     }
     const wait = CALLBACK_RETRY_DELAYS_MS[attempt];
@@ -421,7 +430,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       return;
     }
     logger.warn('wechatpay sandbox callback not acknowledged', { ...meta, attempt, outcome });
-    later(wait * scale, () => deliver(url, raw, meta, attempt + 1));
+    later(wait * scale, () => deliver(url, raw, meta, outTradeNo, attempt + 1), outTradeNo);
   }
 
   /** Payment callbacks held until a refund of their order has been announced (out of order). */
@@ -440,13 +449,13 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
         'wechatpay sandbox payment callback held until a refund is announced (fault injection)',
         meta,
       );
-      heldPaymentCallbacks.set(order, () => later(0, () => deliver(url, raw, meta)));
+      heldPaymentCallbacks.set(order, () => later(0, () => deliver(url, raw, meta, outTradeNo), outTradeNo));
       return;
     }
     const first = description.includes('[sandbox:callback-late]') ? LATE_CALLBACK_MS * scale : 0;
-    later(first, () => deliver(url, raw, meta));
+    later(first, () => deliver(url, raw, meta, outTradeNo), outTradeNo);
     if (description.includes('[sandbox:callback-duplicate]')) {
-      later(first + DUPLICATE_GAP_MS * scale, () => deliver(url, raw, meta));
+      later(first + DUPLICATE_GAP_MS * scale, () => deliver(url, raw, meta, outTradeNo), outTradeNo);
     }
   }
 
@@ -455,6 +464,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   /** Settles a due refund once; only the call that settled it posts its callback. */
   function settle(refund: RefundRecord): void {
     if (!store.settleRefund(refund, Date.now())) return;
+    const outTradeNo = refund.order.request.out_trade_no;
     const status = refund.status as keyof typeof REFUND_SUMMARIES;
     const meta = { event_type: `REFUND.${status}`, out_refund_no: refund.request.out_refund_no };
     logger.info('wechatpay sandbox refund settled', meta);
@@ -468,13 +478,13 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
         'refund',
         refundNoticeView(refund),
       );
-      later(0, () => deliver(url, raw, { ...meta, url }));
+      later(0, () => deliver(url, raw, { ...meta, url }, outTradeNo), outTradeNo);
     }
     // The payment's own callback, held back, now comes after its refund's.
     const held = heldPaymentCallbacks.get(refund.order);
     if (held) {
       heldPaymentCallbacks.delete(refund.order);
-      later(DUPLICATE_GAP_MS * scale, async () => held());
+      later(DUPLICATE_GAP_MS * scale, held, outTradeNo);
     }
   }
 
@@ -663,7 +673,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     const { refund, created } = store.createRefund(String(res.locals.mchid), body, Date.now());
     if (created) {
       logger.info('wechatpay sandbox refund accepted', { out_refund_no: body.out_refund_no });
-      later(refundDelayMs, async () => settle(refund));
+      later(refundDelayMs, () => settle(refund), refund.order.request.out_trade_no);
     }
     answer(res, 200, refundView(refund));
   });
@@ -704,7 +714,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
         out_refund_no: body.out_refund_no,
         type: body.type,
       });
-      later(refundDelayMs, async () => settle(refund));
+      later(refundDelayMs, () => settle(refund), refund.order.request.out_trade_no);
     }
     answer(res, 200, refundView(refund));
   });
@@ -883,11 +893,10 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       logger.info('wechatpay sandbox platform certificate issued', { serial_no: next.serial });
       return next;
     },
+    idle: (outTradeNo) => background.idle(outTradeNo),
     close() {
-      closing.abort();
       heldPaymentCallbacks.clear();
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      background.close();
     },
   };
 }

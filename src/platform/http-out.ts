@@ -15,6 +15,8 @@ export interface PostWebhookOptions {
   guardAddresses: boolean;
   /** Same contract as dns.lookup, including `{ all: true }`; injectable so tests need no DNS. */
   lookup?: LookupFunction;
+  /** The clock latencyMs is read from, in ms (performance.now); injectable so tests need no wall clock. */
+  now?: () => number;
 }
 
 export interface PostResult {
@@ -259,7 +261,8 @@ export async function postWebhook(opts: PostWebhookOptions): Promise<PostResult>
     agent.destroy().catch(() => undefined);
   }, opts.timeoutMs);
 
-  const started = performance.now();
+  const now = opts.now ?? (() => performance.now());
+  const started = now();
   try {
     const res = await request(url, {
       method: 'POST',
@@ -293,7 +296,7 @@ export async function postWebhook(opts: PostWebhookOptions): Promise<PostResult>
     } else {
       body += decoder.end();
     }
-    return { status: res.statusCode, latencyMs: performance.now() - started, body, truncated };
+    return { status: res.statusCode, latencyMs: now() - started, body, truncated };
   } catch (err) {
     if (timedOut || isUndiciTimeout(err)) throw new Error(`no answer within ${opts.timeoutMs} ms`);
     if (err instanceof ForbiddenDestinationError) throw err;

@@ -264,7 +264,9 @@ describe('payments', () => {
   test('when the buyer fails at the cashier, then the order stays pending', async () => {
     const created = await create();
     expect((await buyerPays(created, 'fail')).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    // Whatever Alipay sent for it answered, and all that could come of that done.
+    await stack.alipay!.sandbox.idle(created.trade_no);
+    await pay.settled(created.trade_no);
     expect((await pay.query(created.trade_no)).status).toBe('pending');
   });
 
@@ -276,11 +278,10 @@ describe('payments', () => {
 
   test('when the notification comes twice, then the order is paid once and announced once', async () => {
     const created = await paidOrder({ subject: 'Green tea [sandbox:notify-duplicate]' });
-    await until('both notifications answered', async () =>
-      (await callbacksLogged(created.trade_no)).length === 2 ? true : undefined,
-    );
-    await until('payment.succeeded', async () => (succeeded(created.trade_no).length > 0 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 300));
+    // Both notifications answered by durapay, then all that could come of them done.
+    await stack.alipay!.sandbox.idle(created.trade_no);
+    expect(await callbacksLogged(created.trade_no)).toHaveLength(2);
+    await pay.settled(created.trade_no);
     expect(succeeded(created.trade_no)).toHaveLength(1);
   });
 

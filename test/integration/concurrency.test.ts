@@ -83,6 +83,8 @@ describe('identical creates', () => {
       const tradeNo = answers[0]!.data?.trade_no ?? '';
       const workflowId = orderWorkflowId(body.merchant_order_no);
       const firsts = answers.filter((a) => a.data?.is_idempotent === false).length;
+      // Counted once nothing more can come of the order: a late create would be seen.
+      await pay.settled(tradeNo);
       return {
         codes: [...new Set(answers.map((a) => a.code))],
         tradeNos: new Set(answers.map((a) => a.data?.trade_no)).size,
@@ -168,6 +170,7 @@ describe('many updates in one activation', () => {
             ),
         );
         const tradeNo = results[i]![0]!.data?.trade_no ?? '';
+        await pay.settled(tradeNo);
         expect({
           codes: [...new Set(results[i]!.map((a) => a.code))],
           firsts: results[i]!.filter((a) => a.data?.is_idempotent === false).length,
@@ -206,10 +209,9 @@ describe('refunds', () => {
         ),
       );
       await pay.statusIs(paid.trade_no, 'refunded');
-      await until('refund notifications', async () =>
-        pay.notificationsFor(paid.trade_no, 'refund.succeeded').length >= 10 ? true : undefined,
-      );
-      await new Promise((r) => setTimeout(r, 200));
+      // Counted once the order, its refunds and their notifications are done: a late duplicate
+      // (a refund or a notification) would be seen.
+      await pay.settled(paid.trade_no);
       const codes = answers.map((a) => a.code);
       return {
         succeeded: codes.filter((c) => c === 'success').length,
@@ -276,6 +278,7 @@ describe('refunds', () => {
       await until('the refund settled', async () =>
         (await pay.query(paid.trade_no)).refunded_amount === 30 ? true : undefined,
       );
+      await pay.settled(paid.trade_no);
       return {
         codes: [...new Set(answers.map((a) => a.code))],
         refundNos: new Set(answers.map((a) => a.data?.refund_no)).size,
@@ -321,10 +324,7 @@ describe('close, pay and create at once', () => {
         return s === 'paid' || s === 'closed' ? s : undefined;
       });
       const event = final === 'paid' ? 'payment.succeeded' : 'payment.closed';
-      await until(event, async () =>
-        pay.notificationsFor(created.trade_no, event).length ? true : undefined,
-      );
-      await new Promise((r) => setTimeout(r, 300));
+      await pay.settled(created.trade_no);
       const [channel] = await stack.database.db.sequelize.query<{ status: string }>(
         'SELECT status FROM sandbox_orders WHERE trade_no = :t',
         { replacements: { t: created.trade_no }, type: QueryTypes.SELECT },

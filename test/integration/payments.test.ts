@@ -12,6 +12,7 @@ import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { decodeQrDataUrl } from '../support/qr';
 import { activityCalls } from '../support/history';
+import { orderSettled } from '../support/settled';
 
 jest.setTimeout(120_000);
 
@@ -67,6 +68,9 @@ async function create(overrides: Record<string, unknown> = {}): Promise<Created>
 async function query(tradeNo: string): Promise<Record<string, unknown>> {
   return (await envelope(await get(`/api/v1/pay/query/${tradeNo}`))).data!;
 }
+
+/** Nothing more can come of the order (support/settled.ts): counts taken next are final. */
+const settled = (tradeNo: string) => orderSettled({ client: stack.client, db: stack.database.db }, tradeNo);
 
 async function count(sql: string, replacements: Record<string, unknown>): Promise<number> {
   const rows = await stack.database.db.sequelize.query<{ n: string }>(sql, {
@@ -355,10 +359,9 @@ describe('paying', () => {
     const created = await create({ extra: { sandbox: { callback: 'duplicate' } } });
     await buyerPays(created.pay_credential.pay_url);
     await statusIs(created.trade_no, 'paid')();
-    await until('the notification', async () =>
-      notificationsFor(created.trade_no, 'payment.succeeded').length ? true : undefined,
-    );
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Both callbacks answered by durapay, then all that could come of them done.
+    await stack.sandboxIdle(created.trade_no);
+    await settled(created.trade_no);
     expect(notificationsFor(created.trade_no, 'payment.succeeded')).toHaveLength(1);
     const n = await count(
       "SELECT count(*) AS n FROM channel_callbacks WHERE trade_no = :t AND outcome = 'delivered'",
@@ -370,7 +373,9 @@ describe('paying', () => {
   test('when the buyer fails, then the order stays pending', async () => {
     const created = await create();
     await buyerPays(created.pay_credential.pay_url, 'fail');
-    await new Promise((r) => setTimeout(r, 500));
+    // Whatever the sandbox sent for it answered, and all that could come of that done.
+    await stack.sandboxIdle(created.trade_no);
+    await settled(created.trade_no);
     expect((await query(created.trade_no)).status).toBe('pending');
   });
 });
@@ -490,11 +495,9 @@ describe('expiry and close', () => {
     // The close ran as local activities: their markers reach the history when the workflow task
     // that ran them completes, a moment after they marked the row paid.
     await closesRecorded(workflowId, 1);
-    // Well past the (scaled) expiry: still paid, announced as paid once and never as closed.
-    await until('payment.succeeded', async () =>
-      notificationsFor(created.trade_no, 'payment.succeeded').length ? true : undefined,
-    );
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Past the (scaled) expiry, once nothing more can come of it: still paid, announced as paid
+    // once and never as closed.
+    await settled(created.trade_no);
     expect((await query(created.trade_no)).status).toBe('paid');
     expect(notificationsFor(created.trade_no, 'payment.closed')).toHaveLength(0);
     expect(notificationsFor(created.trade_no, 'payment.succeeded')).toHaveLength(1);

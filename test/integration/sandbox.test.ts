@@ -13,6 +13,7 @@ import { signSandboxPayload } from '../../src/channels/sandbox/signature';
 import { createSandboxRouter } from '../../sandbox';
 import { ChannelError, type ChannelErrorKind } from '../../src/channels/errors';
 import type { CallbackRequest, ChannelEvent, CreatePaymentInput } from '../../src/channels/ports';
+import { RecordedBackground } from '../support/background';
 import { captureLogger, createTestDatabase, type TestDatabase } from '../support/harness';
 import { freePort } from '../support/ports';
 
@@ -21,8 +22,6 @@ jest.setTimeout(60_000);
 const SECRET = `sbx_${randomBytes(16).toString('hex')}`;
 const REFUND_DELAY_MS = 400;
 const CALLBACK_DELAY_MS = 700;
-/** Longer than any callback takes to arrive here, so "none arrived" means none was sent. */
-const QUIET_MS = 600;
 
 interface Callback {
   path: string;
@@ -104,8 +103,6 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, time
   }
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function channelError(promise: Promise<unknown>): Promise<ChannelError> {
   try {
     await promise;
@@ -143,6 +140,9 @@ let server: http.Server;
 let origin: string;
 let channel: SandboxChannel;
 let receiver: CallbackReceiver;
+let background: RecordedBackground;
+/** Requests whose caller hung up before the simulator answered them, as `METHOD path`, in order. */
+const hungUp: string[] = [];
 const extraChannels: SandboxChannel[] = [];
 const extraServers: http.Server[] = [];
 
@@ -157,6 +157,7 @@ function sandboxRouter() {
     refundDelayMs: REFUND_DELAY_MS,
     callbackDelayMs: CALLBACK_DELAY_MS,
     logger: logs.logger,
+    background,
   });
 }
 
@@ -174,8 +175,17 @@ function otherChannel(options: { baseUrl?: string; secret?: string; timeoutMs?: 
 beforeAll(async () => {
   database = await createTestDatabase();
   receiver = await new CallbackReceiver(SECRET).start();
+  background = new RecordedBackground((err) =>
+    logs.logger.error('sandbox task failed', { error: String(err) }),
+  );
   const app = express();
   ({ server, origin } = await listen(app));
+  app.use((req, res, next) => {
+    res.on('close', () => {
+      if (!res.headersSent) hungUp.push(`${req.method} ${req.originalUrl}`);
+    });
+    next();
+  });
   // Mounted once the port is known, since pay_url must name it.
   app.use('/sandbox', sandboxRouter());
   channel = new SandboxChannel({ baseUrl: `${origin}/sandbox`, secret: SECRET, timeoutMs: 3_000 });
@@ -195,6 +205,7 @@ afterAll(async () => {
     s?.closeAllConnections();
     await new Promise((r) => s?.close(r));
   }
+  background?.close();
   await receiver?.stop();
   await database?.drop();
 });
@@ -290,13 +301,14 @@ describe('orders', () => {
     expect(err.kind).toBe<ChannelErrorKind>('unreachable');
   });
 
-  test('when the sandbox answers later than timeoutMs, then the call fails as timeout and the order exists anyway', async () => {
+  test('when the sandbox answers later than timeoutMs, then the call fails as timeout, hanging up before the answer, and the order exists anyway', async () => {
     const impatient = otherChannel({ timeoutMs: 300 });
     const input = orderInput({ extra: { sandbox: { latency_ms: 1_500 } } });
-    const started = Date.now();
+    const earlier = hungUp.length;
     const err = await channelError(impatient.payments.create(CNY, input));
     expect(err.kind).toBe<ChannelErrorKind>('timeout');
-    expect(Date.now() - started).toBeLessThan(1_200);
+    // The order of events, not their times: the caller gave up while the answer was held back.
+    await waitFor('the hang-up', () => hungUp.slice(earlier).includes('POST /sandbox/v1/orders'));
     await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
   });
 
@@ -338,12 +350,11 @@ describe('orders', () => {
       amount: 1234,
     });
 
-    const [callback] = await waitFor('the payment callback', () => {
-      const got = receiver.for(input.tradeNo);
-      return got.length > 0 && got;
-    });
-    await pause(QUIET_MS);
+    await background.idle(input.tradeNo);
+    // Sent at once: nothing was scheduled for later.
+    expect(background.delaysFor(input.tradeNo)).toEqual([]);
     expect(receiver.for(input.tradeNo)).toHaveLength(1);
+    const [callback] = receiver.for(input.tradeNo);
     expect(callback!.signatureValid).toBe(true);
     expect(callback!.headers['content-type']).toBe('application/json');
     expect(callback!.body).toEqual({
@@ -379,26 +390,22 @@ describe('orders', () => {
       status: 200,
       body: { trade_no: input.tradeNo, status: 'paid' },
     });
-    await waitFor('the payment callback', () => receiver.for(input.tradeNo).length > 0);
-    await pause(QUIET_MS);
+    await background.idle(input.tradeNo);
     expect(receiver.for(input.tradeNo)).toHaveLength(1);
   });
 
   test('when the callback is steered to drop, then none arrives but query says paid', async () => {
     const { input } = await paidOrder({ extra: { sandbox: { callback: 'drop' } } });
-    await pause(QUIET_MS);
+    await background.idle(input.tradeNo);
     expect(receiver.for(input.tradeNo)).toHaveLength(0);
     await expect(channel.payments.query({}, input.tradeNo)).resolves.toMatchObject({ status: 'paid' });
   });
 
   test('when the callback is steered to duplicate, then two identical callbacks arrive with one event_id', async () => {
     const { input } = await paidOrder({ extra: { sandbox: { callback: 'duplicate' } } });
-    const [a, b] = await waitFor('two callbacks', () => {
-      const got = receiver.for(input.tradeNo);
-      return got.length >= 2 && got;
-    });
-    await pause(QUIET_MS);
+    await background.idle(input.tradeNo);
     expect(receiver.for(input.tradeNo)).toHaveLength(2);
+    const [a, b] = receiver.for(input.tradeNo);
     expect(a!.raw.equals(b!.raw)).toBe(true);
     expect(a!.signatureValid && b!.signatureValid).toBe(true);
     const [ea, eb] = [
@@ -408,13 +415,11 @@ describe('orders', () => {
     expect(ea.ok && eb.ok && ea.event.eventId === eb.event.eventId).toBe(true);
   });
 
-  test('when the callback is steered to delay, then it arrives only after the delay', async () => {
+  test('when the callback is steered to delay, then it is scheduled after the delay and then arrives', async () => {
     const { input } = await paidOrder({ extra: { sandbox: { callback: 'delay' } } });
-    const paidAt = Date.now();
-    await pause(CALLBACK_DELAY_MS / 2);
-    expect(receiver.for(input.tradeNo)).toHaveLength(0);
-    await waitFor('the delayed callback', () => receiver.for(input.tradeNo).length > 0);
-    expect(Date.now() - paidAt).toBeGreaterThanOrEqual(CALLBACK_DELAY_MS - 100);
+    expect(background.delaysFor(input.tradeNo)).toEqual([CALLBACK_DELAY_MS]);
+    await background.idle(input.tradeNo);
+    expect(receiver.for(input.tradeNo)).toHaveLength(1);
     expect(receiver.for(input.tradeNo)[0]!.signatureValid).toBe(true);
   });
 
@@ -425,7 +430,7 @@ describe('orders', () => {
       status: 200,
       body: { trade_no: input.tradeNo, status: 'pending' },
     });
-    await pause(QUIET_MS);
+    await background.idle(input.tradeNo);
     expect(receiver.for(input.tradeNo)).toHaveLength(0);
     await expect(channel.payments.query({}, input.tradeNo)).resolves.toEqual({ status: 'pending' });
     await expect(buyer(payUrlOf(payCredential), 'success')).resolves.toMatchObject({
@@ -524,7 +529,7 @@ describe('refunds', () => {
       channelRefundNo: expect.stringMatching(/^SBXR/),
       refundedAt: expect.any(Date),
     });
-    await pause(QUIET_MS);
+    await background.idle(input.tradeNo);
     expect(receiver.for(refund.refundNo)).toHaveLength(1);
   });
 

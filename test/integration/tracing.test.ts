@@ -10,7 +10,7 @@ import path from 'node:path';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
@@ -21,6 +21,7 @@ import { startTestStack, tracingWorkflowBundle, type TestStack } from '../suppor
 import { envelope } from '../support/http';
 import { paymentsClient, type Created, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
+import { reaches } from '../support/settled';
 import { signedFetch } from '../support/signing';
 import { globalState } from '../support/state';
 import { parsePayloadKeys } from '../../src/platform/crypto/keyring';
@@ -274,24 +275,10 @@ describe('traces', () => {
   });
 });
 
-/** A workflow's history once no task of it is pending and nothing has happened for a while. */
+/** A workflow's history once nothing of it is pending (support/settled.ts), not after a quiet spell. */
 async function settledHistory(workflowId: string) {
-  const handle = stack.client.workflow.getHandle(workflowId);
-  let last = -1;
-  return until(`${workflowId} to settle`, async () => {
-    const history = await handle.fetchHistory();
-    const events = history.events ?? [];
-    const { EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, EVENT_TYPE_WORKFLOW_TASK_STARTED } =
-      temporal.api.enums.v1.EventType;
-    const type = events.at(-1)?.eventType;
-    const settled =
-      events.length === last &&
-      type !== EVENT_TYPE_WORKFLOW_TASK_SCHEDULED &&
-      type !== EVENT_TYPE_WORKFLOW_TASK_STARTED;
-    last = events.length;
-    if (!settled) await new Promise((r) => setTimeout(r, 200));
-    return settled ? history : undefined;
-  });
+  await reaches(stack.client, workflowId, ['closed', 'at rest']);
+  return stack.client.workflow.getHandle(workflowId).fetchHistory();
 }
 
 /** The replays of `histories` with bundled `code` that failed, with their errors. */

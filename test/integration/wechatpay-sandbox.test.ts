@@ -24,7 +24,9 @@ import {
   type WechatpaySandbox,
   type WechatpaySandboxKeys,
 } from '../../sandbox/wechatpay';
+import { CALLBACK_RETRY_DELAYS_MS } from '../../sandbox/wechatpay/router';
 import { loadConfig } from '../../src/platform/config';
+import { RecordedBackground } from '../support/background';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { until } from '../support/wait';
 
@@ -33,8 +35,6 @@ jest.setTimeout(30_000);
 /** Every delay of the sandbox at 1 %: a retry after 1.5 s instead of 15 s, a refund in 0.3 s. */
 const TIME_SCALE = 0.01;
 const REFUND_DELAY_MS = 30_000;
-/** Longer than a callback takes to arrive here, so "none arrived" means none was sent. */
-const QUIET_MS = 400;
 const SUB_MCHID = '1900000109';
 /** How long a test waits for a callback or a settled refund before it fails. */
 const WAIT_MS = 5_000;
@@ -137,6 +137,10 @@ interface Notification {
 
 let keys: WechatpaySandboxKeys;
 let sandbox: WechatpaySandbox;
+/** The sandbox's callbacks and settlements, with what it scheduled for later. */
+let background: RecordedBackground;
+/** Failures of the sandbox's own tasks: none may happen. */
+const taskFailures: unknown[] = [];
 let server: http.Server;
 let base = '';
 let wxpay: Chain;
@@ -360,15 +364,21 @@ beforeAll(async () => {
   server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/wechatpay`;
+  background = new RecordedBackground((err) => taskFailures.push(err));
   sandbox = createWechatpaySandbox({
     keys,
     publicBaseUrl: base,
     timeScale: TIME_SCALE,
     refundDelayMs: REFUND_DELAY_MS,
+    background,
   });
   // Mounted below a prefix, as in a bigger app: the signed path is the full one.
   app.use('/wechatpay', sandbox.router);
   wxpay = client(keys.merchantPrivateKeyPem, { [keys.platformPublicKeyId]: keys.platformPublicKeyPem });
+});
+
+afterEach(() => {
+  expect(taskFailures.splice(0)).toEqual([]);
 });
 
 afterAll(async () => {
@@ -670,8 +680,6 @@ describe('refunds', () => {
 });
 
 describe('profit sharing', () => {
-  const SHARING_SETTLES_MS = REFUND_DELAY_MS * TIME_SCALE;
-
   async function finished(outOrderNo: string, transactionId: string): Promise<Sharing> {
     return until(
       'the sharing order to finish',
@@ -943,7 +951,7 @@ describe('profit sharing', () => {
     });
     expect(res.status).toBe(200);
     expect(sandbox.sharing(transactionId)!.unfrozen).toBe(false);
-    await new Promise((r) => setTimeout(r, SHARING_SETTLES_MS + 50));
+    await finished(res.data.out_order_no, transactionId);
     expect(sandbox.sharing(transactionId)).toMatchObject({ unfrozen: true, orders: [{ state: 'FINISHED' }] });
     const late = await share({
       transaction_id: transactionId,
@@ -978,7 +986,14 @@ describe('share returns (分账回退)', () => {
       receivers: [{ type: 'MERCHANT_ID', account: RETURN_MCHID, amount: 60, description: '分给商户' }],
     });
     expect(res.status).toBe(200);
-    await new Promise((r) => setTimeout(r, REFUND_DELAY_MS * TIME_SCALE + 50));
+    await until(
+      'the sharing order to finish',
+      async () =>
+        (await querySharing(res.data.out_order_no, transactionId)).data.state === 'FINISHED'
+          ? true
+          : undefined,
+      WAIT_MS,
+    );
     return { transactionId, outOrderNo: res.data.out_order_no, orderId: res.data.order_id };
   }
 
@@ -1078,8 +1093,12 @@ describe('share returns (分账回退)', () => {
       description: '回退 [sandbox:return-processing]',
     };
     expect((await returnOrder(slow)).data.result).toBe('PROCESSING');
-    await new Promise((r) => setTimeout(r, REFUND_DELAY_MS * TIME_SCALE + 50));
-    expect((await queryReturnOrder(slow.out_return_no, outOrderNo)).data.result).toBe('SUCCESS');
+    await until(
+      'the slow return',
+      async () =>
+        (await queryReturnOrder(slow.out_return_no, outOrderNo)).data.result === 'SUCCESS' ? true : undefined,
+      WAIT_MS,
+    );
     const failed = await returnOrder({
       ...slow,
       out_return_no: `R${tradeNo()}`,
@@ -1238,16 +1257,16 @@ describe('callbacks', () => {
     expect(plaintext).toMatchObject({ out_trade_no: outTradeNo, trade_state: 'SUCCESS' });
   });
 
-  test('when notify_url answers 500, then the same callback is sent again until it is acknowledged', async () => {
+  test('when notify_url answers 500, then the same callback is sent again, after WeChat’s first gap, until it is acknowledged', async () => {
     const hook = await receiver(500, 200);
-    await paidOrder({ notify_url: hook.url });
-    await until('the resent callback', async () => hook.received[1], WAIT_MS);
+    const outTradeNo = await paidOrder({ notify_url: hook.url });
+    await sandbox.idle(outTradeNo);
+    expect(hook.received).toHaveLength(2);
     const [first, second] = hook.received.map((r) => openCallback(r).notification);
     expect(second!.id).toBe(first!.id);
-    // 15 s × 0.01 after the first attempt.
-    expect(hook.received[1]!.at - hook.received[0]!.at).toBeGreaterThanOrEqual(140);
-    await new Promise((r) => setTimeout(r, 15_000 * TIME_SCALE + QUIET_MS));
-    expect(hook.received).toHaveLength(2);
+    // At once, then 15 s × 0.01 later.
+    expect(CALLBACK_RETRY_DELAYS_MS[0]).toBe(15_000);
+    expect(background.delaysFor(outTradeNo)).toEqual([0, 15_000 * TIME_SCALE]);
   });
 
   test('when a refund succeeds, then its notify_url gets a signed REFUND.SUCCESS with the refund', async () => {
@@ -1300,15 +1319,18 @@ describe('callbacks', () => {
 
   test('when the description injects [sandbox:callback-lost], then no payment callback is sent', async () => {
     const hook = await receiver();
-    await paidOrder({ notify_url: hook.url, description: 'lost [sandbox:callback-lost]' });
-    await new Promise((r) => setTimeout(r, QUIET_MS));
+    const outTradeNo = await paidOrder({ notify_url: hook.url, description: 'lost [sandbox:callback-lost]' });
+    await sandbox.idle(outTradeNo);
     expect(hook.received).toHaveLength(0);
   });
 
   test('when the description injects [sandbox:callback-duplicate], then the callback arrives twice with one id', async () => {
     const hook = await receiver();
-    await paidOrder({ notify_url: hook.url, description: 'twice [sandbox:callback-duplicate]' });
-    await until('the second callback', async () => hook.received[1], WAIT_MS);
+    const outTradeNo = await paidOrder({
+      notify_url: hook.url,
+      description: 'twice [sandbox:callback-duplicate]',
+    });
+    await sandbox.idle(outTradeNo);
     const ids = hook.received.map((r) => openCallback(r).notification.id);
     expect(ids).toHaveLength(2);
     expect(ids[1]).toBe(ids[0]);
@@ -1320,7 +1342,8 @@ describe('callbacks', () => {
       notify_url: hook.url,
       description: 'swapped [sandbox:callback-out-of-order]',
     });
-    await new Promise((r) => setTimeout(r, QUIET_MS));
+    // Held for a refund, not for a time: nothing is due until one is announced.
+    await sandbox.idle(outTradeNo);
     expect(hook.received).toHaveLength(0);
     await refund({
       out_trade_no: outTradeNo,
@@ -1328,20 +1351,20 @@ describe('callbacks', () => {
       notify_url: hook.url,
       amount: { refund: 40, total: 100, currency: 'CNY' },
     });
-    await until('both callbacks', async () => hook.received[1], WAIT_MS);
+    await sandbox.idle(outTradeNo);
     expect(hook.received.map((r) => openCallback(r).notification.event_type)).toEqual([
       'REFUND.SUCCESS',
       'TRANSACTION.SUCCESS',
     ]);
   });
 
-  test('when the description injects [sandbox:callback-late], then the callback arrives 5 s × timeScale late', async () => {
+  test('when the description injects [sandbox:callback-late], then the callback is scheduled 5 s × timeScale late, and arrives', async () => {
     const hook = await receiver();
-    const paidAt = Date.now();
-    await paidOrder({ notify_url: hook.url, description: 'late [sandbox:callback-late]' });
-    const received = await until('the late callback', async () => hook.received[0], WAIT_MS);
-    expect(received.at - paidAt).toBeGreaterThanOrEqual(5_000 * TIME_SCALE - 5);
-    expect(openCallback(received).notification.event_type).toBe('TRANSACTION.SUCCESS');
+    const outTradeNo = await paidOrder({ notify_url: hook.url, description: 'late [sandbox:callback-late]' });
+    expect(background.delaysFor(outTradeNo)).toEqual([5_000 * TIME_SCALE]);
+    await sandbox.idle(outTradeNo);
+    expect(hook.received).toHaveLength(1);
+    expect(openCallback(hook.received[0]!).notification.event_type).toBe('TRANSACTION.SUCCESS');
   });
 });
 

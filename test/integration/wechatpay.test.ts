@@ -282,10 +282,10 @@ describe('payments', () => {
     });
     await buyerPays({ prepayId: created.pay_credential.package!.slice('prepay_id='.length) });
     await pay.statusIs(created.trade_no, 'paid');
-    await until('both callbacks', async () =>
-      (await callbacksLogged(created.trade_no)).length >= 2 ? true : undefined,
-    );
-    await new Promise((r) => setTimeout(r, 500));
+    // Both callbacks answered by durapay, then all that could come of them done.
+    await stack.wechatpay!.sandbox.idle(created.trade_no);
+    expect(await callbacksLogged(created.trade_no)).toHaveLength(2);
+    await pay.settled(created.trade_no);
     expect(succeeded(created.trade_no)).toHaveLength(1);
   });
 

@@ -26,6 +26,7 @@ import { connectDatabase, databaseUrlFor, type Database } from '../../src/platfo
 import { createChannelRegistry } from '../../src/channels/registry';
 import { sandboxChannelFactory } from '../../src/channels/sandbox';
 import { createSandboxRouter } from '../../sandbox';
+import { Background } from '../../sandbox/background';
 import { wechatpayChannelFactory } from '../../src/channels/wechatpay';
 import { alipayChannelFactory } from '../../src/channels/alipay';
 import {
@@ -195,6 +196,11 @@ export interface TestStack {
   services: ApiServices;
   /** The secret the sandbox simulator and its adapter share (to sign callbacks in tests). */
   sandboxSecret: string;
+  /**
+   * Resolves once the sandbox simulator has nothing due or running for the order (its callbacks
+   * sent and answered, its refunds settled); for every order, without one.
+   */
+  sandboxIdle(tradeNo?: string): Promise<void>;
   /** The offline WeChat Pay sandbox's keys and base URL, when the stack has the channel. */
   wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string; sandbox: WechatpaySandbox };
   /** The offline Alipay gateway's keys and base URL (its gateway is baseUrl/gateway.do), when the stack has the channel. */
@@ -356,6 +362,9 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       platformIdentity: options.wechatpay?.platformIdentity ?? 'public_key',
       logger: logger.child({ component: 'wechatpay-sandbox' }),
     });
+  const sandboxBackground = new Background((err) =>
+    logger.error('sandbox task failed', { error: err instanceof Error ? err.message : String(err) }),
+  );
   const alipaySandbox =
     alipayKeys &&
     createAlipaySandbox({
@@ -390,6 +399,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       refundDelayMs: options.sandboxRefundDelayMs ?? 200,
       callbackDelayMs: 500,
       logger: logger.child({ component: 'sandbox' }),
+      background: sandboxBackground,
     }),
   });
   const server = await listenApi(app, port, '127.0.0.1', logger, options.tracing);
@@ -402,6 +412,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     auth,
     services,
     sandboxSecret,
+    sandboxIdle: (tradeNo) => sandboxBackground.idle(tradeNo),
     ...(wechatpayKeys && wechatpaySandbox
       ? { wechatpay: { keys: wechatpayKeys, baseUrl: wechatpayUrl, sandbox: wechatpaySandbox } }
       : {}),
@@ -424,6 +435,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       server.closeAllConnections();
       wechatpaySandbox?.close();
       alipaySandbox?.close();
+      sandboxBackground.close();
       await stopListening();
       await sweeper.stop();
       worker.shutdown();

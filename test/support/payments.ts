@@ -8,6 +8,7 @@ import type { AppCredentials } from '../../src/modules/apps/repository';
 import type { TestStack } from './harness';
 import { envelope, type Envelope } from './http';
 import type { Receiver } from './receiver';
+import { orderSettled } from './settled';
 import { signedFetch } from './signing';
 import { until } from './wait';
 
@@ -90,9 +91,13 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
       tradeNo,
     });
 
+  /** Waits until nothing more can come of the order (./settled.ts): then counts are final. */
+  const settled = (tradeNo: string) => orderSettled({ client: stack.client, db: stack.database.db }, tradeNo);
+
   return {
     post,
     get,
+    settled,
     orderBody,
     count,
     query,

@@ -16,6 +16,7 @@ export interface ReceivedRequest {
 export class Receiver {
   readonly received: ReceivedRequest[] = [];
   private script: number[] = [200];
+  private location?: string;
   private server?: http.Server;
   private held?: { promise: Promise<void>; release: () => void };
   url = '';
@@ -39,6 +40,12 @@ export class Receiver {
     return this;
   }
 
+  /** A 3xx answer names `url` in its Location, as a redirect a client could follow. */
+  redirectTo(url: string): this {
+    this.location = url;
+    return this;
+  }
+
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -54,8 +61,11 @@ export class Receiver {
           body: Buffer.concat(chunks).toString('utf8'),
         });
         const status = this.script.length > 1 ? this.script.shift()! : this.script[0]!;
+        const redirect = status >= 300 && status < 400 && this.location ? { location: this.location } : {};
         const send = () =>
-          res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'not now');
+          res
+            .writeHead(status, { 'content-type': 'text/plain', ...redirect })
+            .end(status < 300 ? 'ok' : 'not now');
         if (this.held) void this.held.promise.then(send);
         else send();
       });

@@ -7,36 +7,54 @@ import {
   UsageMonitor,
 } from '../../bench/lib/procstat';
 
-/** A child process that keeps one core busy for `ms` and then exits. */
-function burner(ms: number) {
+/**
+ * A child process that burns `cpuMs` of its own CPU time and then exits: counted on its CPU
+ * clock, not the wall's, so that a busy machine makes it slower, never lighter.
+ */
+function burner(cpuMs: number) {
   const child = spawn(process.execPath, [
     '-e',
-    `const end = Date.now() + ${ms}; while (Date.now() < end);`,
+    `for (let u = process.cpuUsage(); u.user + u.system < ${cpuMs * 1000}; u = process.cpuUsage());`,
     'bench-burner',
   ]);
   return { child, done: new Promise((r) => child.once('exit', r)) };
+}
+
+/** A child process that lives until its stdin is closed. */
+function sleeper() {
+  const child = spawn(process.execPath, [
+    '-e',
+    'process.stdin.resume().on("end", () => process.exit(0))',
+    'bench-sleeper',
+  ]);
+  const done = new Promise((r) => child.once('exit', r));
+  return { child, stop: () => (child.stdin.end(), done) };
 }
 
 describe('bench process accounting (/proc)', () => {
   test('when a child burns CPU, then its tree is charged for it and the parent alone is not', async () => {
     const monitor = new UsageMonitor({ tree: process.pid, alone: process.pid }, new Set(['alone']), 50);
     monitor.start();
-    const { child, done } = burner(600);
+    const { child, done } = burner(500);
     expect(processTree(process.pid)).toContain(child.pid);
     await done;
     const usage = monitor.stop();
-    // The burner's CPU reaches the parent's tree as waited-for children's time once it exits.
-    expect(usage.tree!.cpu_s).toBeGreaterThanOrEqual(0.3);
-    expect(usage.alone!.cpu_s).toBeLessThan(usage.tree!.cpu_s - 0.2);
+    // The burner's CPU reaches the parent's tree as waited-for children's time once it exits;
+    // what the parent did meanwhile counts in both, so the difference is the burner's alone.
+    const chargedToTreeOnly = Math.round((usage.tree!.cpu_s - usage.alone!.cpu_s) * 100) / 100;
+    expect(chargedToTreeOnly).toBeGreaterThanOrEqual(0.5);
     expect(usage.alone!.peak_rss_mb).toBeGreaterThan(10);
-  });
+  }, 60_000); // however long a busy machine takes to give the burner its CPU
 
   test('when processes are looked up by command line, then this process is never among them', async () => {
-    const { child, done } = burner(300);
-    expect(commandLine(child.pid!)).toContain('bench-burner');
-    expect(findProcesses(/bench-burner/)).toEqual([child.pid]);
-    expect(findProcesses(/jest|node/)).not.toContain(process.pid);
-    await done;
+    const { child, stop } = sleeper();
+    try {
+      expect(commandLine(child.pid!)).toContain('bench-sleeper');
+      expect(findProcesses(/bench-sleeper/)).toEqual([child.pid]);
+      expect(findProcesses(/jest|node/)).not.toContain(process.pid);
+    } finally {
+      await stop();
+    }
   });
 });
 

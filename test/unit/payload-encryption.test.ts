@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { loadConfig } from '../../src/platform/config';
+import { ConfigError, loadConfig } from '../../src/platform/config';
 import { FieldSealer, MissingKeyError } from '../../src/platform/crypto/field-sealer';
 import {
   Keyring,
@@ -177,15 +177,28 @@ describe('payload keys', () => {
     expect(() => parsePayloadKeys(text, '"DURAPAY_PAYLOAD_KEYS"')).toThrow(message);
   });
 
-  test('when a key is refused, then the message never contains key material', () => {
-    const secret = Buffer.alloc(16, 0xab).toString('base64');
-    try {
-      parsePayloadKeys(`k1:${secret}`, '"DURAPAY_PAYLOAD_KEYS"');
-      throw new Error('not refused');
-    } catch (err) {
-      expect((err as Error).message).not.toContain(secret);
-    }
-  });
+  // Each entry holds key material the message must not repeat (the error reaches the logs).
+  const short = Buffer.alloc(16, 0xab).toString('base64');
+  const whole = Buffer.alloc(32, 0xcd).toString('base64');
+  test.each([
+    ['a key of 16 bytes', `k1:${short}`, short, /payload key k1 must be 32 bytes/],
+    ['a key where the id goes', `${whole}:k1`, whole, /payload key id of entry 1 must be 1-32 characters/],
+    ['a key given twice under one id', `k1:${whole},k1:${whole}`, whole, /k1 is given twice/],
+  ])(
+    'when %s is refused, then the message says why and never contains the key',
+    (_what, text, secret, why) => {
+      let error: unknown;
+      try {
+        parsePayloadKeys(text, '"DURAPAY_PAYLOAD_KEYS"');
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(why);
+      expect((error as Error).message).not.toContain(secret);
+      expect((error as Error).message).not.toContain(Buffer.from(secret, 'base64').toString('hex'));
+    },
+  );
 
   test('when production has no payload keys, then it refuses to start; development generates one key once and reuses it', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-keys-'));

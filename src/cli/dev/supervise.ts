@@ -30,6 +30,8 @@ export interface SupervisedOptions {
   policy?: RestartPolicy;
   /** The grace period of a stop (SIGTERM, then SIGKILL). */
   stopGraceMs: number;
+  /** The clock run times and the restart window are measured on (Date.now); tests pass their own. */
+  now?: () => number;
 }
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
@@ -50,9 +52,11 @@ export class Supervised {
   private startedAt = 0;
   private timer?: NodeJS.Timeout;
   private readonly policy: RestartPolicy;
+  private readonly now: () => number;
 
   constructor(private readonly opts: SupervisedOptions) {
     this.policy = opts.policy ?? DEFAULT_RESTART_POLICY;
+    this.now = opts.now ?? Date.now;
   }
 
   /** The running process (it changes with every restart). */
@@ -73,7 +77,7 @@ export class Supervised {
 
   private watch(child: ChildProcess): void {
     this.child = child;
-    this.startedAt = Date.now();
+    this.startedAt = this.now();
     child.once('exit', (code, signal) => {
       if (this.stopping || this.child !== child) return;
       this.crashed(describeExit(code, signal));
@@ -81,7 +85,7 @@ export class Supervised {
   }
 
   private crashed(how: string): void {
-    const now = Date.now();
+    const now = this.now();
     this.restarts = this.restarts.filter((t) => now - t < this.policy.windowMs);
     const minutes = Math.round(this.policy.windowMs / 60_000);
     if (this.restarts.length >= this.policy.maxRestarts) {

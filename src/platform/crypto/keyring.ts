@@ -26,9 +26,10 @@ export class Keyring {
   constructor(readonly keys: readonly PayloadKey[]) {
     if (keys.length === 0) throw new Error('a keyring needs at least one key');
     const byId = new Map<string, Buffer>();
-    for (const { id, key } of keys) {
+    for (const [i, { id, key }] of keys.entries()) {
+      // Named by its place, never echoed: what stands where an id goes may be a key.
       if (!KEY_ID.test(id))
-        throw new Error(`payload key id ${JSON.stringify(id)} must be 1-32 characters of A-Z a-z 0-9 . _ -`);
+        throw new Error(`payload key id of entry ${i + 1} must be 1-32 characters of A-Z a-z 0-9 . _ -`);
       if (key.length !== 32) throw new Error(`payload key ${id} must be 32 bytes`);
       if (byId.has(id)) throw new Error(`payload key id ${id} is given twice`);
       byId.set(id, key);
