@@ -221,7 +221,12 @@ class BusinessNumbersInterceptor implements ActivityInboundCallsInterceptor {
     const span = trace.getActiveSpan();
     if (span) {
       const attributes: Attributes = {};
-      pickNumbers(input.args[0], ACTIVITY_NUMBERS, attributes);
+      const [first] = input.args;
+      pickNumbers(first, ACTIVITY_NUMBERS, attributes);
+      // One level down too: an activity that takes parts ({ channel, order }) names them there.
+      if (typeof first === 'object' && first !== null) {
+        for (const part of Object.values(first)) pickNumbers(part, ACTIVITY_NUMBERS, attributes);
+      }
       span.setAttributes(attributes);
     }
     return next(input);

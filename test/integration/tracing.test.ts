@@ -107,11 +107,11 @@ async function channelCreateCall(request: ReadableSpan) {
   );
   const scheduled = await finished(
     'the activity scheduled',
-    (s) => s.name === 'StartActivity:createChannelPayment' && s.parentSpanId === spanId(handle),
+    (s) => s.name === 'StartActivity:createOrderAtChannel' && s.parentSpanId === spanId(handle),
   );
   const run = await finished(
     'the activity run',
-    (s) => s.name === 'RunActivity:createChannelPayment' && s.parentSpanId === spanId(scheduled),
+    (s) => s.name === 'RunActivity:createOrderAtChannel' && s.parentSpanId === spanId(scheduled),
   );
   const http = await finished(
     "the channel's HTTP call",
