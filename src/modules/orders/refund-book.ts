@@ -28,6 +28,12 @@ export interface ReceiverPart extends ShareReceiver {
   returned: number;
   /** Asked back for a refund and not confirmed yet. */
   returning: number;
+  /**
+   * Asked back and never answered (the channel could not be asked for as long as the refund
+   * waited): with the receiver until the channel says otherwise, and never asked for again
+   * meanwhile. Absent in books kept before it existed.
+   */
+  unsettled?: number;
 }
 
 export interface RefundBook {
@@ -90,7 +96,7 @@ export function unsharedRemainder(book: RefundBook): number {
 
 /** How much of a receiver's part can still be asked back. */
 function returnableOf(part: ReceiverPart): number {
-  return part.shared - part.returned - part.returning;
+  return part.shared - part.returned - part.returning - (part.unsettled ?? 0);
 }
 
 /** What the channel can do about a share (ProfitSharingPort): take parts back, and from whom. */
@@ -154,6 +160,25 @@ export function reserveRefund(book: RefundBook, refund: number, returns: Planned
 export function returnSucceeded(book: RefundBook, r: PlannedReturn): void {
   const part = book.share.parts[r.receiver]!;
   part.returning -= r.amount;
+  part.returned += r.amount;
+  if (sharedOf(book) > 0 && returnedOf(book) === sharedOf(book)) book.share.status = 'returned';
+}
+
+/**
+ * A return the channel never answered: the part stays with the receiver as far as refunds go,
+ * and is not asked for again until the channel says how the return ended (`unsettledReturnEnded`).
+ */
+export function returnUnanswered(book: RefundBook, r: PlannedReturn): void {
+  const part = book.share.parts[r.receiver]!;
+  part.returning -= r.amount;
+  part.unsettled = (part.unsettled ?? 0) + r.amount;
+}
+
+/** The channel's late word on an unanswered return: came back (with the merchant), or not. */
+export function unsettledReturnEnded(book: RefundBook, r: PlannedReturn, came: boolean): void {
+  const part = book.share.parts[r.receiver]!;
+  part.unsettled = (part.unsettled ?? 0) - r.amount;
+  if (!came) return;
   part.returned += r.amount;
   if (sharedOf(book) > 0 && returnedOf(book) === sharedOf(book)) book.share.status = 'returned';
 }
