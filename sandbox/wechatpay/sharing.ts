@@ -281,7 +281,10 @@ export class WechatpaySharingStore {
     return { sharing, created: true };
   }
 
-  /** Unfreezes what is left of a transaction to its sub-merchant; FINISHED at once. */
+  /**
+   * Unfreezes what is left of a transaction to its sub-merchant: PROCESSING first, as WeChat Pay
+   * answers (解冻剩余资金 is asynchronous), FINISHED once the sandbox's delay has passed.
+   */
   unfreeze(spMchid: string, request: UnfreezeRequest, order: OrderRecord | undefined, now: number) {
     const identity = JSON.stringify(['unfreeze', request.transaction_id, request.description]);
     const existing = this.repeated(spMchid, request.sub_mchid, request.out_order_no, identity, now);
@@ -291,7 +294,7 @@ export class WechatpaySharingStore {
       ...this.newOrder('unfreeze', spMchid, request, identity, now),
       unfreezes: true,
       description: request.description,
-      state: 'FINISHED',
+      state: 'PROCESSING',
       receivers: [],
     };
     this.keep(sharing);

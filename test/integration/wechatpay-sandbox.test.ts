@@ -904,7 +904,7 @@ describe('profit sharing', () => {
     expect(rest.status).toBe(200);
   });
 
-  test('when the rest is unfrozen, then the unfreeze order is FINISHED and a later sharing is refused as 订单已解冻', async () => {
+  test('when the rest is unfrozen, then the unfreeze order is PROCESSING, a later query reads FINISHED, and a later sharing is refused as 订单已解冻', async () => {
     const transactionId = await paidTransaction();
     const receiver = await personalReceiver();
     expect(
@@ -922,12 +922,14 @@ describe('profit sharing', () => {
       sub_mchid: SUB_MCHID,
       transaction_id: transactionId,
       out_order_no: body.out_order_no,
-      state: 'FINISHED',
+      state: 'PROCESSING',
       receivers: [],
     });
     expect(res.data.order_id).toMatch(/^\d+$/);
     expect((await unfreeze(body)).data.order_id).toBe(res.data.order_id);
-    expect((await querySharing(body.out_order_no, transactionId)).data.state).toBe('FINISHED');
+    await until('the unfreeze finished', async () =>
+      (await querySharing(body.out_order_no, transactionId)).data.state === 'FINISHED' ? true : undefined,
+    );
     expect(sandbox.sharing(transactionId)).toMatchObject({ unfrozen: true });
     expect(sandbox.sharing(transactionId)!.orders).toHaveLength(1);
     const late = await share({

@@ -239,7 +239,7 @@ export function createPaymentActivities(deps: ActivityDeps) {
       channelCode: string;
       tradeNo: string;
       unfreezeNo: string;
-    }): Promise<{ status: 'finished' | 'failed' | 'not_needed'; reason?: string }> {
+    }): Promise<{ status: 'finished' | 'failed' | 'processing' | 'not_needed'; reason?: string }> {
       try {
         const sharing = portOf(channel(input.channelCode), 'profitSharing');
         if (!sharing.unfreeze) return { status: 'not_needed' };
@@ -248,8 +248,39 @@ export function createPaymentActivities(deps: ActivityDeps) {
           unfreezeNo: input.unfreezeNo,
           description: `nothing shared of ${input.tradeNo}: refunded before the share was due`,
         });
-        if (state.status === 'processing') return { status: 'finished' };
         return state.status === 'failed' ? { status: 'failed', reason: state.reason } : state;
+      } catch (err) {
+        throw toActivityFailure(err, 'profit_share');
+      }
+    },
+
+    /**
+     * Where a share, an unfreeze or a return the channel did not settle in time stands now: one
+     * question, asked again by the order on its backoff. A channel that cannot be asked about
+     * that kind of step answers `processing`, and the order leaves it to an operator in the end.
+     */
+    async queryShareStep(input: {
+      channelCode: string;
+      tradeNo: string;
+      kind: 'share' | 'unfreeze' | 'return';
+      no: string;
+    }): Promise<
+      | { status: 'processing' | 'not_found'; reason?: string }
+      | { status: 'finished'; channelNo?: string | null }
+      | { status: 'failed'; reason: string }
+    > {
+      try {
+        const sharing = portOf(channel(input.channelCode), 'profitSharing');
+        const ctx = await contextOf(input.tradeNo);
+        if (input.kind === 'return') {
+          if (!sharing.queryReturn) return { status: 'processing' };
+          const shareNo = `S${input.tradeNo.slice(1)}`;
+          const st = await sharing.queryReturn(ctx, { tradeNo: input.tradeNo, shareNo, returnNo: input.no });
+          return st.status === 'success' ? { status: 'finished', channelNo: st.channelReturnNo } : st;
+        }
+        // WeChat Pay keeps an unfreeze as a sharing order of its own number.
+        if (!sharing.query) return { status: 'processing' };
+        return await sharing.query(ctx, { tradeNo: input.tradeNo, shareNo: input.no });
       } catch (err) {
         throw toActivityFailure(err, 'profit_share');
       }
@@ -267,6 +298,8 @@ export function createPaymentActivities(deps: ActivityDeps) {
       receiver: ProfitShareReceiver;
       amount: number;
       refundNo: string;
+      /** The refund's reason, carried into the return's description (absent in older runs). */
+      reason?: string | null;
     }): Promise<
       { status: 'success'; channelReturnNo: string | null } | { status: 'failed'; reason: string }
     > {
@@ -286,7 +319,12 @@ export function createPaymentActivities(deps: ActivityDeps) {
                 ...ref,
                 receiver: input.receiver,
                 amount: input.amount,
-                description: `returned for refund ${input.refundNo}`,
+                // WeChat Pay takes at most 80 characters of description.
+                description:
+                  `returned for refund ${input.refundNo}${input.reason ? `: ${input.reason}` : ''}`.slice(
+                    0,
+                    80,
+                  ),
               })
             : earlier;
         const final = await followReturn(sharing, ctx, ref, state);

@@ -69,6 +69,11 @@ export interface OrderTimings {
   refundPollForMs: number;
   /** After closing, how long a late payment is still taken (and flagged for review). */
   latePaymentWindowMs: number;
+  /**
+   * How long a refund asks the channel to take part of the share back before it gives up and
+   * follows the return in the background (10 minutes, scaled; absent in runs started before).
+   */
+  returnAskForMs?: number;
 }
 
 export interface OrderInput {

@@ -104,6 +104,12 @@ export const PAYMENT_POLL_SCHEDULE_MS = [10_000, 30_000, 60_000, 120_000, 300_00
 /** How long a closed order still accepts a payment the channel reports late (SPEC §3.2). */
 export const LATE_PAYMENT_WINDOW_MS = 24 * 3_600_000;
 
+/**
+ * How long a refund asks the channel to take part of the share back (a channel may settle a
+ * return later: WeChat Pay PROCESSING) before it is refused and the return followed on its own.
+ */
+export const RETURN_ASK_FOR_MS = 10 * 60_000;
+
 export function pollGap(schedule: number[], index: number): number {
   return schedule[Math.min(index, schedule.length - 1)]!;
 }

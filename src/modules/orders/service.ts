@@ -30,6 +30,7 @@ import {
   closeDecision,
   DEFAULT_EXPIRE_MINUTES,
   LATE_PAYMENT_WINDOW_MS,
+  RETURN_ASK_FOR_MS,
   PAYMENT_POLL_SCHEDULE_MS,
   repeatCreateRefusal,
   type Refusal,
@@ -235,6 +236,7 @@ export class OrderService {
         refundPollGapsMs: this.refundFollowTimings().pollGapsMs,
         refundPollForMs: this.refundFollowTimings().pollForMs,
         latePaymentWindowMs: this.scale(LATE_PAYMENT_WINDOW_MS),
+        returnAskForMs: this.scale(RETURN_ASK_FOR_MS),
       },
     };
     const startWorkflowOperation = () =>

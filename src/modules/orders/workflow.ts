@@ -43,6 +43,7 @@ import {
   reserveRefund,
   returnedOf,
   returnSucceeded,
+  returnUnanswered,
   settleRefund as settleInBook,
   shareCancelled,
   sharedOf,
@@ -50,7 +51,9 @@ import {
   shareWhenDue,
   splitByWeight,
   startShare,
+  unsettledReturnEnded,
   type PlannedReturn,
+  type ReceiverPart,
   type RefundBook,
 } from './refund-book';
 import {
@@ -88,8 +91,15 @@ const publish = proxyActivities<Activities>(activityProfiles.publish);
 const localPublish = proxyLocalActivities<Activities>(localActivityProfiles.publish);
 // The create at the channel and its row in one local activity (patches.orderCreateRecordsItself).
 const localCreate = proxyLocalActivities<Activities>(localActivityProfiles.channelCreate);
-// Taking a share back: asked until the channel says how it ended.
-const shareReturn = proxyActivities<Activities>(activityProfiles.channelReturn);
+/**
+ * Taking a share back: asked until the channel says how it ended, for the order's return window
+ * (10 minutes, scaled; the profile's own in runs started before), then followed on its own.
+ */
+const shareReturnFor = (timings: OrderInput['timings']) =>
+  proxyActivities<Activities>({
+    ...activityProfiles.channelReturn,
+    ...(timings.returnAskForMs === undefined ? {} : { scheduleToCloseTimeout: timings.returnAskForMs }),
+  });
 
 /**
  * The hot path of an order (its creation, each poll, and recording a payment) as local
@@ -163,6 +173,25 @@ export interface OrderState {
     }
   >;
   refundsByMerchantNo: Record<string, string>;
+  /** Share steps the channel has not said the end of, asked again on the refund backoff. */
+  follows?: ShareFollow[];
+}
+
+/**
+ * A share, unfreeze or return whose outcome the channel did not give in time: the order asks
+ * again on the refund backoff, for as long as a refund is followed, and settles its book when
+ * the channel answers. Two answers in a row that it has no such step mean it never took it.
+ */
+export interface ShareFollow {
+  kind: 'share' | 'unfreeze' | 'return';
+  /** durapay's number of the step: the channel's key for it. */
+  no: string;
+  /** A return's part of the share, and the refund it was asked for. */
+  part?: PlannedReturn & { refundNo: string };
+  gap: number;
+  nextAtMs: number;
+  untilMs: number;
+  notFound: number;
 }
 
 function appFailure(code: ErrorCode, message: string): ApplicationFailure {
@@ -232,11 +261,15 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   async function markPaid(paid: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
     if (isPaidStatus(state.status)) return; // a duplicate result changes nothing
     const wasClosed = state.status === 'closed';
-    await fast.recordOrderPaid({
-      tradeNo: state.tradeNo,
-      channelTradeNo: paid.channelTradeNo,
-      payTime: paid.paidAt ?? new Date().toISOString(),
-    });
+    // The payment is a fact whatever the database says: a write it refuses for good is logged for
+    // an operator and the order goes on paid (the workflow's state is the truth of its money).
+    await recordOrLog('recordOrderPaid', () =>
+      fast.recordOrderPaid({
+        tradeNo: state.tradeNo,
+        channelTradeNo: paid.channelTradeNo,
+        payTime: paid.paidAt ?? new Date().toISOString(),
+      }),
+    );
     setStatus('paid');
     if (wasClosed)
       log.warn('payment reported after close; flagged for refund review', { trade_no: state.tradeNo });
@@ -244,16 +277,22 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       state.profitShareAtMs = Date.now() + input.timings.profitShareDelayMs;
     }
     if (!state.paidNotified) {
-      await fast.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.succeeded' });
+      await recordOrLog('notifyOrderEvent', () =>
+        fast.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.succeeded' }),
+      );
       state.paidNotified = true;
     }
   }
 
   async function markClosed(via: ExpiryCalls = remoteExpiry): Promise<void> {
     if (state.status !== 'pending') return;
-    await via.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() });
+    await recordOrLog('recordOrderClosed', () =>
+      via.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() }),
+    );
     setStatus('closed');
-    await via.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' });
+    await recordOrLog('notifyOrderEvent', () =>
+      via.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' }),
+    );
   }
 
   async function applyChannelState(st: PaymentState): Promise<void> {
@@ -573,7 +612,9 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   /**
    * A read-model write whose failure must not leave the order's money where it is: the write
    * is tried (the dbWrite profile retries a database that does not answer), and one the
-   * database refuses for good is logged for an operator while the order goes on.
+   * database refuses for good is logged for an operator while the order goes on. Such a failure
+   * could not be recorded before writes failed for good (they were retried for ever), so this
+   * catch changes no command of an earlier history.
    */
   async function recordOrLog(what: string, write: () => Promise<unknown>): Promise<void> {
     try {
@@ -636,20 +677,25 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         const returnNo = `${req.refundNo}-${k + 1}`;
         const receiver = receiverOf(r);
         let outcome:
-          { status: 'success'; channelReturnNo: string | null } | { status: 'failed'; reason: string };
+          | { status: 'success'; channelReturnNo: string | null }
+          | { status: 'failed' | 'processing'; reason: string };
         try {
-          outcome = await shareReturn.returnProfitShare({
+          outcome = await shareReturnFor(input.timings).returnProfitShare({
             channelCode: input.channelCode,
             tradeNo: state.tradeNo,
             returnNo,
             receiver,
             amount: r.amount,
             refundNo: req.refundNo,
+            reason: req.reason,
           });
         } catch (err) {
-          // No answer for as long as the return is asked: the refund is not made. Should the
-          // channel have taken the part back after all, it stays with the merchant.
-          outcome = { status: 'failed', reason: failureOf(err, 'channel_timeout').message };
+          // No answer for as long as the return is asked: the refund is not made, and the part
+          // stays the receiver's, never asked for again, until the channel says how the return
+          // ended (followed on the refund backoff).
+          outcome = { status: 'processing', reason: failureOf(err, 'channel_timeout').message };
+          await exclusive(async () => returnUnanswered(book, r));
+          followLater('return', returnNo, { ...r, refundNo: req.refundNo });
         }
         if (outcome.status === 'success') await exclusive(async () => returnSucceeded(book, r));
         await recordOrLog('recordShareStep', () =>
@@ -663,14 +709,16 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
               amount: r.amount,
               status: outcome.status,
               channelNo: outcome.status === 'success' ? outcome.channelReturnNo : null,
-              failReason: outcome.status === 'failed' ? outcome.reason : null,
+              failReason: outcome.status === 'success' ? null : outcome.reason,
             },
             order: sharingTotals(),
           }),
         );
-        if (outcome.status === 'failed') {
+        if (outcome.status !== 'success') {
           const why = `a part of the profit share could not be taken back: ${outcome.reason}`;
-          return refuse(returns.slice(k), shareNotReturned(outcome.reason), why);
+          // An unanswered part is no longer the refund's to release: it waits for the channel.
+          const pending = returns.slice(outcome.status === 'processing' ? k + 1 : k);
+          return refuse(pending, shareNotReturned(outcome.reason), why);
         }
       }
     }
@@ -895,7 +943,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     });
     if (due === 'cancelled') {
       const unfreezeNo = `U${state.tradeNo.slice(1)}`;
-      let outcome: { status: 'finished' | 'failed' | 'not_needed'; reason?: string };
+      let outcome: { status: 'finished' | 'failed' | 'processing' | 'not_needed'; reason?: string };
       try {
         outcome = await channelBackground.unfreezeProfitShare({
           channelCode: input.channelCode,
@@ -905,32 +953,23 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       } catch (err) {
         outcome = { status: 'failed', reason: failureOf(err, 'channel_timeout').message };
       }
-      if (outcome.status === 'failed') {
-        log.warn('the share was cancelled; the channel did not release the frozen amount', {
-          trade_no: state.tradeNo,
-          reason: outcome.reason,
-        });
-      }
       if (outcome.status === 'not_needed') {
         await recordOrLog('recordProfitSharing', () =>
           db.recordProfitSharing({ tradeNo: state.tradeNo, status: 'cancelled', sharedAmount: 0 }),
         );
         return;
       }
-      await recordOrLog('recordShareStep', () =>
-        db.recordShareStep({
-          tradeNo: state.tradeNo,
-          step: {
-            stepNo: unfreezeNo,
-            kind: 'unfreeze',
-            receivers: [],
-            amount: book.share.planned,
-            status: outcome.status === 'finished' ? 'success' : 'failed',
-            failReason: outcome.reason ?? null,
-          },
-          order: sharingTotals(),
-        }),
-      );
+      if (outcome.status === 'failed') unfreezeFailed(outcome.reason);
+      // Released later (WeChat Pay: PROCESSING): asked again until the channel says so.
+      if (outcome.status === 'processing') followLater('unfreeze', unfreezeNo);
+      await recordStep({
+        stepNo: unfreezeNo,
+        kind: 'unfreeze',
+        receivers: [],
+        amount: book.share.planned,
+        status: outcome.status === 'finished' ? 'success' : outcome.status,
+        failReason: outcome.reason ?? null,
+      });
       return;
     }
     await recordOrLog('recordProfitSharing', () =>
@@ -957,28 +996,144 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       reason = failureOf(err, 'channel_timeout').message;
     }
     if (outcome === 'unknown') {
-      log.warn('the channel did not say how the share ended; it stays processing', {
+      // It stays processing (refunds never count on it failing) and is asked again until the
+      // channel says how it ended.
+      log.warn('the channel did not say how the share ended; it is followed', {
         trade_no: state.tradeNo,
         reason,
       });
+      followLater('share', shareNo);
+      await recordStep(shareStep(shareNo, 'processing', reason));
       return;
     }
     const settled = outcome;
     await exclusive(async () => shareSettled(book, settled));
-    await recordOrLog('recordShareStep', () =>
-      db.recordShareStep({
-        tradeNo: state.tradeNo,
-        step: {
-          stepNo: shareNo,
-          kind: 'share',
-          receivers: due.parts.map((p) => ({ type: p.type, account: p.account, amount: p.shared })),
-          amount: due.amount,
-          status: settled === 'finished' ? 'success' : 'failed',
-          failReason: reason,
-        },
-        order: sharingTotals(),
-      }),
+    await recordStep(shareStep(shareNo, settled === 'finished' ? 'success' : 'failed', reason));
+  }
+
+  type ShareStepRecord = Parameters<Activities['recordShareStep']>[0]['step'];
+
+  /** A step of the share, recorded with the order's totals as they stand now. */
+  function recordStep(step: ShareStepRecord): Promise<void> {
+    return recordOrLog('recordShareStep', () =>
+      db.recordShareStep({ tradeNo: state.tradeNo, step, order: sharingTotals() }),
     );
+  }
+
+  /** The share's own step, with the parts it gives (the book's, or those it gave before it failed). */
+  function shareStep(
+    shareNo: string,
+    status: ShareStepRecord['status'],
+    failReason: string | null,
+    parts: ReceiverPart[] = state.book!.share.parts,
+  ): ShareStepRecord {
+    return {
+      stepNo: shareNo,
+      kind: 'share',
+      receivers: parts.map((p) => ({ type: p.type, account: p.account, amount: p.shared })),
+      amount: parts.reduce((sum, p) => sum + p.shared, 0),
+      status,
+      failReason,
+    };
+  }
+
+  function unfreezeFailed(reason: string | undefined): void {
+    log.warn('the share was cancelled; the channel did not release the frozen amount', {
+      trade_no: state.tradeNo,
+      reason,
+    });
+  }
+
+  /** Asks the channel again, on the refund backoff, how a step it did not answer ended. */
+  function followLater(kind: ShareFollow['kind'], no: string, part?: ShareFollow['part']): void {
+    (state.follows ??= []).push({
+      kind,
+      no,
+      ...(part ? { part } : {}),
+      gap: 0,
+      nextAtMs: Date.now() + pollGap(input.timings.refundPollGapsMs, 0),
+      untilMs: Date.now() + input.timings.refundPollForMs,
+      notFound: 0,
+    });
+  }
+
+  /** When the next followed step is due to be asked about; undefined when none is followed. */
+  function nextFollowAtMs(): number | undefined {
+    const follows = state.follows ?? [];
+    return follows.length === 0 ? undefined : Math.min(...follows.map((f) => f.nextAtMs));
+  }
+
+  /**
+   * Asks the channel about every followed step that is due, and settles those it has an end
+   * for: a share made or not, a frozen amount released or not, a part of the share back with
+   * the merchant or still the receiver's. One the channel does not know of, twice in a row, it
+   * never took. Past the refund polling window a step is left for an operator.
+   */
+  async function followSteps(): Promise<void> {
+    const book = state.book!;
+    for (const f of [...(state.follows ?? [])]) {
+      if (Date.now() < f.nextAtMs) continue;
+      let seen: Awaited<ReturnType<Activities['queryShareStep']>>;
+      try {
+        seen = await channelBackground.queryShareStep({
+          channelCode: input.channelCode,
+          tradeNo: state.tradeNo,
+          kind: f.kind,
+          no: f.no,
+        });
+      } catch (err) {
+        seen = { status: 'processing', reason: failureOf(err, 'channel_timeout').message };
+      }
+      f.notFound = seen.status === 'not_found' ? f.notFound + 1 : 0;
+      if (f.notFound >= 2) seen = { status: 'failed', reason: `the channel has no ${f.kind} ${f.no}` };
+      if (seen.status === 'processing' || seen.status === 'not_found') {
+        if (Date.now() < f.untilMs) {
+          f.gap += 1;
+          f.nextAtMs = Date.now() + pollGap(input.timings.refundPollGapsMs, f.gap);
+          continue;
+        }
+        log.error('the channel never said how a step of the share ended; an operator must look', {
+          trade_no: state.tradeNo,
+          kind: f.kind,
+          step_no: f.no,
+        });
+      }
+      state.follows = (state.follows ?? []).filter((x) => x !== f);
+      if (seen.status !== 'finished' && seen.status !== 'failed') continue;
+      const ended = seen;
+      const failReason = ended.status === 'failed' ? ended.reason : null;
+      if (f.kind === 'share') {
+        const parts = book.share.parts;
+        await exclusive(async () => shareSettled(book, ended.status));
+        await recordStep(
+          shareStep(f.no, ended.status === 'finished' ? 'success' : 'failed', failReason, parts),
+        );
+      } else if (f.kind === 'unfreeze') {
+        if (ended.status === 'failed') unfreezeFailed(ended.reason);
+        await recordStep({
+          stepNo: f.no,
+          kind: 'unfreeze',
+          receivers: [],
+          amount: book.share.planned,
+          status: ended.status === 'finished' ? 'success' : 'failed',
+          failReason,
+        });
+      } else {
+        const part = f.part!;
+        await exclusive(async () => unsettledReturnEnded(book, part, ended.status === 'finished'));
+        const receiver = receiverOf(part);
+        await recordStep({
+          stepNo: f.no,
+          kind: 'return',
+          refundNo: part.refundNo,
+          receivers: [{ type: receiver.type, account: receiver.account, amount: part.amount }],
+          amount: part.amount,
+          status: ended.status === 'finished' ? 'success' : 'failed',
+          channelNo: ended.status === 'finished' ? (ended.channelNo ?? null) : null,
+          failReason,
+        });
+      }
+    }
   }
 
   // ---- Creation: the first update creates the order; a failed create ends this run. ----
@@ -1205,9 +1360,17 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     const book = state.book!;
     const shareDue = () =>
       state.profitShareAtMs !== null && (Date.now() >= state.profitShareAtMs || nothingLeftToShare(book));
+    const followDue = () => {
+      const at = nextFollowAtMs();
+      return at !== undefined && Date.now() >= at;
+    };
     for (;;) {
       if (shareDue()) {
         await shareProfitBooked();
+        continue;
+      }
+      if (followDue()) {
+        await followSteps();
         continue;
       }
       while (payments.length > 0) payments.shift(); // duplicates of the payment: nothing to do
@@ -1219,7 +1382,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         state.status === 'refunded' &&
         book.inFlight === 0 &&
         state.profitShareAtMs === null &&
-        book.share.status !== 'processing'
+        book.share.status !== 'processing' &&
+        (state.follows ?? []).length === 0
       ) {
         await condition(allHandlersFinished);
         return 'refunded';
@@ -1230,15 +1394,16 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
           await continueAsNew<typeof orderWorkflow>(input, state);
         }
       }
-      const profitWait =
-        state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
+      // Woken by the share when it is due, or by the next step of it the channel is asked about.
+      const wakeAt = [state.profitShareAtMs, nextFollowAtMs()].filter((t): t is number => t != null);
+      const wait = wakeAt.length === 0 ? undefined : Math.max(0, Math.min(...wakeAt) - Date.now());
       await condition(
         () =>
           settlements.length > 0 ||
           payments.length > 0 ||
           (state.profitShareAtMs !== null && nothingLeftToShare(book)) ||
           (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
-        profitWait ?? '365 days',
+        wait ?? '365 days',
       );
     }
   }

@@ -65,7 +65,8 @@ export const activityProfiles = {
   /**
    * Taking part of a profit share back before a refund (SPEC §3.7): a refund waits on it, so it
    * is asked until the channel says how it ended (each attempt follows a PROCESSING answer for
-   * a while), for up to 10 minutes; past that the refund is refused and the return left as is.
+   * a while), for up to 10 minutes (the order's scaled return window); past that the refund is
+   * refused and the order follows the return on its own until the channel says how it ended.
    */
   channelReturn: {
     startToCloseTimeout: '30 seconds',
