@@ -16,6 +16,7 @@ export default tseslint.config(
       'bench/results/',
       'fuzz/results/',
       'chaos/results/',
+      'test-artifacts/',
     ],
   },
   js.configs.recommended,

@@ -51,6 +51,12 @@ export const patches = {
    * paid (its payment recorded by a task that then died with its worker).
    */
   orderHandlersApplyQueuedPayments: 'order-handlers-apply-queued-payments',
+  /**
+   * A run started before the refund book takes one from its totals at its next refund,
+   * settlement or share, as a run that continues as new does at its start: an order paid before
+   * must not pay out more than the buyer paid either (a share and a refund each checked alone).
+   */
+  orderAdoptsBook: 'order-adopts-refund-book',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>

@@ -241,8 +241,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   // Refunds and the profit share decided against each other. Runs started before go on their
   // own way; a run that continues as new keeps what it knew in a book of its totals.
   const booked = patched(patches.orderRefundBook);
-  if (booked && state.phase === 'open' && !state.book) {
-    state.book = bookFromTotals({
+  const bookOfTotals = () =>
+    bookFromTotals({
       amount: state.request!.amount,
       refunded: state.refundedAmount,
       inFlight: state.inFlightAmount,
@@ -250,6 +250,20 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       shareStillDue: state.profitShareAtMs !== null || !isPaidStatus(state.status),
       receivers: state.request!.receivers,
     });
+  if (booked && state.phase === 'open' && !state.book) state.book = bookOfTotals();
+
+  /**
+   * Whether the order decides with the book: from its start, or (a paid order whose run began
+   * before the book, under the lock) from the first refund, settlement or share that this code
+   * runs for it, with the book its totals make (patches.orderAdoptsBook). Runs started before
+   * the lock keep their own rules; histories recorded before replay without the book.
+   */
+  function adoptBook(): boolean {
+    if (state.book) return true;
+    if (!lockedRuns || state.phase !== 'open' || !isPaidStatus(state.status)) return false;
+    if (!patched(patches.orderAdoptsBook)) return false;
+    state.book = bookOfTotals();
+    return true;
   }
   const createsRecordItself = patched(patches.orderCreateRecordsItself);
 
@@ -570,8 +584,10 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         await followRefund(req, { unanswered: true });
         throw appFailure(f.code, f.message);
       }
-      // Refused: the refund failed and its amount is free again.
+      // Refused: the refund failed and its amount is free again (in the book too, when the
+      // order adopted one while this refund was at the channel).
       state.inFlightAmount -= req.amount;
+      if (state.book) releaseRefund(state.book, req.amount, []);
       await db.recordRefundSettled({
         refundNo: req.refundNo,
         status: 'failed',
@@ -775,9 +791,18 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     });
   } else if (lockedRuns) {
     // Only the decision holds the lock: refunds already reserved go to the channel side by
-    // side, and a repeat of one under way waits for its answer instead of refunding again.
+    // side, and a repeat of one under way waits for its answer instead of refunding again. A
+    // paid order adopts the book here (adoptBook) and decides as a booked run does.
     setHandler(refundOrderUpdate, async (req: RefundRequest): Promise<RefundResult> => {
       const decided = await exclusive(async () => {
+        if (adoptBook()) {
+          const b = decideBookedRefund(req);
+          if ('existing' in b) return { outcome: b.existing };
+          const outcome = performBookedRefund(req, b.returns);
+          refundsInFlight.set(req.refundNo, outcome);
+          if (req.merchantRefundNo) refundsInFlight.set(`m:${req.merchantRefundNo}`, outcome);
+          return { outcome };
+        }
         const d = decideRefund(req);
         if ('existing' in d) return { outcome: d.existing };
         const outcome = performRefund(req);
@@ -854,7 +879,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
    * order), so refunds decided meanwhile never wait for the database.
    */
   async function applySettlement(s: RefundSettledSignal): Promise<void> {
-    if (booked) {
+    if (booked || adoptBook()) {
       const settled = await exclusive(async () => {
         const t = settleBookedRefund(s);
         if (t) setStatus(t.status);
@@ -1322,16 +1347,22 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   // ---- Paid: profit sharing, refunds, until fully refunded. ----
   if (booked) return paidWithBook();
   for (;;) {
+    // An order that adopted the book (a refund's handler, a settlement, its share) goes on as
+    // a booked one; a run recorded before never has one here.
+    if (state.book) return paidWithBook();
     const profitWait =
       state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
     const woke = await condition(
       () =>
         settlements.length > 0 ||
         payments.length > 0 ||
+        state.book !== undefined ||
         (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
       profitWait ?? '365 days',
     );
     if (!woke && state.profitShareAtMs !== null) {
+      // The share is due: with the book, at most what is unrefunded (paidWithBook makes it).
+      if (adoptBook()) continue;
       await exclusive(shareProfitNow);
       continue;
     }

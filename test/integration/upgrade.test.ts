@@ -1,0 +1,237 @@
+/**
+ * Orders whose workflow runs began under the release before the refund book go on under this
+ * code: their runs replay as recorded, and from the first refund, settlement or share this code
+ * runs for them they decide with the book (patches.orderAdoptsBook), so that an order paid
+ * before the upgrade never pays out more than the buyer paid either. The earlier release's
+ * workflow code is bundled from the repository's history, run by a worker of its own, and
+ * stopped; a worker of this code takes over the same task queue.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/worker';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { QueryTypes } from 'sequelize';
+import { createWorker } from '../../src/worker';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { replayHistories } from '../support/history';
+import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { Receiver } from '../support/receiver';
+import { globalState } from '../support/state';
+import { until } from '../support/wait';
+
+jest.setTimeout(300_000);
+
+/** The last release whose orders decided refunds and the share each alone. */
+const RELEASE_BEFORE_THE_BOOK = 'bada5ae';
+const ROOT = path.join(__dirname, '..', '..');
+
+let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let earlierCode: string;
+
+/** The workflow bundle of a commit of this repository, built from its sources (cached per run). */
+async function bundleOfCommit(commit: string): Promise<string> {
+  // Inside the checkout, so that its imports resolve against this node_modules.
+  const dir = path.join(ROOT, 'test-artifacts', 'releases', commit);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const archive = execFileSync('git', ['-C', ROOT, 'archive', '--format=tar', commit, 'src'], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(dir, 'src', 'workflows', 'index.ts'),
+    failureConverterPath: path.join(dir, 'src', 'platform', 'failure-converter.ts'),
+  });
+  return code;
+}
+
+// At 1/100 of real time: the share is due 10 s after payment, refunds settle within a second.
+beforeAll(async () => {
+  stack = await startTestStack({ timeScale: 0.01, sandboxRefundDelayMs: 100, profitShareDelayMs: 1_000_000 });
+  app = await stack.createApp(['payments', 'merchants']);
+  receiver = await new Receiver().answer(200).start();
+  earlierCode = await bundleOfCommit(RELEASE_BEFORE_THE_BOOK);
+});
+afterAll(async () => {
+  await receiver?.stop();
+  await stack?.stop();
+  fs.rmSync(path.join(ROOT, 'test-artifacts', 'releases'), { recursive: true, force: true });
+});
+
+/** A worker of the given workflow code on its own task queue, with this code's activities. */
+async function workerOf(taskQueue: string, code: string): Promise<{ stop(): Promise<void> }> {
+  const connection = await NativeConnection.connect({ address: globalState().temporalAddress });
+  const worker: Worker = await createWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    activities: { ...stack.activityDeps, taskQueue },
+    workflowBundleCode: code,
+    // Another worker takes the runs over: none stays sticky to this one.
+    maxCachedWorkflows: 0,
+    options: { shutdownGraceTime: '1 second' },
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+/** The orders of one test: an API and a worker of the earlier release on a task queue of their own. */
+async function upgradeScene(): Promise<{
+  api: ExtraApi;
+  pay: PaymentsClient;
+  upgrade(): Promise<void>;
+  stop(): Promise<void>;
+}> {
+  const taskQueue = uniqueName('tq-upgrade');
+  const api = await serveApi(stack, { taskQueue });
+  let worker = await workerOf(taskQueue, earlierCode);
+  const pay = paymentsClient({ ...stack, baseUrl: api.baseUrl }, app, receiver);
+  return {
+    api,
+    pay,
+    async upgrade() {
+      await worker.stop();
+      worker = await workerOf(taskQueue, fs.readFileSync(globalState().bundlePath, 'utf8'));
+    },
+    async stop() {
+      await worker.stop();
+      await api.close();
+    },
+  };
+}
+
+async function sharingMerchant(pay: PaymentsClient): Promise<string> {
+  const merchantId = `m-${randomUUID().slice(0, 12)}`;
+  const made = await pay.post('/api/v1/merchant', {
+    merchant_id: merchantId,
+    merchant_name: 'Shared Tea',
+    profit_sharing: {
+      receivers: [{ type: 'MERCHANT_ID', account: '1900000101', name: 'Tea Partner', weight: 1 }],
+      max_ratio: 1,
+    },
+  });
+  expect(made.code).toBe('success');
+  return merchantId;
+}
+
+/** What the channel paid out for an order: refunds (not failed), shares, returns, unfreezes. */
+async function atChannel(pay: PaymentsClient, tradeNo: string) {
+  const n = (sql: string) => pay.count(sql, { t: tradeNo });
+  const refunded = await n(
+    "SELECT COALESCE(SUM(amount), 0) AS n FROM sandbox_refunds WHERE trade_no = :t AND status <> 'failed'",
+  );
+  const shared = await n(
+    'SELECT COALESCE(SUM(amount), 0) AS n FROM sandbox_profit_shares WHERE trade_no = :t',
+  );
+  const returned = await n(
+    'SELECT COALESCE(SUM(amount), 0) AS n FROM sandbox_share_returns WHERE trade_no = :t',
+  );
+  const unfrozen = await n('SELECT count(*) AS n FROM sandbox_unfreezes WHERE trade_no = :t');
+  return { refunded, shared, returned, out: refunded + shared - returned, unfrozen };
+}
+
+/** Once no refund is processing, the order counts every refund made, and its share is settled. */
+const finalRefund = (pay: PaymentsClient, tradeNo: string) =>
+  until(
+    'refunded and settled',
+    async () => {
+      const q = await pay.query(tradeNo);
+      const open = await pay.count(
+        "SELECT count(*) AS n FROM refunds WHERE trade_no = :t AND status = 'processing'",
+        { t: tradeNo },
+      );
+      const made = await pay.count(
+        "SELECT COALESCE(SUM(refund_amount), 0) AS n FROM refunds WHERE trade_no = :t AND status IN ('success', 'abnormal')",
+        { t: tradeNo },
+      );
+      const shareOpen = ['pending', 'processing'].includes(String(q.profit_sharing_status));
+      return open === 0 && !shareOpen && Number(q.refunded_amount) === made ? q : undefined;
+    },
+    60_000,
+  );
+
+/**
+ * A refund of the whole order, sent again unchanged while its answer is `502 channel_timeout`
+ * (as SPEC tells a client): the worker that took over replays the whole run first.
+ */
+async function refundInFull(pay: PaymentsClient, tradeNo: string) {
+  const body = { trade_no: tradeNo, refund_amount: 100, merchant_refund_no: `MR-${randomUUID()}` };
+  for (let attempt = 1; ; attempt++) {
+    const a = await pay.post('/api/v1/pay/refund', body);
+    if (a.code !== 'channel_timeout' || attempt === 3) return a;
+  }
+}
+
+test('when an order shared under the earlier release is refunded in full under this one, then the share comes back first and the channel pays out what the buyer paid', async () => {
+  const scene = await upgradeScene();
+  try {
+    const { pay } = scene;
+    const order = await pay.paidOrder({ merchant_id: await sharingMerchant(pay), profit_sharing_amount: 60 });
+    await until(
+      'shared',
+      async () => ((await pay.query(order.trade_no)).profit_sharing_status === 'finished' ? true : undefined),
+      60_000,
+    );
+    await scene.upgrade();
+
+    const refund = await refundInFull(pay, order.trade_no);
+    expect({ status: refund.status, code: refund.code }).toEqual({ status: 200, code: 'success' });
+    expect(await finalRefund(pay, order.trade_no)).toMatchObject({
+      status: 'refunded',
+      refunded_amount: 100,
+      profit_sharing_status: 'returned',
+    });
+    expect(await atChannel(pay, order.trade_no)).toMatchObject({
+      refunded: 100,
+      shared: 60,
+      returned: 60,
+      out: 100,
+    });
+    // The run, begun by the earlier release and carried on by this code, replays as it ran.
+    const [row] = await stack.database.db.sequelize.query<{ merchant_order_no: string }>(
+      'SELECT merchant_order_no FROM orders WHERE trade_no = :t',
+      { replacements: { t: order.trade_no }, type: QueryTypes.SELECT },
+    );
+    const workflowId = orderWorkflowId(app.app_id, row!.merchant_order_no);
+    const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+    expect(await replayHistories([{ workflowId, history }])).toEqual([{ workflowId, error: undefined }]);
+  } finally {
+    await scene.stop();
+  }
+});
+
+test('when an order paid under the earlier release is refunded in full under this one before its share is due, then nothing is shared and the frozen amount is released', async () => {
+  const scene = await upgradeScene();
+  try {
+    const { pay } = scene;
+    const order = await pay.paidOrder({ merchant_id: await sharingMerchant(pay), profit_sharing_amount: 60 });
+    await scene.upgrade();
+
+    const refund = await refundInFull(pay, order.trade_no);
+    expect({ status: refund.status, code: refund.code }).toEqual({ status: 200, code: 'success' });
+    expect(await finalRefund(pay, order.trade_no)).toMatchObject({
+      status: 'refunded',
+      refunded_amount: 100,
+      profit_sharing_status: 'cancelled',
+    });
+    expect(await atChannel(pay, order.trade_no)).toMatchObject({
+      refunded: 100,
+      shared: 0,
+      out: 100,
+      unfrozen: 1,
+    });
+  } finally {
+    await scene.stop();
+  }
+});
