@@ -87,6 +87,11 @@ export interface WechatpaySandboxOptions {
   timeScale?: number;
   /** How long a refund or a profit-sharing order stays PROCESSING, before timeScale; 1000 by default. */
   refundDelayMs?: number;
+  /**
+   * How long a return whose description holds `[sandbox:return-processing]` stays PROCESSING,
+   * before timeScale; refundDelayMs by default.
+   */
+  returnDelayMs?: number;
   logger?: WechatpaySandboxLogger;
   /** How callbacks are posted; the global fetch unless set. */
   callbackFetch?: typeof fetch;
@@ -354,7 +359,10 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     publicKey: createPublicKey(keys.merchantPublicKeyPem),
   };
   const store = new WechatpaySandboxStore();
-  const sharings = new WechatpaySharingStore(refundDelayMs);
+  const sharings = new WechatpaySharingStore(
+    refundDelayMs,
+    options.returnDelayMs === undefined ? refundDelayMs : options.returnDelayMs * scale,
+  );
   const applyments = new WechatpayApplymentStore();
   const background =
     options.background ??

@@ -198,8 +198,14 @@ export class WechatpaySharingStore {
   /** Return orders by sub_mchid + out_return_no: a table of their own, as WeChat keeps them. */
   private readonly returnOrders = new Map<string, ReturnRecord>();
 
-  /** `delayMs`: how long a sharing order stays PROCESSING; a read after that settles it. */
-  constructor(private readonly delayMs: number) {}
+  /**
+   * `delayMs`: how long a sharing order stays PROCESSING; `returnDelayMs`: a return kept
+   * PROCESSING by its description. A read after that settles it.
+   */
+  constructor(
+    private readonly delayMs: number,
+    private readonly returnDelayMs: number = delayMs,
+  ) {}
 
   /** Adds or, for one already added, replaces a receiver: adding again is not an error. */
   addReceiver(request: AddReceiverRequest, name: string | undefined): WechatpaySandboxReceiver {
@@ -444,7 +450,7 @@ export class WechatpaySharingStore {
   }
 
   private settleReturnIfDue(ret: ReturnRecord, now: number): void {
-    if (now >= ret.createdAt + this.delayMs) this.settleReturn(ret, now);
+    if (now >= ret.createdAt + this.returnDelayMs) this.settleReturn(ret, now);
   }
 
   /** PROCESSING → FINISHED, each receiver to its outcome; true when this call changed it. */

@@ -136,6 +136,8 @@ export interface StackOptions {
   wechatpay?: {
     timeScale?: number;
     refundDelayMs?: number;
+    /** How long a return kept PROCESSING by its description stays so; refundDelayMs by default. */
+    returnDelayMs?: number;
     /**
      * `certificate`: the sandbox names its key by platform-certificate serial and durapay is given
      * no public key, only WECHATPAY_PLATFORM_CERTIFICATES=download.
@@ -359,6 +361,9 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       publicBaseUrl: wechatpayUrl,
       timeScale: options.wechatpay?.timeScale ?? 0.01,
       refundDelayMs: options.wechatpay?.refundDelayMs ?? 200,
+      ...(options.wechatpay?.returnDelayMs === undefined
+        ? {}
+        : { returnDelayMs: options.wechatpay.returnDelayMs }),
       platformIdentity: options.wechatpay?.platformIdentity ?? 'public_key',
       logger: logger.child({ component: 'wechatpay-sandbox' }),
     });

@@ -1425,14 +1425,17 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
           await continueAsNew<typeof orderWorkflow>(input, state);
         }
       }
-      // Woken by the share when it is due, or by the next step of it the channel is asked about.
-      const wakeAt = [state.profitShareAtMs, nextFollowAtMs()].filter((t): t is number => t != null);
+      // Woken by the share when it is due, or by the next step of it the channel is asked about
+      // (a refund's handler may add one meanwhile: the wait is then made again).
+      const followAt = nextFollowAtMs();
+      const wakeAt = [state.profitShareAtMs, followAt].filter((t): t is number => t != null);
       const wait = wakeAt.length === 0 ? undefined : Math.max(0, Math.min(...wakeAt) - Date.now());
       await condition(
         () =>
           settlements.length > 0 ||
           payments.length > 0 ||
           (state.profitShareAtMs !== null && nothingLeftToShare(book)) ||
+          nextFollowAtMs() !== followAt ||
           (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
         wait ?? '365 days',
       );
