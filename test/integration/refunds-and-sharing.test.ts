@@ -346,6 +346,20 @@ describe('abnormal refunds', () => {
     expect(a.message).toContain(message);
   });
 
+  test.each([
+    ['bank_account', '6222x20200012345678'],
+    ['bank_type', 'ICBC-DEBIT-6222020200012345678'],
+  ])(
+    'when %s does not match its format, then 400 invalid_param names the field and never quotes its value',
+    async (field, value) => {
+      const a = await abnormal({ refund_no: 'R1', ...bankCard, [field]: value });
+      expect(a).toMatchObject({ status: 400, code: 'invalid_param' });
+      expect(a.message).toContain(`"${field}"`);
+      expect(a.message).not.toContain(value);
+      expect(stack.logs().some((l) => l.includes(value))).toBe(false);
+    },
+  );
+
   test('when an operator asks for the payout while refund.abnormal is still being delivered, then the refund is paid out', async () => {
     const slow = await new Receiver().start();
     try {
