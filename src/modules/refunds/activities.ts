@@ -8,6 +8,8 @@ import { OrderRepository, tradeContext } from '../orders';
 import type { ActivityDeps } from '../../worker/activities';
 import { RefundRepository, type NewRefund } from './repository';
 import { refundView } from './view';
+import type { AbnormalRefundRequest } from './messages';
+import { openAbnormalPayee } from './payee';
 import { NEW_STATUS } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
@@ -102,16 +104,13 @@ export function createRefundActivities(deps: ActivityDeps) {
 
     /**
      * Asks the channel to pay an abnormal refund out another way (SPEC §3.5). The bank account
-     * and the name travel to the adapter only, which seals them with the channel's key.
+     * and the name arrive sealed with the payload keys and are opened here, for the adapter only,
+     * which seals them again with the channel's key. A run recorded before they were sealed
+     * carries them in plain text (`bankAccount`, `realName`), taken as they are.
      */
-    async applyChannelAbnormalRefund(input: {
-      channelCode: string;
-      refundNo: string;
-      method: 'user_bank_card' | 'merchant_bank_card';
-      bankType: string | null;
-      bankAccount: string | null;
-      realName: string | null;
-    }): Promise<RefundState> {
+    async applyChannelAbnormalRefund(
+      input: { channelCode: string; refundNo: string } & AbnormalRefundRequest,
+    ): Promise<RefundState> {
       try {
         const refunds = portOf(channel(input.channelCode), 'refunds');
         if (!refunds.applyAbnormal) {
@@ -121,14 +120,17 @@ export function createRefundActivities(deps: ActivityDeps) {
         if (!refund?.channelRefundNo) {
           throw new ChannelError('refused', `refund ${input.refundNo} has no channel refund number`);
         }
+        const payee = input.sealedPayee
+          ? openAbnormalPayee(deps.payloadKeys, input.refundNo, input.sealedPayee)
+          : { bankAccount: input.bankAccount ?? null, realName: input.realName ?? null };
         return await refunds.applyAbnormal(await contextOf(refund.tradeNo), {
           tradeNo: refund.tradeNo,
           refundNo: refund.refundNo,
           channelRefundNo: refund.channelRefundNo,
           method: input.method,
           ...(input.bankType ? { bankType: input.bankType } : {}),
-          ...(input.bankAccount ? { bankAccount: input.bankAccount } : {}),
-          ...(input.realName ? { realName: input.realName } : {}),
+          ...(payee.bankAccount ? { bankAccount: payee.bankAccount } : {}),
+          ...(payee.realName ? { realName: payee.realName } : {}),
         });
       } catch (err) {
         throw toActivityFailure(err, 'refund');

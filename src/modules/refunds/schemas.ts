@@ -43,9 +43,9 @@ export const refundSchema = Joi.object({
 const forBankCard = (field: Joi.StringSchema) =>
   field.when('method', { is: 'user_bank_card', then: Joi.required(), otherwise: Joi.forbidden() });
 
-// SPEC §3.5: how an abnormal refund is paid out instead. The personal fields are sent to the
-// channel sealed with its key and are never logged: a refusal names the field, never its value
-// (platform/http/strict.ts).
+// SPEC §3.5: how an abnormal refund is paid out instead. The personal fields are sealed before
+// they enter Temporal, sent to the channel sealed with its key, and never logged: a refusal names
+// the field, never its value (platform/http/strict.ts).
 export const abnormalRefundSchema = Joi.object({
   refund_no: Joi.string()
     .min(1)
