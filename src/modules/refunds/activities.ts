@@ -17,6 +17,15 @@ import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/pol
 const MERCHANT_REFUND_NO_INDEX = 'refunds_app_merchant_refund_no';
 export const MERCHANT_REFUND_NO_USED = 'merchant_refund_no already used for another order';
 
+/** A refund's final result, as its row records it. */
+interface RefundOutcome {
+  refundNo: string;
+  status: 'success' | 'failed' | 'abnormal';
+  channelRefundNo: string | null;
+  refundTime: string | null;
+  failReason: string | null;
+}
+
 /**
  * The activities of refunds: the channel calls the order workflow makes for a refund it has
  * decided, the refund workflow's queries, and the refund's read model and events.
@@ -159,30 +168,39 @@ export function createRefundActivities(deps: ActivityDeps) {
       await refundRepo.setRefundChannelNo(input.refundNo, input.channelRefundNo);
     },
 
-    async recordRefundSettled(input: {
-      refundNo: string;
-      status: 'success' | 'failed' | 'abnormal';
-      channelRefundNo: string | null;
-      refundTime: string | null;
-      failReason: string | null;
-    }): Promise<void> {
+    async recordRefundSettled(input: RefundOutcome): Promise<void> {
       const from = await refundRepo.settleRefund(input.refundNo, input);
       if (from) deps.metrics.transition('refund', from, input.status);
     },
 
-    /** Publishes a refund event to the refund's notify_url, else the order's. */
-    async notifyRefundEvent(input: { refundNo: string; type: NotificationEvent }): Promise<string | null> {
+    /**
+     * Publishes a refund event to the refund's notify_url, else the order's. With `settled`, the
+     * outcome the database refused to record: the event says it rather than the row.
+     */
+    async notifyRefundEvent(input: {
+      refundNo: string;
+      type: NotificationEvent;
+      settled?: RefundOutcome;
+    }): Promise<string | null> {
       const refund = await refundRepo.findRefundByNo(input.refundNo);
       if (!refund) return null;
       const order = await orders.findOrderByTradeNo(refund.tradeNo);
       const url = refund.notifyUrl || order?.notifyUrl;
       if (!url) return null;
+      const view = refundView(refund);
       return deps.publisher.publish({
         appId: refund.appId,
         type: input.type,
         eventKey: `${input.type}:${refund.refundNo}`,
         url,
-        data: refundView(refund),
+        data: input.settled
+          ? {
+              ...view,
+              status: input.settled.status,
+              channel_refund_no: input.settled.channelRefundNo ?? view.channel_refund_no,
+              refund_time: input.settled.refundTime,
+            }
+          : view,
         occurredAt: new Date().toISOString(),
         tradeNo: refund.tradeNo,
         refundNo: refund.refundNo,
