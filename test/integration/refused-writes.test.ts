@@ -2,15 +2,17 @@
  * A database write that can never succeed (a constraint, a check, a type) fails its step at once
  * (worker/activities.ts); what the workflow waiting for it does next keeps money and state
  * consistent. The refusal comes through the real path: a CHECK constraint, added to this file's
- * own database, refuses one refund's write and nothing else.
+ * own database, refuses one refund's or one application's write and nothing else.
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { startTestStack, type TestStack } from '../support/harness';
+import { envelope } from '../support/http';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
+import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 
 jest.setTimeout(120_000);
@@ -113,4 +115,44 @@ describe('a refund whose outcome the database refuses to record', () => {
       );
     },
   );
+});
+
+describe('an application whose acceptance the database refuses to record', () => {
+  test('when the channel accepts it, then the client is told it was submitted, the audit is followed, and its later answers are recorded', async () => {
+    const merchantId = `m-${randomUUID().slice(0, 8)}`;
+    const post = (path: string, json: unknown) => signedFetch(stack.baseUrl, app, 'POST', path, { json });
+    expect(
+      (
+        await envelope(
+          await post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' }),
+        )
+      ).code,
+    ).toBe('success');
+    // Refuses the channel's first answer (submitted, with its application number), and no other.
+    const applied = await withCheck(
+      'merchant_applications',
+      `merchant_id <> '${merchantId}' OR status <> 'submitted' OR channel_application_no IS NULL`,
+      async () => {
+        const answer = await envelope<{ application_id: string }>(
+          await post(`/api/v1/merchant/${merchantId}/apply`, { channel_code: 'sandbox' }),
+        );
+        expect(refusalLogged('recordApplicationState')).toBe(true);
+        return answer;
+      },
+    );
+    expect(applied).toMatchObject({ code: 'success', data: { application_id: expect.any(String) } });
+    const audit = await until('the application finished', async () => {
+      const a = (
+        await envelope<{ status: string }>(
+          await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/merchant/${merchantId}/audit`),
+        )
+      ).data;
+      return a?.status === 'finished' ? a : undefined;
+    });
+    expect(audit).toMatchObject({ application_id: applied.data!.application_id });
+    const merchant = await envelope<{ status: string }>(
+      await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/merchant/${merchantId}`),
+    );
+    expect(merchant.data?.status).toBe('active');
+  });
 });
