@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  allHandlersFinished,
   condition,
   log,
   patched,
@@ -93,6 +94,9 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
   if (phase !== 'submitted') {
     if (phase === 'new') {
       await db.cancelMerchantApplication({ applicationId: input.applicationId, reason: 'never submitted' });
+    } else if (patched(patches.refusedSubmissionCancelled)) {
+      // The submit that failed is still writing the cancel and answering its client.
+      await condition(allHandlersFinished);
     }
     return 'canceled';
   }
