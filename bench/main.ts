@@ -1,3 +1,5 @@
+// Longer than 400 lines: the benchmark is one run read top to bottom (its options, the stack, the
+// phases in order, the targets they are judged by); what the phases measure with is in ./lib.
 /**
  * `npm run bench`: how fast durapay takes payments, side by side with the floor of the Temporal
  * server it runs on, measured in the same run on the same machine. See the README's

@@ -10,7 +10,12 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import type { Database } from '../src/platform/db';
 import { randomBase32 } from '../src/platform/ids';
-import type { WireCreateOrder, WireCreateRefund } from '../src/channels/sandbox/transformers';
+import type {
+  WireCreateOrder,
+  WireCreateRefund,
+  WireShareReturnRequest,
+  WireUnfreezeRequest,
+} from '../src/channels/sandbox/transformers';
 
 export type OrderStatus = 'pending' | 'paid' | 'closed';
 export type CallbackMode = 'normal' | 'drop' | 'duplicate' | 'delay';
@@ -138,20 +143,11 @@ export interface NewProfitShare {
   receivers: { type: string; account: string; name?: string | null; amount: number }[];
 }
 
-export interface NewShareReturn {
-  return_no: string;
-  share_no: string;
-  trade_no: string;
-  receiver: { type: string; account: string };
-  amount: number;
-  description: string;
-}
+/** Part of a share taken back, as the adapter asks for it. */
+export type NewShareReturn = WireShareReturnRequest;
 
-export interface NewUnfreeze {
-  unfreeze_no: string;
-  trade_no: string;
-  description: string;
-}
+/** What a payment froze for sharing, released as the adapter asks for it. */
+export type NewUnfreeze = WireUnfreezeRequest;
 
 export interface NewFile {
   file_name: string;
@@ -165,6 +161,24 @@ export interface NewApplication {
   merchant: Record<string, unknown>;
   submit_data: Record<string, unknown>;
   outcome: AuditOutcome;
+}
+
+/**
+ * Refuses an order that froze nothing for sharing (unknown, not paid, or created without
+ * profit_sharing), as a share or an unfreeze of it is refused; `unshared` ends the last refusal.
+ */
+function frozenFor(order: OrderRow | null, tradeNo: string, unshared: string): asserts order is OrderRow {
+  if (!order) throw new SandboxRefusal(404, 'order_not_found', `order ${tradeNo} does not exist`);
+  if (order.status !== 'paid') {
+    throw new SandboxRefusal(422, 'order_not_paid', `order ${order.trade_no} is ${order.status}, not paid`);
+  }
+  if (!order.profit_sharing) {
+    throw new SandboxRefusal(
+      422,
+      'profit_sharing_not_enabled',
+      `order ${order.trade_no} was not created with profit_sharing${unshared}`,
+    );
+  }
 }
 
 export class SandboxStore {
@@ -416,21 +430,7 @@ export class SandboxStore {
         transaction,
       );
       if (earlier) return withAmount(earlier);
-      if (!order) throw new SandboxRefusal(404, 'order_not_found', `order ${share.trade_no} does not exist`);
-      if (order.status !== 'paid') {
-        throw new SandboxRefusal(
-          422,
-          'order_not_paid',
-          `order ${order.trade_no} is ${order.status}, not paid`,
-        );
-      }
-      if (!order.profit_sharing) {
-        throw new SandboxRefusal(
-          422,
-          'profit_sharing_not_enabled',
-          `order ${order.trade_no} was not created with profit_sharing`,
-        );
-      }
+      frozenFor(order, share.trade_no, '');
       const [unfrozen] = await this.rows<UnfreezeRow>(
         'SELECT * FROM sandbox_unfreezes WHERE trade_no = :tradeNo',
         { tradeNo: order.trade_no },
@@ -588,22 +588,7 @@ export class SandboxStore {
             : `order ${unfreeze.trade_no} was unfrozen already by ${earlier.unfreeze_no}`,
         );
       }
-      if (!order)
-        throw new SandboxRefusal(404, 'order_not_found', `order ${unfreeze.trade_no} does not exist`);
-      if (order.status !== 'paid') {
-        throw new SandboxRefusal(
-          422,
-          'order_not_paid',
-          `order ${order.trade_no} is ${order.status}, not paid`,
-        );
-      }
-      if (!order.profit_sharing) {
-        throw new SandboxRefusal(
-          422,
-          'profit_sharing_not_enabled',
-          `order ${order.trade_no} was not created with profit_sharing: nothing is frozen`,
-        );
-      }
+      frozenFor(order, unfreeze.trade_no, ': nothing is frozen');
       const [row] = await this.rows<UnfreezeRow>(
         `INSERT INTO sandbox_unfreezes (unfreeze_no, channel_unfreeze_no, trade_no, description, created_at)
          VALUES (:unfreeze_no, :channelUnfreezeNo, :trade_no, :description, now())

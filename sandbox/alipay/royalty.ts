@@ -1,3 +1,5 @@
+// Longer than 400 lines: one book, since settles, the shares refunds give back and unfreezes each
+// check what the others took from the same trade.
 /**
  * Royalty (商家分账): receivers bound to the app, and settle orders that move part of a paid trade
  * to them (the methods that reach them are in royalty-methods.ts). A settle is executed at once

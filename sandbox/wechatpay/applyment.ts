@@ -1,3 +1,5 @@
+// Longer than 400 lines: the sandbox's whole onboarding (its records and checks, its routes and the
+// merchant's page) in the one file router.ts mounts it from, as sharing.ts is for profit sharing.
 /**
  * The WeChat Pay sandbox's onboarding of sub-merchants (特约商户进件, applyment4sub): media
  * upload (multipart, signed over its `meta`), the applyment submit with its sealed fields, the

@@ -8,7 +8,8 @@ const { recordDiagnosticStep } = proxyActivities<Activities>(activityProfiles.db
 /**
  * Proves the whole path an order will take: a worker picks the workflow up, an activity
  * writes to Postgres, a durable timer survives a worker restart, a second write follows.
- * `durapay doctor` runs it against a live deployment.
+ * `durapay doctor` runs it against a live deployment. A write the database refuses for good
+ * fails the run at once, naming the activity and the SQLSTATE: that is the diagnosis.
  */
 export async function diagnosticWorkflow(input: DiagnosticInput): Promise<DiagnosticResult> {
   const { workflowId } = workflowInfo();

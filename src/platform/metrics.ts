@@ -1,10 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { NextFunction, Request, Response } from 'express';
 import { bearerIs } from './crypto/same-secret';
 import { AppError, type ErrorCode } from './errors';
 import type { Logger } from './logger';
+import { serveMetrics } from './metrics-server';
 
 /** The refusals counted by `durapay_http_requests_refused_total` (SPEC §2: authentication, limits). */
 const REFUSAL_CODES: ReadonlySet<ErrorCode> = new Set([
@@ -82,43 +82,17 @@ export class ApiMetrics {
    * operators' network rather than the API's public one; with `token`, to that bearer only. A
    * port that cannot be bound is logged and left: the API goes on taking payments without it.
    */
-  async serve(opts: {
+  serve(opts: {
     port: number;
     host: string;
     token?: string;
     logger: Logger;
   }): Promise<http.Server | undefined> {
-    const server = http.createServer((req, res) => {
-      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-        return;
-      }
-      if (opts.token !== undefined && !bearerIs(req.headers.authorization, opts.token)) {
-        res
-          .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' })
-          .end('unauthorized\n');
-        return;
-      }
-      this.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
-        (err: unknown) => {
-          opts.logger.error('metrics failed', { error: err instanceof Error ? err.message : String(err) });
-          res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n');
-        },
-      );
-    });
-    return new Promise((resolve) => {
-      server.once('error', (err) => {
-        opts.logger.error('api metrics not served', { port: opts.port, error: err.message });
-        resolve(undefined);
-      });
-      server.listen(opts.port, opts.host, () => {
-        opts.logger.info('api metrics served', {
-          host: opts.host,
-          port: (server.address() as AddressInfo).port,
-        });
-        resolve(server);
-      });
+    return serveMetrics({
+      name: 'api',
+      ...opts,
+      exposition: () => this.registry.metrics(),
+      contentType: this.registry.contentType,
     });
   }
 }

@@ -1,7 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from './logger';
+import { serveMetrics } from './metrics-server';
 
 /** Seconds; a channel answers in tens of milliseconds, or not within its 10 s deadline. */
 const CHANNEL_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -140,26 +140,14 @@ export class WorkerMetrics {
    * Serves `GET /metrics` on its own port (the worker has no API). A port that cannot be bound is
    * logged and left: the worker goes on moving money without its metrics.
    */
-  async serve(port: number, host = '0.0.0.0'): Promise<http.Server | undefined> {
-    const server = http.createServer((req, res) => {
-      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-        return;
-      }
-      this.exposition().then(
-        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
-        () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n'),
-      );
-    });
-    return new Promise((resolve) => {
-      server.once('error', (err) => {
-        this.logger?.error('worker metrics not served', { port, error: err.message });
-        resolve(undefined);
-      });
-      server.listen(port, host, () => {
-        this.logger?.info('worker metrics served', { port: (server.address() as AddressInfo).port });
-        resolve(server);
-      });
+  serve(port: number, host = '0.0.0.0'): Promise<http.Server | undefined> {
+    return serveMetrics({
+      name: 'worker',
+      port,
+      host,
+      exposition: () => this.exposition(),
+      contentType: this.registry.contentType,
+      logger: this.logger,
     });
   }
 }

@@ -198,6 +198,22 @@ describe('applications', () => {
     expect(await envelope(res)).toMatchObject({ code: 'invalid_param', message });
   });
 
+  test('when the channel refuses the submission, then 500 internal_system saying so, the application reads canceled, and a new one may follow', async () => {
+    const merchantId = await merchant();
+    // The sandbox refuses an outcome it does not know.
+    const res = await post(`/api/v1/merchant/${merchantId}/apply`, {
+      channel_code: 'sandbox',
+      submit_data: { sandbox_outcome: 'explode' },
+    });
+    expect(res.status).toBe(500);
+    const refused = await envelope(res);
+    expect(refused.code).toBe('internal_system');
+    expect(refused.message).toMatch(/^the channel did not accept the application: /);
+    expect(await audit(merchantId)).toMatchObject({ status: 'canceled' });
+    const second = await apply(merchantId);
+    expect((await finalAudit(merchantId, 'finished')).application_id).toBe(second);
+  });
+
   test('when the channel does not exist or cannot onboard, then 500 internal_system', async () => {
     const merchantId = await merchant();
     const res = await post(`/api/v1/merchant/${merchantId}/apply`, { channel_code: 'nopay' });

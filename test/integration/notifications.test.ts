@@ -431,12 +431,13 @@ describe('POST /api/v1/notifications/{id}/resend', () => {
   });
 });
 
+/** A stack that refuses private destinations, as production does. */
+const guardedStack = () =>
+  startTestStack({ guardAddresses: true, notifications: { retryScheduleMs: GAPS_MS, timeoutMs: 2_000 } });
+
 describe('address guard (production mode)', () => {
   test('when notify_url resolves to a loopback address, then the notification fails with that reason and nothing is sent', async () => {
-    const guarded = await startTestStack({
-      guardAddresses: true,
-      notifications: { retryScheduleMs: GAPS_MS, timeoutMs: 2_000 },
-    });
+    const guarded = await guardedStack();
     try {
       const owner = await guarded.createApp(['payments']);
       const r = await receiver(200);
@@ -461,10 +462,7 @@ describe('address guard (production mode)', () => {
 
 describe('address guard (production mode), through the API', () => {
   test("when an order's notify_url is the IPv4-compatible IPv6 form of loopback, then its payment notification fails at once naming the loopback address and nothing is sent", async () => {
-    const guarded = await startTestStack({
-      guardAddresses: true,
-      notifications: { retryScheduleMs: GAPS_MS, timeoutMs: 2_000 },
-    });
+    const guarded = await guardedStack();
     try {
       const owner = await guarded.createApp(['payments']);
       const r = await receiver(200);

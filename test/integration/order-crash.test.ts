@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import { serveApi, startTestStack, uniqueName, type TestStack } from '../support/harness';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
@@ -43,6 +44,30 @@ async function count(sql: string, replacements: Record<string, unknown>): Promis
     type: QueryTypes.SELECT,
   });
   return Number(rows[0]!.n);
+}
+
+/** An order of 100 created through `api` and paid by its buyer; its trade_no and its query. */
+async function paidThrough(api: ExtraApi, app: AppCredentials, subject: string) {
+  const created = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
+    await signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/unified-order', {
+      json: {
+        merchant_order_no: `M-${randomUUID()}`,
+        pay_method: 'qr_code',
+        amount: 100,
+        subject,
+        notify_url: 'http://127.0.0.1:9/n',
+      },
+    }),
+  );
+  const tradeNo = created.data!.trade_no;
+  await fetch(created.data!.pay_credential.pay_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"result":"success"}',
+  });
+  const status = async () =>
+    (await envelope(await signedFetch(api.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
+  return { tradeNo, status };
 }
 
 test('when the worker is killed between the channel create and the database write, then the create completes once after restart', async () => {
@@ -159,25 +184,7 @@ test('when the worker is killed after the channel accepted a refund and before i
   try {
     await first.ready;
     const app = await stack.createApp(['payments']);
-    const created = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
-      await signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/unified-order', {
-        json: {
-          merchant_order_no: `M-${randomUUID()}`,
-          pay_method: 'qr_code',
-          amount: 100,
-          subject: 'Refund crash',
-          notify_url: 'http://127.0.0.1:9/n',
-        },
-      }),
-    );
-    const tradeNo = created.data!.trade_no;
-    await fetch(created.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"result":"success"}',
-    });
-    const status = async () =>
-      (await envelope(await signedFetch(api.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
+    const { tradeNo, status } = await paidThrough(api, app, 'Refund crash');
     await until('paid', async () => ((await status()).status === 'paid' ? true : undefined));
 
     // The sandbox accepts the refund at once and answers 2 s later.
@@ -232,25 +239,7 @@ test('when the worker dies after a payment was recorded and before its task comp
   try {
     await first.ready;
     const app = await stack.createApp(['payments']);
-    const created = await envelope<{ trade_no: string; pay_credential: { pay_url: string } }>(
-      await signedFetch(api.baseUrl, app, 'POST', '/api/v1/pay/unified-order', {
-        json: {
-          merchant_order_no: `M-${randomUUID()}`,
-          pay_method: 'qr_code',
-          amount: 100,
-          subject: 'Paid crash',
-          notify_url: 'http://127.0.0.1:9/n',
-        },
-      }),
-    );
-    const tradeNo = created.data!.trade_no;
-    await fetch(created.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"result":"success"}',
-    });
-    const status = async () =>
-      (await envelope(await signedFetch(api.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data!;
+    const { tradeNo, status } = await paidThrough(api, app, 'Paid crash');
     // The read model says paid; the task that wrote it is held, and dies with its worker.
     await until('paid in the read model', async () =>
       (await status()).status === 'paid' ? true : undefined,

@@ -5,7 +5,13 @@
  */
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
+import type { temporal } from '@temporalio/proto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
+import { refundWorkflowId } from '../../src/modules/refunds/messages';
+import { sealAbnormalPayee } from '../../src/modules/refunds/payee';
+import { createActivities } from '../../src/worker/activities';
+import { EncryptionCodec } from '../../src/platform/payload-codec';
+import { payloadsOf } from '../support/history';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type Answer, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
@@ -344,6 +350,99 @@ describe('abnormal refunds', () => {
     const a = await abnormal({ refund_no: 'R1', ...body });
     expect(a).toMatchObject({ status: 400, code: 'invalid_param' });
     expect(a.message).toContain(message);
+  });
+
+  test.each([
+    ['bank_account', '6222x20200012345678'],
+    ['bank_type', 'ICBC-DEBIT-6222020200012345678'],
+  ])(
+    'when %s does not match its format, then 400 invalid_param names the field and never quotes its value',
+    async (field, value) => {
+      const a = await abnormal({ refund_no: 'R1', ...bankCard, [field]: value });
+      expect(a).toMatchObject({ status: 400, code: 'invalid_param' });
+      expect(a.message).toContain(`"${field}"`);
+      expect(a.message).not.toContain(value);
+      expect(stack.logs().some((l) => l.includes(value))).toBe(false);
+    },
+  );
+
+  test("when a refund is paid out to a bank card, then neither the bank account nor the name is in any payload of the refund's histories, even decoded with the payload keys", async () => {
+    const card = {
+      ...bankCard,
+      bank_account: `62220${String(Date.now()).slice(-12)}`,
+      real_name: `Li ${randomUUID().slice(0, 8)}`,
+    };
+    const order = await pay.paidOrder();
+    const made = await refund(order.trade_no, 30, { reason: 'no card [sandbox:abnormal]' });
+    const refundNo = made.data!.refund_no;
+    const refundStatus = async () =>
+      (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${refundNo}`)).data?.status;
+    await until('abnormal', async () => ((await refundStatus()) === 'abnormal' ? true : undefined));
+    expect(await abnormal({ refund_no: refundNo, ...card })).toMatchObject({ status: 200, code: 'success' });
+    await until('paid out', async () => ((await refundStatus()) === 'success' ? true : undefined));
+
+    // Every run of the refund's workflow, the one that took the payout among them.
+    const workflowId = refundWorkflowId(refundNo);
+    const histories = await until('the run that took the payout is listed', async () => {
+      const runs: temporal.api.history.v1.IHistory[] = [];
+      for await (const run of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+        runs.push(await stack.client.workflow.getHandle(workflowId, run.runId).fetchHistory());
+      }
+      const tookIt = runs.some((h) =>
+        (h.events ?? []).some((e) => e.workflowExecutionUpdateAcceptedEventAttributes),
+      );
+      return tookIt ? runs : undefined;
+    });
+    const codec = new EncryptionCodec(stack.payloadKeys.keyring);
+    const opened = (await Promise.all(histories.map(async (h) => codec.decode(payloadsOf(h))))).flatMap(
+      (payloads) => payloads.map((p) => Buffer.from(p.data ?? []).toString('utf8')),
+    );
+    const text = opened.join('\n');
+    // Decoded: the payout is there (the method), its personal data is not.
+    expect(text).toContain('user_bank_card');
+    expect(text).toContain(refundNo);
+    expect([text.includes(card.bank_account), text.includes(card.real_name)]).toEqual([false, false]);
+  });
+
+  test('when the payout activity is handed the bank card in plain text, as runs recorded before it was sealed carry it, then the channel takes it; a payee sealed for another refund does not open', async () => {
+    const abnormalRefund = async () => {
+      const order = await pay.paidOrder();
+      const made = await refund(order.trade_no, 30, { reason: 'no card [sandbox:abnormal]' });
+      const refundNo = made.data!.refund_no;
+      await until('abnormal', async () =>
+        (await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${refundNo}`)).data?.status ===
+        'abnormal'
+          ? true
+          : undefined,
+      );
+      return refundNo;
+    };
+    const { applyChannelAbnormalRefund } = createActivities(stack.activityDeps);
+    const [older, other] = [await abnormalRefund(), await abnormalRefund()];
+    const plain = {
+      channelCode: 'sandbox',
+      method: 'user_bank_card' as const,
+      bankType: bankCard.bank_type,
+      bankAccount: bankCard.bank_account,
+      realName: bankCard.real_name,
+    };
+    // The sandbox refuses a user_bank_card payout that lacks the account or the name.
+    expect(await applyChannelAbnormalRefund({ ...plain, refundNo: older })).toMatchObject({
+      status: 'processing',
+    });
+    const sealedForOlder = sealAbnormalPayee(stack.payloadKeys.keyring, older, {
+      bankAccount: bankCard.bank_account,
+      realName: bankCard.real_name,
+    });
+    await expect(
+      applyChannelAbnormalRefund({
+        channelCode: 'sandbox',
+        refundNo: other,
+        method: 'user_bank_card',
+        bankType: bankCard.bank_type,
+        sealedPayee: sealedForOlder,
+      }),
+    ).rejects.toThrow(`the payee of refund ${other} does not open`);
   });
 
   test('when an operator asks for the payout while refund.abnormal is still being delivered, then the refund is paid out', async () => {

@@ -1,3 +1,5 @@
+// Longer than 400 lines: the table of operations is the document, one entry per endpoint in the
+// order SPEC gives them; the answers' schemas are in ./response-schemas.ts.
 import type Joi from 'joi';
 import parse from 'joi-to-json';
 import { applySchema } from '../../modules/applications';

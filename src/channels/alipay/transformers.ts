@@ -1,3 +1,5 @@
+// Longer than 400 lines: every Alipay wire format and the one map of its states, in the one
+// transformers.ts a channel has (as for WeChat Pay); the 直付通 onboarding body is in zft.ts.
 /**
  * Alipay's wire, as the adapter reads and writes it: amounts in yuan strings, times in Beijing
  * time, the business content of each method, and the one map from Alipay's states to durapay's.

@@ -9,6 +9,12 @@ export const patches = {
    * change; it woke for a timer and a query at every gap (a workflow task each).
    */
   auditPollsAsActivity: 'audit-polls-as-activity',
+  /**
+   * A submission the channel refused ends its run only once its handler has cancelled the
+   * application and answered: the run ended first, so the cancel was never written (the
+   * application stayed open, and the merchant could not apply again at that channel).
+   */
+  refusedSubmissionCancelled: 'refused-submission-cancelled',
 } as const;
 
 export const applicationWorkflowId = (applicationId: string) => `merchant-application:${applicationId}`;

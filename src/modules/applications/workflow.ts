@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  allHandlersFinished,
   condition,
   log,
   patched,
@@ -17,6 +18,7 @@ import { handlerLock, unlocked } from '../../platform/workflow/lock';
 import { pollingOptions } from '../../platform/workflow/polling';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
 import { patches, submitApplicationUpdate, type MerchantApplicationInput } from './messages';
+import { unlessRefusedForGood } from '../../platform/workflow/refused-writes';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
 const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
@@ -44,7 +46,15 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
 
   async function record(next: ApplicationState): Promise<void> {
     seq += 1;
-    await publish.recordApplicationState({ applicationId: input.applicationId, state: next, seq });
+    // The channel's answer stands whether or not the database takes its row: the audit goes on
+    // from it (a submission the channel accepted is not cancelled here), and a later answer is
+    // recorded in full, the merchant and the notification with it. (No older history holds such
+    // a refusal: no patch is needed.)
+    await unlessRefusedForGood(
+      "the application's state",
+      { application_id: input.applicationId, status: next.status },
+      () => publish.recordApplicationState({ applicationId: input.applicationId, state: next, seq }),
+    );
     if (!state || state.status !== next.status) {
       upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: next.status }]);
     }
@@ -67,18 +77,26 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
       const cause = err instanceof ActivityFailure ? err.cause : err;
       failure = { message: cause instanceof Error ? cause.message : String(cause) };
       phase = 'failed';
-      await db.cancelMerchantApplication({
-        applicationId: input.applicationId,
-        reason: `submission failed: ${failure.message}`,
-      });
+      // The client hears the channel's refusal, whether or not the database takes the cancel.
+      const reason = `submission failed: ${failure.message}`;
+      await unlessRefusedForGood(
+        'the cancel of a refused submission',
+        { application_id: input.applicationId },
+        () => db.cancelMerchantApplication({ applicationId: input.applicationId, reason }),
+      );
       throw ApplicationFailure.nonRetryable(failure.message, 'internal_system');
     }
   }
 
+  // A cancel here (never submitted, or no decision within the audit window) that the database
+  // refuses for good fails the run, visibly: nothing else waits for it.
   await condition(() => phase !== 'new', '5 minutes');
   if (phase !== 'submitted') {
     if (phase === 'new') {
       await db.cancelMerchantApplication({ applicationId: input.applicationId, reason: 'never submitted' });
+    } else if (patched(patches.refusedSubmissionCancelled)) {
+      // The submit that failed is still writing the cancel and answering its client.
+      await condition(allHandlersFinished);
     }
     return 'canceled';
   }

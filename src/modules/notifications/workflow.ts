@@ -34,6 +34,11 @@ const { deliverNotification } = proxyActivities<Activities>(activityProfiles.not
  * then a delivered or refused notification ends in this workflow's first task, with no
  * activity, and one that should be retried waits the first gap and goes on from attempt 2.
  * Runs started without it take the path they always took, so their histories replay unchanged.
+ *
+ * A write the database refuses for good (opening a series, recording an attempt) fails the run
+ * at once (worker/activities.ts), and that is what it should do: nothing else waits on a
+ * notification, the failed run and the worker's error name the write, and
+ * `POST /api/v1/notifications/{id}/resend` starts a new run once the cause is mended.
  */
 export async function notificationWorkflow(input: NotificationWorkflowInput): Promise<NotificationOutcome> {
   let resendRequested = false;

@@ -8,12 +8,23 @@ import { OrderRepository, tradeContext } from '../orders';
 import type { ActivityDeps } from '../../worker/activities';
 import { RefundRepository, type NewRefund } from './repository';
 import { refundView } from './view';
+import type { AbnormalRefundRequest } from './messages';
+import { openAbnormalPayee } from './payee';
 import { NEW_STATUS } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /** The unique index on (app_id, merchant_refund_no) (migration 0004). */
 const MERCHANT_REFUND_NO_INDEX = 'refunds_app_merchant_refund_no';
 export const MERCHANT_REFUND_NO_USED = 'merchant_refund_no already used for another order';
+
+/** A refund's final result, as its row records it. */
+interface RefundOutcome {
+  refundNo: string;
+  status: 'success' | 'failed' | 'abnormal';
+  channelRefundNo: string | null;
+  refundTime: string | null;
+  failReason: string | null;
+}
 
 /**
  * The activities of refunds: the channel calls the order workflow makes for a refund it has
@@ -102,16 +113,13 @@ export function createRefundActivities(deps: ActivityDeps) {
 
     /**
      * Asks the channel to pay an abnormal refund out another way (SPEC §3.5). The bank account
-     * and the name travel to the adapter only, which seals them with the channel's key.
+     * and the name arrive sealed with the payload keys and are opened here, for the adapter only,
+     * which seals them again with the channel's key. A run recorded before they were sealed
+     * carries them in plain text (`bankAccount`, `realName`), taken as they are.
      */
-    async applyChannelAbnormalRefund(input: {
-      channelCode: string;
-      refundNo: string;
-      method: 'user_bank_card' | 'merchant_bank_card';
-      bankType: string | null;
-      bankAccount: string | null;
-      realName: string | null;
-    }): Promise<RefundState> {
+    async applyChannelAbnormalRefund(
+      input: { channelCode: string; refundNo: string } & AbnormalRefundRequest,
+    ): Promise<RefundState> {
       try {
         const refunds = portOf(channel(input.channelCode), 'refunds');
         if (!refunds.applyAbnormal) {
@@ -121,14 +129,17 @@ export function createRefundActivities(deps: ActivityDeps) {
         if (!refund?.channelRefundNo) {
           throw new ChannelError('refused', `refund ${input.refundNo} has no channel refund number`);
         }
+        const payee = input.sealedPayee
+          ? openAbnormalPayee(deps.payloadKeys, input.refundNo, input.sealedPayee)
+          : { bankAccount: input.bankAccount ?? null, realName: input.realName ?? null };
         return await refunds.applyAbnormal(await contextOf(refund.tradeNo), {
           tradeNo: refund.tradeNo,
           refundNo: refund.refundNo,
           channelRefundNo: refund.channelRefundNo,
           method: input.method,
           ...(input.bankType ? { bankType: input.bankType } : {}),
-          ...(input.bankAccount ? { bankAccount: input.bankAccount } : {}),
-          ...(input.realName ? { realName: input.realName } : {}),
+          ...(payee.bankAccount ? { bankAccount: payee.bankAccount } : {}),
+          ...(payee.realName ? { realName: payee.realName } : {}),
         });
       } catch (err) {
         throw toActivityFailure(err, 'refund');
@@ -157,30 +168,39 @@ export function createRefundActivities(deps: ActivityDeps) {
       await refundRepo.setRefundChannelNo(input.refundNo, input.channelRefundNo);
     },
 
-    async recordRefundSettled(input: {
-      refundNo: string;
-      status: 'success' | 'failed' | 'abnormal';
-      channelRefundNo: string | null;
-      refundTime: string | null;
-      failReason: string | null;
-    }): Promise<void> {
+    async recordRefundSettled(input: RefundOutcome): Promise<void> {
       const from = await refundRepo.settleRefund(input.refundNo, input);
       if (from) deps.metrics.transition('refund', from, input.status);
     },
 
-    /** Publishes a refund event to the refund's notify_url, else the order's. */
-    async notifyRefundEvent(input: { refundNo: string; type: NotificationEvent }): Promise<string | null> {
+    /**
+     * Publishes a refund event to the refund's notify_url, else the order's. With `settled`, the
+     * outcome the database refused to record: the event says it rather than the row.
+     */
+    async notifyRefundEvent(input: {
+      refundNo: string;
+      type: NotificationEvent;
+      settled?: RefundOutcome;
+    }): Promise<string | null> {
       const refund = await refundRepo.findRefundByNo(input.refundNo);
       if (!refund) return null;
       const order = await orders.findOrderByTradeNo(refund.tradeNo);
       const url = refund.notifyUrl || order?.notifyUrl;
       if (!url) return null;
+      const view = refundView(refund);
       return deps.publisher.publish({
         appId: refund.appId,
         type: input.type,
         eventKey: `${input.type}:${refund.refundNo}`,
         url,
-        data: refundView(refund),
+        data: input.settled
+          ? {
+              ...view,
+              status: input.settled.status,
+              channel_refund_no: input.settled.channelRefundNo ?? view.channel_refund_no,
+              refund_time: input.settled.refundTime,
+            }
+          : view,
         occurredAt: new Date().toISOString(),
         tradeNo: refund.tradeNo,
         refundNo: refund.refundNo,

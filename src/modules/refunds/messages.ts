@@ -56,8 +56,19 @@ export interface RefundWorkflowInput {
 export interface AbnormalRefundRequest {
   method: 'user_bank_card' | 'merchant_bank_card';
   bankType: string | null;
-  bankAccount: string | null;
-  realName: string | null;
+  /**
+   * The buyer's bank account and name (user_bank_card), sealed by the service with the payload
+   * keys and bound to the refund (./payee.ts); only the activity that hands them to the channel
+   * opens them. The update and the activity input are kept in the history: sealed, neither the
+   * codec server nor anyone reading the history sees them.
+   */
+  sealedPayee?: string | null;
+  /**
+   * The same in plain text, as requests carried them before the payee was sealed: only in runs
+   * recorded then, whose activity still takes them.
+   */
+  bankAccount?: string | null;
+  realName?: string | null;
 }
 
 /** The refund as the channel took the request: still `abnormal` until it is paid out. */

@@ -43,8 +43,9 @@ export const refundSchema = Joi.object({
 const forBankCard = (field: Joi.StringSchema) =>
   field.when('method', { is: 'user_bank_card', then: Joi.required(), otherwise: Joi.forbidden() });
 
-// SPEC §3.5: how an abnormal refund is paid out instead. The personal fields are sent to the
-// channel sealed with its key and are never logged.
+// SPEC §3.5: how an abnormal refund is paid out instead. The personal fields are sealed before
+// they enter Temporal, sent to the channel sealed with its key, and never logged: a refusal names
+// the field, never its value (platform/http/strict.ts).
 export const abnormalRefundSchema = Joi.object({
   refund_no: Joi.string()
     .min(1)
@@ -62,7 +63,7 @@ export const abnormalRefundSchema = Joi.object({
     Joi.string()
       .min(1)
       .max(32)
-      .pattern(/^[A-Za-z0-9_]+$/, 'bank code')
+      .pattern(/^[A-Za-z0-9_]+$/, 'a bank code of A-Z a-z 0-9 _')
       .description("The buyer's bank, as the channel codes it (WeChat Pay `bank_type`, e.g. `ICBC_DEBIT`)."),
   ),
   bank_account: forBankCard(

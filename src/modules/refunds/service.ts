@@ -2,6 +2,7 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
 import { deliverUpdate } from '../../platform/temporal-updates';
 import { searchAttributes } from '../../platform/workflow/definitions';
 import { AppError } from '../../platform/errors';
@@ -29,6 +30,7 @@ import type { Refund } from './model';
 import type { Order } from '../orders';
 import type { refundWorkflow } from './workflow';
 import { RefundRepository } from './repository';
+import { sealAbnormalPayee } from './payee';
 import { refundView } from './view';
 
 /** POST /api/v1/pay/refund's fields, validated. */
@@ -76,6 +78,8 @@ export class RefundService {
       taskQueue: string;
       channels: ChannelRegistry;
       requestTimeoutMs: number;
+      /** Seal an abnormal refund's payee before it enters Temporal. */
+      payloadKeys: Keyring;
     },
     private readonly orders: OrderService,
   ) {
@@ -146,11 +150,15 @@ export class RefundService {
     if (!channel?.refunds?.applyAbnormal) {
       throw new AppError('channel_not_support', `channel ${order.channelCode} has no abnormal refunds`);
     }
+    // Sealed before it enters Temporal: the bank account and the name are never kept (SPEC §3.5).
+    const sealedPayee = sealAbnormalPayee(this.deps.payloadKeys, refund.refundNo, {
+      bankAccount: body.bank_account ?? null,
+      realName: body.real_name ?? null,
+    });
     const request: AbnormalRefundRequest = {
       method: body.method,
       bankType: body.bank_type ?? null,
-      bankAccount: body.bank_account ?? null,
-      realName: body.real_name ?? null,
+      ...(sealedPayee ? { sealedPayee } : {}),
     };
     try {
       return await deliverUpdate(

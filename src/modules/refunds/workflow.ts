@@ -26,6 +26,7 @@ import type { ErrorCode } from '../../platform/errors';
 import { pollingOptions, pollUnless } from '../../platform/workflow/polling';
 import type { RefundState } from '../../channels/ports';
 import { refundSettledSignal } from '../orders/messages';
+import { unlessRefusedForGood } from '../../platform/workflow/refused-writes';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelBackground);
 const channelCall = proxyActivities<Activities>(activityProfiles.channelCall);
@@ -136,13 +137,21 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
     const abnormalFromItsRow = outcome.status === 'abnormal' && patched(patches.refundAbnormalFromItsRow);
     if (abnormalFromItsRow) phase = 'abnormal';
 
-    await db.recordRefundSettled({
+    const settled = {
       refundNo: input.refundNo,
       status: outcome.status,
       channelRefundNo: outcome.channelRefundNo,
       refundTime: outcome.status === 'success' ? (outcome.refundedAt ?? new Date().toISOString()) : null,
       failReason: outcome.status === 'success' ? null : outcome.reason,
-    });
+    };
+    // A row the database refuses to settle for good must not keep the order's amount reserved
+    // for ever: the order is still told and the outcome still announced, and an operator is
+    // told what to record. (No older history holds such a refusal: no patch is needed.)
+    const recorded = await unlessRefusedForGood(
+      "the refund's outcome",
+      { refund_no: input.refundNo, trade_no: input.tradeNo, status: outcome.status },
+      () => db.recordRefundSettled(settled),
+    );
     // Tell the order, unless nothing changes for it (an abnormal refund still abnormal). An order
     // whose run has ended (its amounts final) needs no word of an abnormal refund paid out.
     if (!(amountCounted && outcome.status === 'abnormal')) {
@@ -159,15 +168,23 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
         });
       }
     }
-    await publish.notifyRefundEvent({
-      refundNo: input.refundNo,
-      type:
-        outcome.status === 'success'
-          ? 'refund.succeeded'
-          : outcome.status === 'abnormal'
-            ? 'refund.abnormal'
-            : 'refund.failed',
-    });
+    // The order knows already: a notification the database refuses is left to an operator.
+    await unlessRefusedForGood(
+      `the refund's ${outcome.status} notification`,
+      { refund_no: input.refundNo, trade_no: input.tradeNo },
+      () =>
+        publish.notifyRefundEvent({
+          refundNo: input.refundNo,
+          type:
+            outcome.status === 'success'
+              ? 'refund.succeeded'
+              : outcome.status === 'abnormal'
+                ? 'refund.abnormal'
+                : 'refund.failed',
+          // The row still says what it said before: the notification says what happened.
+          ...(recorded ? {} : { settled }),
+        }),
+    );
     upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: outcome.status }]);
     if (outcome.status !== 'abnormal') return outcome.status;
     if (!abnormalFromItsRow) phase = 'abnormal';

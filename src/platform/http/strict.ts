@@ -29,10 +29,23 @@ export function hostileTextProblem(value: unknown): string | undefined {
 }
 
 /**
+ * Joi's own pattern messages quote the value (`"bank_account" with value "6222…" fails to
+ * match…`), and a refusal's message reaches clients' logs: these name the field and the format
+ * only, whatever the field holds (a card number, a name, a secret). A schema's own messages win.
+ */
+const VALUE_FREE_MESSAGES = {
+  'string.pattern.base': '{{#label}} is not in the required format',
+  'string.pattern.name': '{{#label}} must be {{#name}}',
+  'string.pattern.invert.base': '{{#label}} is in a format that is not allowed',
+  'string.pattern.invert.name': '{{#label}} must not be {{#name}}',
+};
+
+/**
  * Validates strictly: U+0000 and `__proto__` refused first (hostileTextProblem), then the schema
  * with no type coercion and unknown keys refused. The first problem becomes the error `refuse`
- * makes of its message, which names the field (`"amount" must be greater than or equal to 1`):
- * each edge answers in its own vocabulary, the API with its envelope, the sandbox as a channel.
+ * makes of its message, which names the field (`"amount" must be greater than or equal to 1`)
+ * and never quotes its value: each edge answers in its own vocabulary, the API with its
+ * envelope, the sandbox as a channel.
  */
 export function validateStrictly<T>(
   schema: Joi.Schema<T>,
@@ -45,6 +58,7 @@ export function validateStrictly<T>(
     convert: false,
     abortEarly: true,
     allowUnknown: false,
+    messages: VALUE_FREE_MESSAGES,
     errors: { wrap: { label: '"' } },
   });
   if (error) throw refuse(error.message);
