@@ -84,13 +84,21 @@ export function createActivities(given: WorkerActivityDeps) {
  * wedging the workflow that waits for it; the workflow decides what the failed step means.
  * Activities that know what such a failure means for a client (a merchant_refund_no used twice)
  * say so themselves first. The message names the activity and the SQLSTATE, never SQL or values.
+ *
+ * Not the polls and queries (`await…`, `query…`): they only read, and a workflow takes their
+ * failure for "the channel did not answer" (a refund followed to `failed`, its amount free
+ * again), which a database that refuses a read must never make of a refund the channel made.
+ * They go on retrying, visibly, until the database is mended.
  */
-function failingPermanentDatabaseErrors<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
-  logger: Logger,
-  activities: T,
-): T {
+export function failingPermanentDatabaseErrors<
+  T extends Record<string, (...args: never[]) => Promise<unknown>>,
+>(logger: Logger, activities: T): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(activities)) {
+    if (/^(await|query)[A-Z]/.test(name)) {
+      wrapped[name] = fn;
+      continue;
+    }
     wrapped[name] = async (...args: never[]) => {
       try {
         return await fn(...args);

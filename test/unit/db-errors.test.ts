@@ -1,5 +1,8 @@
 import { UniqueConstraintError, DatabaseError, ConnectionRefusedError } from 'sequelize';
+import { ApplicationFailure } from '@temporalio/common';
 import { isPermanentDatabaseError, sqlStateOf, violatedConstraint } from '../../src/platform/db/errors';
+import type { Logger } from '../../src/platform/logger';
+import { failingPermanentDatabaseErrors } from '../../src/worker/activities';
 
 /** A pg error as the driver raises it, wrapped as Sequelize wraps it. */
 function pgError(code: string, constraint?: string): Error {
@@ -40,5 +43,30 @@ describe('permanent database errors', () => {
     });
     expect(isPermanentDatabaseError(err)).toBe(true);
     expect(violatedConstraint(err)).toBe('refunds_app_merchant_refund_no');
+  });
+});
+
+describe('activities that meet a permanent database error', () => {
+  const logger = { error: () => undefined } as unknown as Logger;
+  const refused = () => Promise.reject(new DatabaseError(pgError('23514') as never));
+
+  test('when a write is refused for good, then its activity fails at once as internal_system, naming it', async () => {
+    const { recordRefundSettled } = failingPermanentDatabaseErrors(logger, { recordRefundSettled: refused });
+    const err = await recordRefundSettled().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'internal_system', nonRetryable: true });
+    expect((err as Error).message).toContain('recordRefundSettled');
+  });
+
+  test('when a poll or a query meets one, then it fails as before and is retried: it is never taken for an unanswered channel', async () => {
+    const { awaitChannelRefund, queryChannelRefund } = failingPermanentDatabaseErrors(logger, {
+      awaitChannelRefund: refused,
+      queryChannelRefund: refused,
+    });
+    for (const call of [awaitChannelRefund, queryChannelRefund]) {
+      const err = await call().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DatabaseError);
+      expect(err).not.toBeInstanceOf(ApplicationFailure);
+    }
   });
 });
