@@ -33,7 +33,7 @@ function describeEvent(e: temporal.api.history.v1.IHistoryEvent): string {
 
 export async function gatherEvidence(opts: {
   violations: string[];
-  journeys: OrderJourney[];
+  journeys: { tradeNo?: string }[] | OrderJourney[];
   databaseUrl: string;
   temporalAddress: string;
   appId: string;
@@ -67,11 +67,12 @@ export async function gatherEvidence(opts: {
       }
       out.push({
         tradeNo,
-        journey: opts.journeys.find((j) => j.tradeNo === tradeNo),
+        journey: (opts.journeys as { tradeNo?: string }[]).find((j) => j.tradeNo === tradeNo),
         order,
         channelOrder: (await rows('SELECT * FROM sandbox_orders WHERE trade_no = $1'))[0],
         refunds: await rows('SELECT * FROM refunds WHERE trade_no = $1'),
         channelRefunds: await rows('SELECT * FROM sandbox_refunds WHERE trade_no = $1'),
+        shareSteps: await rows('SELECT * FROM profit_share_steps WHERE trade_no = $1 ORDER BY created_at'),
         notifications: await rows(
           'SELECT notification_id, event_type, status, attempt_count, last_error FROM notifications WHERE trade_no = $1',
         ),

@@ -9,6 +9,7 @@ import { say } from '../../bench/lib/cli';
 import { progressBar } from '../../bench/lib/progress';
 import { killAtHolds, SHARING_HOLDS, type HoldKill } from './holds';
 import { writeReport } from './report';
+import { gatherEvidence } from './evidence';
 import {
   lastFen,
   leftReserved,
@@ -119,6 +120,14 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
     }
   }
 
+  // Gathered while the stack still runs, so that a failure explains itself from its report.
+  const evidence = await gatherEvidence({
+    violations: found,
+    journeys,
+    databaseUrl: stack.databaseUrl!,
+    temporalAddress: stack.temporalAddress,
+    appId: stack.app.app_id,
+  }).catch((err: unknown) => [{ error: `evidence not gathered: ${String(err)}` }]);
   const n = (x: string) => Number(x);
   const total = (f: (r: (typeof state.rows)[number]) => number) => state.rows.reduce((s, r) => s + f(r), 0);
   const refundAnswers: Record<string, number> = {};
@@ -151,6 +160,7 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
       `at the channel: ${money.paid_in} paid in; ${money.refunded} refunded, ${money.shared} shared, ${money.returned} returned`,
       `chaos: ${reached.length} kills of ${SHARING_HOLDS.length * o.kills} planned, ${survived.length} survived; ` +
         `invariants checked on ${paid} orders: violations: ${found.length}`,
+      ...evidence.map((e) => `  evidence: ${JSON.stringify(e).slice(0, 3_000)}…`),
       ...found.slice(0, 30).map((v) => `  violation: ${v}`),
     ].join('\n'),
   );
@@ -166,6 +176,7 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
     money,
     requests: stats,
     violations: found,
+    evidence,
   });
   const allKilled = reached.length === SHARING_HOLDS.length * o.kills && survived.length === reached.length;
   if (!allKilled) say('not every planned kill happened and was survived (see the table)');

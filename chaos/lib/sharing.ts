@@ -246,7 +246,7 @@ export function sharingViolations(
       const announced = new Set(
         deliveries.filter((d) => d.refundNo === refundNo && d.type.startsWith('refund.')).map((d) => d.id),
       ).size;
-      if (announced !== 1) out.push(`refund ${refundNo} was announced ${announced} times`);
+      if (announced !== 1) out.push(`refund ${refundNo} of ${o.trade_no} was announced ${announced} times`);
     }
   }
   return out;

@@ -154,13 +154,26 @@ describe('a return WeChat Pay settles late, the share made at once', () => {
       60_000,
     );
     // The return this refund needs stays PROCESSING longer than the refund asks for it.
-    const first = await pay.post('/api/v1/pay/refund', {
+    const body = {
       trade_no: order.tradeNo,
       refund_amount: 100,
       reason: '[sandbox:return-processing]',
       merchant_refund_no: `MR-${randomUUID()}`,
-    });
+    };
+    const pending = pay.post('/api/v1/pay/refund', body);
+    // The same request again while the order still decides it gets the same decision, not the
+    // row's `processing` of a refund that will be refused.
+    await until('the refund recorded', async () =>
+      (await pay.count('SELECT count(*) AS n FROM refunds WHERE merchant_refund_no = :m', {
+        m: body.merchant_refund_no,
+      })) === 1
+        ? true
+        : undefined,
+    );
+    const again = await pay.post('/api/v1/pay/refund', body);
+    const first = await pending;
     expect({ status: first.status, code: first.code }).toEqual({ status: 422, code: 'refund_amount_exceed' });
+    expect({ status: again.status, code: again.code }).toEqual({ status: 422, code: 'refund_amount_exceed' });
     // Meanwhile the part counts as the receiver's: only the unshared 60 can be refunded.
     expect(
       await pay.post('/api/v1/pay/refund', { trade_no: order.tradeNo, refund_amount: 61 }),

@@ -99,7 +99,10 @@ export class RefundService {
       // SPEC §3.5: unique per app across its orders.
       if (known && known.tradeNo !== body.trade_no)
         throw new AppError('invalid_param', MERCHANT_REFUND_NO_USED);
-      if (known) return refundAnswer(known);
+      // A refund that has ended is answered as it ended. One still processing may still be
+      // being decided by its order (its row is written before the share is taken back and the
+      // channel asked): its order answers the repeat, with the decision the first request gets.
+      if (known && known.status !== 'processing') return refundAnswer(known);
     }
     const order = await this.orders.find(appId, body.trade_no);
     const refusal = refundRefusal(order.status);
@@ -122,7 +125,11 @@ export class RefundService {
       // The order's workflow has ended: fully refunded (or closed) since the read above, or
       // right after this very refund, whose answer was then lost with the run. The refund's
       // own number says which: the workflow records a refund before it asks the channel.
-      const mine = await this.repository.findRefund(appId, refundNo);
+      const mine =
+        (await this.repository.findRefund(appId, refundNo)) ??
+        (body.merchant_refund_no
+          ? await this.repository.findRefundByMerchantRefundNo(appId, body.merchant_refund_no)
+          : null);
       if (mine?.status === 'failed') {
         throw new AppError('channel_refund_fail', mine.failReason ?? 'the channel refused the refund');
       }
