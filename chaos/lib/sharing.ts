@@ -242,6 +242,9 @@ export function sharingViolations(
       if (!['200 success', '422 refund_amount_exceed'].includes(decidedAs))
         out.push(`refund ${r.merchantRefundNo} of ${o.trade_no} was answered ${decidedAs}`);
       if (r.answer?.status !== 200) continue;
+      // A repeat answered with a refund its order had already refused (status failed, never at
+      // the channel) told the client its end itself: there is no refund workflow to announce it.
+      if (r.answer.data!.status === 'failed') continue;
       const refundNo = String(r.answer.data!.refund_no);
       const announced = new Set(
         deliveries.filter((d) => d.refundNo === refundNo && d.type.startsWith('refund.')).map((d) => d.id),
