@@ -18,7 +18,7 @@ const MERCHANT_REFUND_NO_INDEX = 'refunds_app_merchant_refund_no';
 export const MERCHANT_REFUND_NO_USED = 'merchant_refund_no already used for another order';
 
 /** A refund's final result, as its row records it. */
-interface RefundOutcome {
+export interface RefundOutcome {
   refundNo: string;
   status: 'success' | 'failed' | 'abnormal';
   channelRefundNo: string | null;
