@@ -3,6 +3,8 @@
  * (never a 500 for the client's own fault), and routing and authorization agreeing on every path.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import { QueryTypes } from 'sequelize';
 import { signSandboxPayload } from '../../src/channels/sandbox/signature';
@@ -10,6 +12,7 @@ import { connectDatabase } from '../../src/platform/db';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { signRequest } from '../../src/platform/crypto/http-signature';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { UPLOAD_TEMP_PREFIX } from '../../src/platform/http/multipart';
 import { serveApi, startTestStack, uniqueName, type ExtraApi, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
 import { multipart, type Part } from '../support/multipart';
@@ -70,17 +73,24 @@ async function count(sql: string, replacements: Record<string, unknown> = {}): P
   return Number(rows[0]!.n);
 }
 
+/** The API runs in this process: the upload temp files it has now. */
+const uploadTempFiles = () => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(UPLOAD_TEMP_PREFIX));
+
+/** An upload, answered however it is; whatever the answer, it leaves no temp file behind. */
 async function upload(creds: AppCredentials, parts: Part[]): Promise<Answer<{ file_id: string }>> {
   const { body, contentType } = multipart(parts);
   const target = '/api/v1/merchant/upload-file';
   const signed = signRequest({ method: 'POST', target, body, keyId: creds.app_id, secret: creds.secret });
-  return answer(
+  const before = new Set(uploadTempFiles());
+  const res = await answer<{ file_id: string }>(
     await fetch(`${stack.baseUrl}${target}`, {
       method: 'POST',
       headers: { ...signed, 'content-type': contentType },
       body,
     }),
   );
+  expect(uploadTempFiles().filter((f) => !before.has(f))).toEqual([]);
+  return res;
 }
 
 const PNG = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(256)]);

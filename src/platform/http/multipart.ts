@@ -267,7 +267,13 @@ export async function receiveMultipart(
     // Parts reach the parser only past onPart below, which lets through the file part alone.
     filter: (part) => part.name === limits.fileField,
   });
-  const fail = (err: AppError) => (form as unknown as FailableForm)._error(err);
+  // Once refused, no later part is handled: a file part after a refused one would otherwise be
+  // written to a temp file after the refusal had removed those written so far.
+  let refused = false;
+  const fail = (err: AppError) => {
+    refused = true;
+    (form as unknown as FailableForm)._error(err);
+  };
   body.onOverLimit = () => fail(invalid(limits.bodyTooLargeMessage));
 
   // Text parts as they come, by name: formidable's own `fields` object would take a part named
@@ -281,6 +287,7 @@ export async function receiveMultipart(
   // accepted ends the parse there, whatever its size.
   const announcedParts = new Set<string>();
   form.onPart = (part) => {
+    if (refused) return;
     const name = part.name ?? '';
     const isFile = part.originalFilename !== null;
     let problem: AppError | undefined;
