@@ -206,13 +206,16 @@ describe('share returns', () => {
 });
 
 describe('unfreeze', () => {
-  test('when a frozen payment is unfrozen, then WeChat Pay has one FINISHED unfreeze order with the description, a repeat is the same, and nothing can be shared after', async () => {
+  test('when a frozen payment is unfrozen, then WeChat Pay answers PROCESSING, a query later reads it finished with the description, and nothing can be shared after', async () => {
     const { tradeNo, ctx } = await paidOrder();
     const ps = channel.profitSharing;
     const input = { tradeNo, unfreezeNo: no('U'), description: 'refunded in full: nothing to share' };
+    // 解冻剩余资金 is asynchronous: the unfreeze is followed by querying it as a sharing order.
+    expect(await ps.unfreeze!(ctx, input)).toEqual({ status: 'processing' });
+    await until('the unfreeze finished', async () =>
+      (await ps.query!(ctx, { tradeNo, shareNo: input.unfreezeNo })).status === 'finished' ? true : undefined,
+    );
     expect(await ps.unfreeze!(ctx, input)).toEqual({ status: 'finished' });
-    expect(await ps.unfreeze!(ctx, input)).toEqual({ status: 'finished' });
-    expect(await ps.query!(ctx, { tradeNo, shareNo: input.unfreezeNo })).toEqual({ status: 'finished' });
     expect(sandbox.unfreezes(ctx.channelTradeNo!)).toEqual([
       expect.objectContaining({
         out_order_no: input.unfreezeNo,
