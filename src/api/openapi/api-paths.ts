@@ -56,7 +56,7 @@ export function apiPaths(): Record<string, Record<string, Schema>> {
   const paths: Record<string, Record<string, Schema>> = {};
   paths['/api/v1/notify/payment/{channelCode}'] = { post: callbackOperation };
   paths['/livez'] = {
-    get: plainOperation('livez', 'Liveness', 'Answers 200 while the process is alive (SPEC §9).', {
+    get: plainOperation('livez', 'Liveness', 'Answers 200 while the process is alive.', {
       200: jsonResponse('Alive.', successEnvelope(schemaRef('Alive'))),
     }),
   };

@@ -130,18 +130,27 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
     },
     servers: [{ url: '/', description: 'This durapay API.' }],
     tags: [
-      { name: 'Payments', description: 'Orders and refunds (SPEC §3).' },
-      { name: 'Merchants', description: 'Merchants and onboarding (SPEC §5).' },
+      { name: 'Payments', description: 'Orders and refunds; every call needs the `payments` scope.' },
+      {
+        name: 'Merchants',
+        description:
+          'Merchants and their onboarding at the channels; every call needs the `merchants` scope.',
+      },
       {
         name: 'Notifications',
-        description: 'Standard Webhooks notifications to your `notify_url` (SPEC §6).',
+        description:
+          'Standard Webhooks notifications to your `notify_url`, retried until one answers 2xx, and the record of their attempts.',
       },
-      { name: 'Channel callbacks', description: 'Called by payment channels (SPEC §4).' },
+      {
+        name: 'Channel callbacks',
+        description:
+          "Called by payment channels, not by apps: always answered 200, with the channel's acknowledgement or `fail`.",
+      },
       { name: 'Operations', description: 'Health, readiness, metrics and this document.' },
       {
         name: 'Codec server',
         description:
-          'For operators: the Temporal UI decodes the sealed workflow payloads through these (SPEC §7). Each call needs the codec token.',
+          'For operators: workflow payloads are encrypted before they reach Temporal, and the Temporal UI decodes them through these. Each call needs the codec token.',
       },
     ],
     paths,

@@ -45,7 +45,7 @@ export const AUTH_ERRORS: Record<401 | 403 | 429, DocumentedErrorCode[]> = {
 export const STATUS_DESCRIPTIONS: Record<number, string> = {
   200: 'Success.',
   400: 'The request is malformed: a body that is not JSON, over 1 MiB or compressed, a field that fails validation (the message names it), a bad path value.',
-  401: "The request's signature does not verify, or names no app (SPEC §2).",
+  401: "The request's signature is missing or does not verify (`created` more than 300 s from the server's clock and a nonce used again within 10 minutes included), or its `keyid` names no app.",
   403: 'The app is disabled or lacks the scope.',
   404: 'Not found.',
   422: 'The request is well formed but the business state refuses it.',

@@ -11,7 +11,7 @@ export const applicationOperations: ApiOperation[] = [
     tag: 'Merchants',
     summary: 'Apply for onboarding at a channel',
     description:
-      "Starts an onboarding application (SPEC §5.6), followed by polling until it is final; each change is posted to `notify_url`. While the merchant's application at this channel is not final, applying again returns its `application_id` and submits nothing.",
+      "Starts an onboarding application at the channel, followed by polling until it is final; each change is posted to `notify_url`. While the merchant's application at this channel is not final, applying again returns its `application_id` and submits nothing.",
     scope: 'merchants',
     pathParameters: [merchantIdParameter],
     body: { name: 'ApplyRequest', schema: applySchema, required: true },
@@ -25,7 +25,7 @@ export const applicationOperations: ApiOperation[] = [
     tag: 'Merchants',
     summary: "Read the merchant's latest application",
     description:
-      'The latest application and its audit state (SPEC §5.7). A merchant without an application is `404 order_not_found`, "application not found".',
+      'The latest application and its audit state. A merchant without an application is `404 order_not_found`, "application not found".',
     scope: 'merchants',
     pathParameters: [merchantIdParameter],
     data: 'Application',

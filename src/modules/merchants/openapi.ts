@@ -17,7 +17,7 @@ export const merchantOperations: ApiOperation[] = [
     tag: 'Merchants',
     summary: 'Create a merchant',
     description:
-      'Records a merchant of this app (SPEC §5.1). Any failure of the creation, a duplicate `merchant_id` included, is `500 database_error` with a clean message.',
+      'Records a merchant of this app. Any failure of the creation, a duplicate `merchant_id` included, is `500 database_error` with a clean message.',
     scope: 'merchants',
     body: { name: 'CreateMerchantRequest', schema: createMerchantSchema, required: true },
     data: 'CreatedMerchant',
@@ -29,7 +29,8 @@ export const merchantOperations: ApiOperation[] = [
     operationId: 'listMerchants',
     tag: 'Merchants',
     summary: 'List merchants',
-    description: 'Newest first (SPEC §5.3); `limit` and `offset` in the answer are the values used.',
+    description:
+      'Newest first; `status` filters exactly. Paging values are never refused: `limit` above 100 is read as 100, a negative or non-integer `limit` or `offset` as 0; `limit` and `offset` in the answer are the values used.',
     scope: 'merchants',
     query: listMerchantsQuery,
     data: 'MerchantPage',
@@ -42,7 +43,7 @@ export const merchantOperations: ApiOperation[] = [
     tag: 'Merchants',
     summary: 'Upload an onboarding document',
     description:
-      'Forwards a document to the channel and returns its `file_id` (SPEC §5.5). Sign it like any request: `Content-Digest` covers the multipart body as sent. Only the base name of the file name is forwarded; durapay keeps the file id, media type, size and SHA-256, never the content.',
+      'Forwards a document to the channel and returns its `file_id`. Sign it like any request: `Content-Digest` covers the multipart body as sent. Only the base name of the file name is forwarded; durapay keeps the file id, media type, size and SHA-256, never the content.',
     scope: 'merchants',
     multipart: {
       type: 'object',
@@ -66,7 +67,8 @@ export const merchantOperations: ApiOperation[] = [
     operationId: 'getMerchant',
     tag: 'Merchants',
     summary: 'Get a merchant',
-    description: 'The merchant record, bank account masked (SPEC §5.4).',
+    description:
+      'The merchant record, its bank account masked but for the last 4 digits. An unknown merchant, or another app\'s, is `404 order_not_found`, "merchant not found".',
     scope: 'merchants',
     pathParameters: [merchantIdParameter],
     data: 'Merchant',

@@ -10,7 +10,7 @@ export const notificationOperations: ApiOperation[] = [
     operationId: 'listNotifications',
     tag: 'Notifications',
     summary: 'List notifications with their attempts',
-    description: 'Newest first, with every recorded delivery attempt (SPEC §6).',
+    description: 'Newest first, with every recorded delivery attempt (time, HTTP status, latency, error).',
     scope: 'payments',
     query: listNotificationsQuery,
     data: 'NotificationPage',
@@ -22,7 +22,7 @@ export const notificationOperations: ApiOperation[] = [
     operationId: 'resendNotification',
     tag: 'Notifications',
     summary: 'Deliver a notification again',
-    description: 'Starts a fresh series of attempts with the same `webhook-id` (SPEC §6).',
+    description: 'Starts a fresh series of attempts with the same `webhook-id`.',
     scope: 'payments',
     pathParameters: [
       {

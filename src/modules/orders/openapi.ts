@@ -17,7 +17,7 @@ export const paymentOperations: ApiOperation[] = [
     tag: 'Payments',
     summary: 'Create a payment order',
     description:
-      'Creates the order at the channel and returns what the buyer pays with (SPEC §3.1). Idempotent on `(app, merchant_order_no)`: a repeat of a pending order returns the same `trade_no` with `is_idempotent: true` and calls the channel no more; one that is paid or refunded answers `422 order_already_paid`, one closed `422 order_closed`. A create the channel refused leaves no order behind.',
+      'Creates the order at the channel and returns what the buyer pays with. Idempotent on `(app, merchant_order_no)`: a repeat of a pending order with the same amount, pay method, channel, merchant and sharing amount returns the same `trade_no` with `is_idempotent: true` and calls the channel no more, one with any of those different answers `400 invalid_param`; one that is paid or refunded answers `422 order_already_paid`, one closed `422 order_closed`. A create the channel refused leaves no order behind.',
     scope: 'payments',
     body: { name: 'CreateOrderRequest', schema: createOrderSchema, required: true },
     data: 'CreatedOrder',
@@ -41,7 +41,7 @@ export const paymentOperations: ApiOperation[] = [
     tag: 'Payments',
     summary: 'Query an order',
     description:
-      "Reads the order as durapay has recorded it (SPEC §3.3). Another app's order answers as if it did not exist.",
+      "Reads the order as durapay has recorded it. An unknown order, or another app's, answers `422 order_not_found`.",
     scope: 'payments',
     pathParameters: [tradeNoParameter],
     data: 'Order',
@@ -54,7 +54,7 @@ export const paymentOperations: ApiOperation[] = [
     tag: 'Payments',
     summary: 'Close a pending order',
     description:
-      'Closes the order at the channel (SPEC §3.4). Closing a closed order succeeds again. If the channel reports the order paid while closing, it becomes `paid` and the answer is `422 order_already_paid`.',
+      'Closes a pending order at the channel. Closing a closed order succeeds again; a paid or refunded one answers `422 order_already_paid`. If the channel reports the order paid while closing, it becomes `paid` and the answer is `422 order_already_paid`.',
     scope: 'payments',
     body: { name: 'CloseOrderRequest', schema: closeOrderSchema, required: true },
     data: null,

@@ -10,7 +10,7 @@ export const refundOperations: ApiOperation[] = [
     tag: 'Payments',
     summary: 'Refund a paid order',
     description:
-      'Starts a refund (SPEC §3.5); its final status arrives by callback or polling and is posted to `notify_url`. Refunds of one order are serialized. A refund the channel did not answer (`502 channel_timeout`) keeps its amount reserved: send it again with the same `merchant_refund_no` to learn how it ended.',
+      "Starts a refund of at most the order's refundable amount (its amount less the refunds succeeded, abnormal or in flight, and less what was shared to receivers and not returned); its final status arrives by callback or polling and is posted to `notify_url`. Refunds of one order are serialized. A refund the channel did not answer (`502 channel_timeout`) keeps its amount reserved: send it again with the same `merchant_refund_no` to learn how it ended.",
     scope: 'payments',
     body: { name: 'RefundRequest', schema: refundSchema, required: true },
     data: 'RefundResult',
@@ -27,7 +27,7 @@ export const refundOperations: ApiOperation[] = [
     tag: 'Payments',
     summary: 'Pay out an abnormal refund another way',
     description:
-      "Asks the channel to pay an `abnormal` refund (the buyer's account could not take it) to a bank card instead (SPEC §3.5; WeChat Pay 发起异常退款). The bank account and name are sent sealed with the channel's key and never stored. The refund stays `abnormal` until the channel pays it out, then becomes `success` and `refund.succeeded` is posted. A refund that is not abnormal: `400 invalid_param`.",
+      "Asks the channel to pay an `abnormal` refund (the buyer's account could not take it) to a bank card instead (WeChat Pay 发起异常退款). The bank account and name are sent sealed with the channel's key and never stored. The refund stays `abnormal` until the channel pays it out, then becomes `success` and `refund.succeeded` is posted. A refund that is not abnormal: `400 invalid_param`.",
     scope: 'payments',
     body: { name: 'AbnormalRefundRequest', schema: abnormalRefundSchema, required: true },
     data: 'AbnormalRefundResult',
@@ -43,7 +43,8 @@ export const refundOperations: ApiOperation[] = [
     operationId: 'queryRefund',
     tag: 'Payments',
     summary: 'Query a refund',
-    description: 'Reads the refund as durapay has recorded it (SPEC §3.6).',
+    description:
+      "Reads the refund as durapay has recorded it. An unknown refund, or another app's, answers `422 refund_not_found`.",
     scope: 'payments',
     pathParameters: [
       {
