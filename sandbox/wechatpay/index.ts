@@ -6,11 +6,11 @@
  */
 export {
   createWechatpaySandbox,
-  CALLBACK_RETRY_DELAYS_MS,
   type WechatpaySandbox,
   type WechatpaySandboxLogger,
   type WechatpaySandboxOptions,
 } from './router';
+export { CALLBACK_RETRY_DELAYS_MS } from './callbacks';
 export {
   generateWechatpaySandboxKeys,
   loadOrCreateWechatpaySandboxKeys,

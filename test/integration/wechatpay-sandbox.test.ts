@@ -24,7 +24,7 @@ import {
   type WechatpaySandbox,
   type WechatpaySandboxKeys,
 } from '../../sandbox/wechatpay';
-import { CALLBACK_RETRY_DELAYS_MS } from '../../sandbox/wechatpay/router';
+import { CALLBACK_RETRY_DELAYS_MS } from '../../sandbox/wechatpay/callbacks';
 import { loadConfig } from '../../src/platform/config';
 import { RecordedBackground } from '../support/background';
 import { Receiver, type ReceivedRequest } from '../support/receiver';

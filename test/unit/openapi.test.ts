@@ -159,4 +159,17 @@ describe('the OpenAPI document', () => {
     }
     expect([...ERROR_CODES].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
   });
+
+  test('when every text of the document is read, then none points at the contract, which its readers do not have', () => {
+    const pointers: string[] = [];
+    const walk = (value: unknown, at: string) => {
+      if (typeof value === 'string') {
+        if (/\bSPEC\b|§|\bseed\b/.test(value)) pointers.push(`${at}: ${value}`);
+      } else if (value && typeof value === 'object') {
+        for (const [key, inner] of Object.entries(value)) walk(inner, `${at}/${key}`);
+      }
+    };
+    walk(document, '#');
+    expect(pointers).toEqual([]);
+  });
 });

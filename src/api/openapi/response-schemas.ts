@@ -137,7 +137,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
         description: 'True when this create repeated an existing pending order.',
       },
     },
-    'SPEC §3.1',
+    'The created order and what the buyer pays with.',
   ),
   Order: record(
     {
@@ -171,7 +171,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       expire_time: time,
       closed_at: timeOrNull,
     },
-    'SPEC §3.3',
+    'An order as durapay has recorded it.',
   ),
   RefundResult: record(
     {
@@ -181,7 +181,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       status: refundStatus,
       channel_refund_no: textOrNull,
     },
-    'SPEC §3.5',
+    'The refund; the final status of a `processing` one arrives later and is notified.',
   ),
   AbnormalRefundResult: record(
     {
@@ -195,7 +195,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       },
       channel_refund_no: textOrNull,
     },
-    'SPEC §3.5',
+    'The abnormal refund the channel was asked to pay out.',
   ),
   Refund: record(
     {
@@ -209,9 +209,9 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       merchant_refund_no: textOrNull,
       created_at: time,
     },
-    'SPEC §3.6',
+    'A refund as durapay has recorded it.',
   ),
-  CreatedMerchant: record({ merchant_id: text }, 'SPEC §5.1'),
+  CreatedMerchant: record({ merchant_id: text }, 'The merchant recorded.'),
   Merchant: record(
     {
       merchant_id: text,
@@ -226,7 +226,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       created_at: time,
       updated_at: time,
     },
-    'SPEC §5.2',
+    'A merchant record, as get and list return it.',
   ),
   MerchantPage: record(
     {
@@ -234,10 +234,13 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       limit: { type: 'integer', minimum: 0, maximum: 100 },
       offset: { type: 'integer', minimum: 0 },
     },
-    'SPEC §5.3: `limit` and `offset` echo the values used.',
+    'A page of merchants, newest first; `limit` and `offset` echo the values used.',
   ),
-  UploadedFile: record({ file_id: text }, 'SPEC §5.5: the id the channel assigned.'),
-  CreatedApplication: record({ application_id: text }, 'SPEC §5.6'),
+  UploadedFile: record({ file_id: text }, 'The id the channel assigned to the file.'),
+  CreatedApplication: record(
+    { application_id: text },
+    'The application started, or the one still in progress at this channel.',
+  ),
   Application: record(
     {
       application_id: text,
@@ -264,7 +267,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       updated_at: time,
       finished_at: timeOrNull,
     },
-    'SPEC §5.7',
+    "The merchant's latest onboarding application.",
   ),
   Notification: record(
     {
@@ -278,7 +281,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       payload: {
         type: 'object',
         required: ['type', 'timestamp', 'data'],
-        description: 'The body POSTed to `url` (SPEC §6).',
+        description: 'The body POSTed to `url`.',
         properties: {
           type: { type: 'string', enum: [...NOTIFICATION_EVENTS] },
           timestamp: { type: 'string', format: 'date-time', description: 'When the event happened.' },
@@ -312,7 +315,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
         }),
       },
     },
-    'SPEC §6 (beyond the seed): a notification with every recorded attempt.',
+    'A notification with every recorded attempt.',
   ),
   NotificationPage: record({
     list: { type: 'array', items: ref('Notification') },

@@ -1,6 +1,6 @@
 // The applications module's public surface. Workflow code imports ./messages instead.
 export { applicationRoutes } from './routes';
-export { applySchema } from './schemas';
+export { applicationOperations } from './openapi';
 export { ApplicationService, type ApplicationServiceDeps } from './service';
 export { createApplicationActivities } from './activities';
 export { applicationsSealedWith, sealLegacyApplicationData } from './repository';

@@ -1,6 +1,6 @@
 // The merchants module's public surface: what other modules and the API may use.
 export { merchantRoutes, type MerchantRoutesDeps } from './routes';
-export { createMerchantSchema, listMerchantsQuery } from './schemas';
+export { merchantIdParameter, merchantOperations } from './openapi';
 export {
   MerchantRepository,
   merchantsSealedWith,

@@ -1,3 +1,5 @@
+// Longer than 400 lines: one factory's activities, each a short step over the channel's ports or
+// the repository, sharing the factory's dependencies; their names are in workflow histories.
 import { ChannelError, toActivityFailure } from '../../channels/errors';
 import {
   portOf,

@@ -1,7 +1,7 @@
 // The orders module's public surface: what other modules and the API may use. Workflow code
 // imports the workflow-safe ./messages and ./rules instead.
 export { paymentRoutes } from './routes';
-export { closeOrderSchema, createOrderSchema } from './schemas';
+export { paymentOperations } from './openapi';
 export { OrderService, type OrderServiceDeps } from './service';
 export { createPaymentActivities, subMerchantOf, tradeContext } from './activities';
 export { OrderRepository } from './repository';

@@ -1,7 +1,7 @@
 // The refunds module's public surface: what other modules and the API may use. Workflow code
 // imports the workflow-safe ./messages instead.
 export { refundRoutes } from './routes';
-export { abnormalRefundSchema, refundSchema } from './schemas';
+export { refundOperations } from './openapi';
 export { RefundService } from './service';
 export { RefundRepository } from './repository';
 export { createRefundActivities } from './activities';
