@@ -2,8 +2,8 @@
 // phases in order, the targets they are judged by); what the phases measure with is in ./lib.
 /**
  * `npm run bench`: how fast durapay takes payments, side by side with the floor of the Temporal
- * server it runs on, measured in the same run on the same machine. See the README's
- * performance section for what each phase measures and the latest figures.
+ * server it runs on, measured in the same run on the same machine. See docs/performance.md
+ * for what each phase measures and the latest figures.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
