@@ -30,7 +30,7 @@ export default tseslint.config(
     },
   },
   {
-    // The architecture (README "Architecture", STYLE.md): what each part of src/ may import.
+    // The architecture (docs/architecture.md, STYLE.md): what each part of src/ may import.
     // A module is reached by other parts only through its index.ts, and by other modules also
     // through its workflow-safe messages.ts and rules.ts; the platform imports no module.
     files: ['src/**/*.ts', 'sandbox/**/*.ts'],

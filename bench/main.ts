@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: how fast durapay takes payments, side by side with the floor of the Temporal
- * server it runs on, measured in the same run on the same machine. See the README's
- * performance section for what each phase measures and the latest figures.
+ * server it runs on, measured in the same run on the same machine. See docs/performance.md
+ * for what each phase measures and the latest figures.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * `npm run chaos`: a whole durapay on this machine under steady load, while its worker, API,
  * Temporal dev server and Postgres are killed with SIGKILL at random moments, several times
- * each; then the invariants of money and of nothing lost are checked. See the README.
+ * each; then the invariants of money and of nothing lost are checked. See docs/testing.md.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -2,7 +2,7 @@
  * `npm run fuzz`: thousands of generated requests over every endpoint, from a seed, against a
  * whole durapay on this machine. Each answer must be the contract's envelope (or the callback's
  * `fail`), never a 5xx for the client's own fault, never a stack trace or SQL text, never later
- * than the request deadline; and the API must log no unexpected error. See the README.
+ * than the request deadline; and the API must log no unexpected error. See docs/testing.md.
  */
 import fs from 'node:fs';
 import os from 'node:os';

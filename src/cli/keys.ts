@@ -47,8 +47,8 @@ export function registerKeyCommands(program: Command, boot: Boot, fail: Fail): v
     .action(async (keyId: string) => {
       const { config, logger, keyring } = bootWithKeys();
       const retired = await withDatabase(config, logger, async (db) => {
-        // Histories cannot be counted from here (the README says when they no longer need a
-        // key); rows can, and a key that still opens some is not retired.
+        // Histories cannot be counted from here (docs/security.md, "Payload keys", says when they no longer
+        // need a key); rows can, and a key that still opens some is not retired.
         const rows = await applicantDataSealedWith(db, keyId);
         if (rows > 0) {
           throw new ConfigError(

@@ -10,7 +10,7 @@ import { parseDurationList } from './durations';
 
 export type Environment = 'development' | 'test' | 'production';
 
-/** WORKER_MAX_CACHED_WORKFLOWS when unset: about 660 MiB of worker memory at 10 000 open orders (see the README). */
+/** WORKER_MAX_CACHED_WORKFLOWS when unset: about 660 MiB of worker memory at 10 000 open orders (see docs/performance.md). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
 
 export interface Config {

@@ -77,7 +77,7 @@ export interface DevServer {
 
 /**
  * Settings that make the single-machine dev server answer in milliseconds instead of tens of
- * them (measured with `npm run bench`; see the README's performance section):
+ * them (measured with `npm run bench`; see docs/performance.md):
  *
  * - The dev server runs one history shard, and each of its task queues reads new tasks from
  *   the database at most 20 times a second per shard by default, so every hop of a workflow

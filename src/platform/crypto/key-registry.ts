@@ -44,7 +44,7 @@ export async function ensurePayloadKeys(db: Database, keyring: Keyring): Promise
       problems.push(
         `payload key${many ? 's' : ''} ${missing.join(', ')} sealed data this service keeps ` +
           `(workflow histories, applicant data) but ${many ? 'are' : 'is'} missing from DURAPAY_PAYLOAD_KEYS: ` +
-          'add it back after the current key (see "Payload keys" in the README)',
+          'add it back after the current key (see "Payload keys" in docs/security.md)',
       );
     }
     if (different.length > 0) {
