@@ -56,6 +56,23 @@ registerAppCommands(program);
 registerKeyCommands(program);
 
 program
+  .command('try')
+  .description(
+    'create a sandbox order through the running gateway, signed as the dev app, and print its pay_url',
+  )
+  .option('--amount <fen>', 'amount in fen', '100')
+  .option('--subject <text>', 'what the buyer sees', 'durapay try')
+  .option(
+    '--notify-url <url>',
+    'where payment.succeeded is posted (default: http://127.0.0.1:9/durapay-try, where nothing listens)',
+  )
+  .option('--json', "print the API's data as JSON")
+  .option('--url <base>', 'the gateway (default: http://localhost:PORT, PORT being 8080 unless set)')
+  .action((opts: { amount: string; subject: string; notifyUrl?: string; json?: boolean; url?: string }) =>
+    commands.try().tryOrder(opts),
+  );
+
+program
   .command('sandbox')
   .argument(
     '[channel]',

@@ -20,6 +20,7 @@ import type * as Postgres from './commands/postgres';
 import type * as Sandbox from './commands/sandbox';
 import type * as Sign from './commands/sign';
 import type * as Start from './commands/start';
+import type * as Try from './commands/try';
 import type * as Worker from './commands/worker';
 
 export const commands = {
@@ -34,5 +35,6 @@ export const commands = {
   sandbox: (): typeof Sandbox => require('./commands/sandbox'),
   sign: (): typeof Sign => require('./commands/sign'),
   start: (): typeof Start => require('./commands/start'),
+  try: (): typeof Try => require('./commands/try'),
   worker: (): typeof Worker => require('./commands/worker'),
 };
