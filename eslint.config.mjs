@@ -122,6 +122,7 @@ export default tseslint.config(
                       'diagnostics',
                       'sandbox-hook',
                       'workflows',
+                      'sdk',
                     ],
                   },
                 },

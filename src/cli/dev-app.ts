@@ -1,23 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../platform/db';
-import { AppRepository, type AppCredentials } from '../modules/apps';
+import { AppRepository } from '../modules/apps';
 import { SecretBox } from '../platform/crypto/secret-box';
-
-export const DEV_APP_FILE = 'dev-app.json';
-
-export interface DevAppFile extends AppCredentials {
-  name: string;
-  base_url: string;
-}
-
-export function readDevApp(dataDir: string): DevAppFile | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dataDir, DEV_APP_FILE), 'utf8')) as DevAppFile;
-  } catch {
-    return undefined;
-  }
-}
+import { DEV_APP_FILE, type DevAppFile } from './credentials';
 
 /**
  * On an empty database, creates the `dev` app (both scopes) and writes its credentials to

@@ -1,0 +1,47 @@
+import { ConfigError } from '../../platform/config';
+import { resolvePayloadKeys } from '../../platform/crypto/keyring';
+import { retirePayloadKey } from '../../platform/crypto/key-registry';
+import { applicantDataSealedWith, describeSealed, sealLegacyApplicantData } from '../applicant-data';
+import { boot } from '../boot';
+import { fail } from '../config';
+import { withDatabase } from '../database';
+
+/** The configuration and its payload keys; a bad key list ends the command with its reason. */
+function bootWithKeys() {
+  const booted = boot('cli');
+  try {
+    return { ...booted, keyring: resolvePayloadKeys(booted.config) };
+  } catch (err) {
+    return fail(err);
+  }
+}
+
+/** `durapay keys retire`. */
+export async function retire(keyId: string): Promise<void> {
+  const { config, logger, keyring } = bootWithKeys();
+  const retired = await withDatabase(config, logger, async (db) => {
+    // Histories cannot be counted from here (docs/security.md, "Payload keys", says when they no longer
+    // need a key); rows can, and a key that still opens some is not retired.
+    const rows = await applicantDataSealedWith(db, keyId);
+    if (rows > 0) {
+      throw new ConfigError(
+        `payload key ${keyId} still opens applicant data in ${rows} row(s): run \`durapay keys reseal --rotate\` first`,
+      );
+    }
+    return retirePayloadKey(db, keyId, keyring.current.id);
+  }).catch(fail);
+  console.error(
+    retired
+      ? `payload key ${keyId} retired: processes may now start without it`
+      : `payload key ${keyId} has sealed nothing here, or was retired already`,
+  );
+}
+
+/** `durapay keys reseal`. */
+export async function reseal(opts: { rotate?: boolean }): Promise<void> {
+  const { config, logger, keyring } = bootWithKeys();
+  const sealed = await withDatabase(config, logger, (db) =>
+    sealLegacyApplicantData(db, keyring, { rotate: opts.rotate === true }),
+  ).catch(fail);
+  console.error(describeSealed(sealed, keyring.current.id));
+}
