@@ -10,7 +10,7 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { ApplicationActivities as Activities } from './activities';
 import type { ApplicationState } from '../../channels/ports';
 import { FINAL_APPLICATION_STATUSES } from './rules';
 import { pollGap } from '../orders/rules';

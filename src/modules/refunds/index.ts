@@ -4,7 +4,7 @@ export { refundRoutes } from './routes';
 export { refundOperations } from './openapi';
 export { RefundService } from './service';
 export { RefundRepository } from './repository';
-export { createRefundActivities } from './activities';
+export { createRefundActivities, type RefundActivities, type RefundActivityDeps } from './activities';
 export { refundView } from './view';
 export { REFUND_POLL_WINDOW_MS, type RefundStatus } from './rules';
 export type { Refund } from './model';

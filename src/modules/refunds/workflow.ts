@@ -10,7 +10,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { RefundActivities as Activities } from './activities';
 import { pollGap } from '../orders/rules';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
 import {
