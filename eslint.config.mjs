@@ -33,6 +33,8 @@ export default tseslint.config(
     // The architecture (docs/architecture.md, STYLE.md): what each part of src/ may import.
     // A module is reached by other parts only through its index.ts, and by other modules also
     // through its workflow-safe messages.ts and rules.ts; the platform imports no module.
+    // Activities are composed in src/activities from each module's own; no module imports the
+    // composition or the worker that serves it (each names its own activities and deps).
     files: ['src/**/*.ts', 'sandbox/**/*.ts'],
     plugins: { boundaries },
     settings: {
@@ -46,6 +48,7 @@ export default tseslint.config(
         { type: 'channels', pattern: 'src/channels' },
         { type: 'api', pattern: 'src/api' },
         { type: 'workflows', pattern: 'src/workflows' },
+        { type: 'activities', pattern: 'src/activities' },
         { type: 'worker', pattern: 'src/worker' },
         { type: 'diagnostics', pattern: 'src/diagnostics' },
         { type: 'cli', pattern: 'src/cli' },
@@ -76,13 +79,23 @@ export default tseslint.config(
                     element: { type: 'module', fileInternalPath: ['index.ts', 'messages.ts', 'rules.ts'] },
                   },
                 },
-                { to: { element: { type: 'worker' } }, dependency: { kind: 'type' } },
                 // A workflow starting another module's workflow as a child names its type.
                 {
                   to: { element: { type: 'module', fileInternalPath: 'workflow.ts' } },
                   dependency: { kind: 'type' },
                 },
               ],
+            },
+            {
+              // The order workflow still names the composed activities through worker/activities.ts,
+              // which keeps that one type for it; the workflow is to name orders' OrderActivities.
+              from: {
+                element: { type: 'module', fileInternalPath: 'workflow.ts', captured: { module: 'orders' } },
+              },
+              allow: {
+                to: { element: { type: 'worker', fileInternalPath: 'activities.ts' } },
+                dependency: { kind: 'type' },
+              },
             },
             {
               from: { element: { type: 'api' } },
@@ -96,18 +109,24 @@ export default tseslint.config(
               allow: { to: { element: { type: 'module', fileInternalPath: 'workflow.ts' } } },
             },
             {
-              from: { element: { type: 'worker' } },
+              // The composition root of activities: every module's through its index.ts.
+              from: { element: { type: 'activities' } },
               allow: [
                 { to: { element: { types: ['platform', 'channels', 'diagnostics'] } } },
                 { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
             },
             {
-              from: { element: { type: 'diagnostics' } },
+              // The worker wires the composed activities and the workflows; it builds no activity.
+              from: { element: { type: 'worker' } },
               allow: [
-                { to: { element: { types: ['platform', 'workflows'] } } },
-                { to: { element: { type: 'worker' } }, dependency: { kind: 'type' } },
+                { to: { element: { types: ['platform', 'channels', 'diagnostics', 'activities'] } } },
+                { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
+            },
+            {
+              from: { element: { type: 'diagnostics' } },
+              allow: { to: { element: { types: ['platform', 'workflows'] } } },
             },
             {
               from: { element: { type: 'cli' } },
