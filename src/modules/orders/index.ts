@@ -16,8 +16,8 @@ export {
 } from './activities';
 export { OrderRepository } from './repository';
 export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';
-export { refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
-export type { RefundRequest, RefundResult } from './messages';
+export { MAX_AMOUNT, refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
+export { refundWorkflowId, type RefundRequest, type RefundResult } from './messages';
 export { toAppError } from './outcomes';
 export { orderWorkflowIdOf } from './service';
 export type { Order } from './model';

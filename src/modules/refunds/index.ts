@@ -6,5 +6,5 @@ export { RefundService } from './service';
 export { RefundRepository } from './repository';
 export { createRefundActivities, type RefundActivities, type RefundActivityDeps } from './activities';
 export { refundView } from './view';
-export { REFUND_POLL_WINDOW_MS, type RefundStatus } from './rules';
+export type { RefundStatus } from './rules';
 export type { Refund } from './model';
