@@ -87,6 +87,74 @@ export default tseslint.config(
               ],
             },
             {
+              // Refunds depend on orders, never the reverse: orders decides and reserves a refund
+              // and starts the workflow that follows it, naming only that workflow's type.
+              from: { element: { type: 'module', captured: { module: 'orders' } } },
+              disallow: { to: { element: { type: 'module', captured: { module: 'refunds' } } } },
+              message:
+                'Refunds depend on orders, never the reverse (only the refund workflow type may be named).',
+            },
+            {
+              from: {
+                element: { type: 'module', captured: { module: 'orders' }, fileInternalPath: 'workflow.ts' },
+              },
+              allow: {
+                to: {
+                  element: {
+                    type: 'module',
+                    captured: { module: 'refunds' },
+                    fileInternalPath: 'workflow.ts',
+                  },
+                },
+                dependency: { kind: 'type' },
+              },
+            },
+            {
+              // The order workflow still takes refundWorkflowId through refunds/messages.ts, which
+              // re-exports it from orders/messages.ts; it is to import it from ./messages.
+              from: {
+                element: { type: 'module', captured: { module: 'orders' }, fileInternalPath: 'workflow.ts' },
+              },
+              allow: {
+                to: {
+                  element: {
+                    type: 'module',
+                    captured: { module: 'refunds' },
+                    fileInternalPath: 'messages.ts',
+                  },
+                },
+              },
+            },
+            {
+              // Refunds reach orders through its index.ts; their workflow-safe files (a workflow
+              // cannot load the index) through its messages.ts only.
+              from: { element: { type: 'module', captured: { module: 'refunds' } } },
+              disallow: {
+                to: {
+                  element: { type: 'module', captured: { module: 'orders' }, fileInternalPath: '!index.ts' },
+                },
+              },
+              message: 'Refunds reach orders through its index.ts (workflow-safe files: its messages.ts).',
+            },
+            {
+              from: {
+                element: {
+                  type: 'module',
+                  captured: { module: 'refunds' },
+                  fileInternalPath: ['workflow.ts', 'messages.ts'],
+                },
+              },
+              allow: {
+                to: {
+                  element: {
+                    type: 'module',
+                    captured: { module: 'orders' },
+                    fileInternalPath: 'messages.ts',
+                  },
+                },
+              },
+            },
+            {
               // The order workflow still names the composed activities through worker/activities.ts,
               // which keeps that one type for it; the workflow is to name orders' OrderActivities.
               from: {
