@@ -6,6 +6,9 @@ import boundaries from 'eslint-plugin-boundaries';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// The order workflow's code, inside the orders module: its wiring, its actor and the calls it makes.
+const orderWorkflowCode = ['workflow.ts', '*actor*.ts', 'order-calls.ts', 'legacy/**/*.ts'];
+
 export default tseslint.config(
   {
     ignores: [
@@ -33,6 +36,8 @@ export default tseslint.config(
     // The architecture (docs/architecture.md, STYLE.md): what each part of src/ may import.
     // A module is reached by other parts only through its index.ts, and by other modules also
     // through its workflow-safe messages.ts and rules.ts; the platform imports no module.
+    // Activities are composed in src/activities from each module's own; no module imports the
+    // composition or the worker that serves it (each names its own activities and deps).
     files: ['src/**/*.ts', 'sandbox/**/*.ts'],
     plugins: { boundaries },
     settings: {
@@ -46,6 +51,7 @@ export default tseslint.config(
         { type: 'channels', pattern: 'src/channels' },
         { type: 'api', pattern: 'src/api' },
         { type: 'workflows', pattern: 'src/workflows' },
+        { type: 'activities', pattern: 'src/activities' },
         { type: 'worker', pattern: 'src/worker' },
         { type: 'diagnostics', pattern: 'src/diagnostics' },
         { type: 'cli', pattern: 'src/cli' },
@@ -76,13 +82,98 @@ export default tseslint.config(
                     element: { type: 'module', fileInternalPath: ['index.ts', 'messages.ts', 'rules.ts'] },
                   },
                 },
-                { to: { element: { type: 'worker' } }, dependency: { kind: 'type' } },
                 // A workflow starting another module's workflow as a child names its type.
                 {
                   to: { element: { type: 'module', fileInternalPath: 'workflow.ts' } },
                   dependency: { kind: 'type' },
                 },
               ],
+            },
+            {
+              // Refunds depend on orders, never the reverse: orders decides and reserves a refund
+              // and starts the workflow that follows it, naming only that workflow's type.
+              from: { element: { type: 'module', captured: { module: 'orders' } } },
+              disallow: { to: { element: { type: 'module', captured: { module: 'refunds' } } } },
+              message:
+                "Refunds depend on orders, never the reverse (only the refund workflow's types may be named).",
+            },
+            {
+              // The types orders names to start the refund workflow as its child.
+              from: { element: { type: 'module', captured: { module: 'orders' } } },
+              allow: {
+                to: {
+                  element: {
+                    type: 'module',
+                    captured: { module: 'refunds' },
+                    fileInternalPath: ['workflow.ts', 'messages.ts'],
+                  },
+                },
+                dependency: { kind: 'type' },
+              },
+            },
+            {
+              // The order workflow's code still takes refundWorkflowId through refunds/messages.ts,
+              // which re-exports it from orders/messages.ts; it is to import it from messages.ts.
+              from: {
+                element: {
+                  type: 'module',
+                  captured: { module: 'orders' },
+                  fileInternalPath: orderWorkflowCode,
+                },
+              },
+              allow: {
+                to: {
+                  element: {
+                    type: 'module',
+                    captured: { module: 'refunds' },
+                    fileInternalPath: 'messages.ts',
+                  },
+                },
+              },
+            },
+            {
+              // Refunds reach orders through its index.ts; their workflow-safe files (a workflow
+              // cannot load the index) through its messages.ts only.
+              from: { element: { type: 'module', captured: { module: 'refunds' } } },
+              disallow: {
+                to: {
+                  element: { type: 'module', captured: { module: 'orders' }, fileInternalPath: '!index.ts' },
+                },
+              },
+              message: 'Refunds reach orders through its index.ts (workflow-safe files: its messages.ts).',
+            },
+            {
+              from: {
+                element: {
+                  type: 'module',
+                  captured: { module: 'refunds' },
+                  fileInternalPath: ['workflow.ts', 'messages.ts'],
+                },
+              },
+              allow: {
+                to: {
+                  element: {
+                    type: 'module',
+                    captured: { module: 'orders' },
+                    fileInternalPath: 'messages.ts',
+                  },
+                },
+              },
+            },
+            {
+              // The order workflow's code still names the composed activities through
+              // worker/activities.ts, which keeps that one type for it; it is to name OrderActivities.
+              from: {
+                element: {
+                  type: 'module',
+                  captured: { module: 'orders' },
+                  fileInternalPath: orderWorkflowCode,
+                },
+              },
+              allow: {
+                to: { element: { type: 'worker', fileInternalPath: 'activities.ts' } },
+                dependency: { kind: 'type' },
+              },
             },
             {
               from: { element: { type: 'api' } },
@@ -96,18 +187,24 @@ export default tseslint.config(
               allow: { to: { element: { type: 'module', fileInternalPath: 'workflow.ts' } } },
             },
             {
-              from: { element: { type: 'worker' } },
+              // The composition root of activities: every module's through its index.ts.
+              from: { element: { type: 'activities' } },
               allow: [
                 { to: { element: { types: ['platform', 'channels', 'diagnostics'] } } },
                 { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
             },
             {
-              from: { element: { type: 'diagnostics' } },
+              // The worker wires the composed activities and the workflows; it builds no activity.
+              from: { element: { type: 'worker' } },
               allow: [
-                { to: { element: { types: ['platform', 'workflows'] } } },
-                { to: { element: { type: 'worker' } }, dependency: { kind: 'type' } },
+                { to: { element: { types: ['platform', 'channels', 'diagnostics', 'activities'] } } },
+                { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
+            },
+            {
+              from: { element: { type: 'diagnostics' } },
+              allow: { to: { element: { types: ['platform', 'workflows'] } } },
             },
             {
               from: { element: { type: 'cli' } },

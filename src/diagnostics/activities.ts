@@ -1,6 +1,9 @@
-import type { ActivityDeps } from '../worker/activities';
+import type { Database } from '../platform/db';
 
-export function createDiagnosticActivities({ db }: ActivityDeps) {
+/** The diagnostic activities, under the names the worker registers them by. */
+export type DiagnosticActivities = ReturnType<typeof createDiagnosticActivities>;
+
+export function createDiagnosticActivities({ db }: { db: Database }) {
   return {
     /**
      * Writes one step of a diagnostic run. Idempotent on (run_id, step): a retry after a

@@ -1,5 +1,5 @@
 import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../worker/activities';
+import type { DiagnosticActivities as Activities } from './activities';
 import { activityProfiles } from '../platform/workflow/definitions';
 import type { DiagnosticInput, DiagnosticResult } from './messages';
 

@@ -5,7 +5,7 @@ import {
   bundleWorkflowCode,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { createActivities, type WorkerActivityDeps as ActivityDeps } from './activities';
+import { createActivities, type ActivitiesDeps } from '../activities';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { WinstonTemporalLogger } from '../platform/temporal';
@@ -90,7 +90,7 @@ export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  activities: ActivityDeps;
+  activities: ActivitiesDeps;
   /** Prebuilt bundle code; without it the worker bundles from source at start (a few seconds). */
   workflowBundleCode?: string;
   /** Without prebuilt code: whether to serve the diagnostic and benchmark workflows too. */

@@ -12,7 +12,7 @@ import { sealLegacyApplicantData } from '../../src/cli/applicant-data';
 import { ApplicationRepository } from '../../src/modules/applications/repository';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { MerchantRepository } from '../../src/modules/merchants';
-import { createActivities } from '../../src/worker/activities';
+import { createActivities } from '../../src/activities';
 import { FieldSealer } from '../../src/platform/crypto/field-sealer';
 import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
 import { DURAPAY_BIN } from '../../src/platform/paths';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { tsToMs } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { createActivities } from '../../src/worker/activities';
+import { createActivities } from '../../src/activities';
 import type { NotificationRequest } from '../../src/modules/notifications/rules';
 import { NotificationRepository } from '../../src/modules/notifications/repository';
 import { notificationView, type NotificationView } from '../../src/modules/notifications/view';

@@ -14,7 +14,7 @@ import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process';
-import { createActivities } from '../../src/worker/activities';
+import { createActivities } from '../../src/activities';
 import { generateServiceNo } from '../../src/platform/ids';
 import { armedFile, HELD_PREFIX } from '../../src/worker/activity-holds';
 import { orderWorkflowId } from '../../src/modules/orders/messages';

@@ -9,7 +9,7 @@ import type { temporal } from '@temporalio/proto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { sealAbnormalPayee } from '../../src/modules/refunds/payee';
-import { createActivities } from '../../src/worker/activities';
+import { createActivities } from '../../src/activities';
 import { EncryptionCodec } from '../../src/platform/payload-codec';
 import { payloadsOf } from '../support/history';
 import { startTestStack, type TestStack } from '../support/harness';

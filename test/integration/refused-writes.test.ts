@@ -1,7 +1,7 @@
 /**
  * A database write that can never succeed (a constraint, a check, a type) fails its step at once
- * (worker/activities.ts); what the workflow waiting for it does next keeps money and state
- * consistent. The refusal comes through the real path: a CHECK constraint, added to this file's
+ * (activities/permanent-database-errors.ts); what the workflow waiting for it does next keeps
+ * money and state consistent. The refusal comes through the real path: a CHECK constraint, added to this file's
  * own database, refuses one refund's or one application's write and nothing else.
  */
 import { randomUUID } from 'node:crypto';

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { createActivities } from '../../src/worker/activities';
+import { createActivities } from '../../src/activities';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { notificationWorkflowId } from '../../src/modules/notifications/messages';

@@ -19,7 +19,7 @@ import { scaleDuration } from '../../src/platform/durations';
 import { attemptCounter } from './attempts';
 import type { AuthDeps } from '../../src/modules/apps/authenticate';
 import type { ApiServices } from '../../src/api/services';
-import type { WorkerActivityDeps as ActivityDeps } from '../../src/worker/activities';
+import type { ActivitiesDeps as ActivityDeps } from '../../src/activities';
 import type { Scope } from '../../src/modules/apps/rules';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { connectDatabase, databaseUrlFor, type Database } from '../../src/platform/db';

@@ -4,8 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/platform/config';
 import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/modules/applications/rules';
-import { DEFAULT_EXPIRE_MINUTES, PAYMENT_POLL_SCHEDULE_MS, pollGap } from '../../src/modules/orders/rules';
-import { REFUND_POLL_WINDOW_MS } from '../../src/modules/refunds/rules';
+import {
+  DEFAULT_EXPIRE_MINUTES,
+  PAYMENT_POLL_SCHEDULE_MS,
+  pollGap,
+  REFUND_POLL_WINDOW_MS,
+} from '../../src/modules/orders/rules';
 
 describe('loadConfig', () => {
   test('when nothing is set, then the documented defaults apply', () => {

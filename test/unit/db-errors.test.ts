@@ -2,7 +2,7 @@ import { UniqueConstraintError, DatabaseError, ConnectionRefusedError } from 'se
 import { ApplicationFailure } from '@temporalio/common';
 import { isPermanentDatabaseError, sqlStateOf, violatedConstraint } from '../../src/platform/db/errors';
 import type { Logger } from '../../src/platform/logger';
-import { failingPermanentDatabaseErrors } from '../../src/worker/activities';
+import { failingPermanentDatabaseErrors } from '../../src/activities';
 
 /** A pg error as the driver raises it, wrapped as Sequelize wraps it. */
 function pgError(code: string, constraint?: string): Error {

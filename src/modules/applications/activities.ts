@@ -4,7 +4,11 @@ import type { ApplicationState, OnboardingPort } from '../../channels/ports';
 import { ApplicationRepository, type ApplicationRow } from './repository';
 import { applicationView } from './view';
 import { MerchantRepository, applicantOf } from '../merchants';
-import type { ActivityDeps } from '../../worker/activities';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
+import type { Logger } from '../../platform/logger';
+import type { NotificationPublisher } from '../notifications';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /** Whether the channel's answer says something the application's record does not yet hold. */
@@ -35,7 +39,21 @@ async function followApplication(merchants: MerchantRepository, a: ApplicationRo
   }
 }
 
-export function createApplicationActivities(deps: ActivityDeps) {
+/** What the applications module's activities need. */
+export interface ApplicationActivityDeps {
+  db: Database;
+  logger: Logger;
+  channels: ChannelRegistry;
+  /** Open the applicant data sealed at rest (SPEC §7). */
+  payloadKeys: Keyring;
+  /** How merchant.application.updated reaches the merchant. */
+  publisher: Pick<NotificationPublisher, 'publish'>;
+}
+
+/** The activities of the applications module, under the names the worker registers them by. */
+export type ApplicationActivities = ReturnType<typeof createApplicationActivities>;
+
+export function createApplicationActivities(deps: ApplicationActivityDeps) {
   const repo = new ApplicationRepository(deps.db, deps.payloadKeys);
   const merchants = new MerchantRepository(deps.db, deps.payloadKeys);
 

@@ -2,5 +2,9 @@
 export { applicationRoutes } from './routes';
 export { applicationOperations } from './openapi';
 export { ApplicationService, type ApplicationServiceDeps } from './service';
-export { createApplicationActivities } from './activities';
+export {
+  createApplicationActivities,
+  type ApplicationActivities,
+  type ApplicationActivityDeps,
+} from './activities';
 export { applicationsSealedWith, sealLegacyApplicationData } from './repository';

@@ -10,10 +10,10 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { ApplicationActivities as Activities } from './activities';
 import type { ApplicationState } from '../../channels/ports';
 import { FINAL_APPLICATION_STATUSES } from './rules';
-import { pollGap } from '../orders/rules';
+import { pollGap } from '../../platform/workflow/schedule';
 import { handlerLock, unlocked } from '../../platform/workflow/lock';
 import { pollingOptions } from '../../platform/workflow/polling';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';

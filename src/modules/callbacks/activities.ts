@@ -1,9 +1,22 @@
 import { Context } from '@temporalio/activity';
-import type { ActivityDeps } from '../../worker/activities';
+import type { Database } from '../../platform/db';
+import type { Logger } from '../../platform/logger';
+import type { WorkerMetrics } from '../../platform/worker-metrics';
 import type { ExpiredCallbacksDeleted, ExpiredCallbacksInput } from './messages';
 import { CallbackLog } from './repository';
 
-export function createCallbackActivities(deps: Pick<ActivityDeps, 'db' | 'logger' | 'metrics'>) {
+/** What the callbacks module's activities need. */
+export interface CallbackActivityDeps {
+  db: Database;
+  logger: Logger;
+  /** Where the batches deleted are counted, for the worker's `GET /metrics`. */
+  metrics: WorkerMetrics;
+}
+
+/** The activities of the callbacks module, under the names the worker registers them by. */
+export type CallbackActivities = ReturnType<typeof createCallbackActivities>;
+
+export function createCallbackActivities(deps: CallbackActivityDeps) {
   const log = new CallbackLog(deps.db);
 
   return {

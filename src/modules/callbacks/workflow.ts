@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { CallbackActivities as Activities } from './activities';
 import { activityProfiles } from '../../platform/workflow/definitions';
 import { DAY_MS, type CallbackRetentionInput, type CallbackRetentionResult } from './messages';
 

@@ -1,11 +1,24 @@
 import type { NotificationRequest } from './rules';
 import { NotificationRepository } from './repository';
 import type { DeliveryAttempt, DeliveryResult } from './delivery';
-import type { ActivityDeps } from '../../worker/activities';
+import type { Database } from '../../platform/db';
+import type { NotificationPublisher } from './service';
 
 export type { DeliveryResult } from './delivery';
 
-export function createNotificationActivities(deps: ActivityDeps) {
+/** What the notifications module's activities need. */
+export interface NotificationActivityDeps {
+  db: Database;
+  /** How an event becomes a merchant notification (./service.ts). */
+  publisher: Pick<NotificationPublisher, 'publish'>;
+  /** One attempt to deliver a stored notification (./delivery.ts). */
+  deliver(input: DeliveryAttempt): Promise<DeliveryResult>;
+}
+
+/** The activities of the notifications module, under the names the worker registers them by. */
+export type NotificationActivities = ReturnType<typeof createNotificationActivities>;
+
+export function createNotificationActivities(deps: NotificationActivityDeps) {
   const repo = new NotificationRepository(deps.db);
 
   return {

@@ -2,7 +2,11 @@
 // publish and deliver merchant notifications. Workflow code imports ./messages instead.
 export { notificationRoutes, type NotificationRoutesDeps } from './routes';
 export { notificationOperations } from './openapi';
-export { createNotificationActivities } from './activities';
+export {
+  createNotificationActivities,
+  type NotificationActivities,
+  type NotificationActivityDeps,
+} from './activities';
 export { createDelivery, type DeliveryAttempt, type DeliveryResult } from './delivery';
 export { NotificationPublisher, type NotificationPublisherDeps } from './service';
 export type { NotificationEvent, NotificationRequest } from './rules';

@@ -7,7 +7,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { NotificationActivities as Activities } from './activities';
 import {
   activityProfiles,
   localActivityProfiles,
@@ -36,8 +36,8 @@ const { deliverNotification } = proxyActivities<Activities>(activityProfiles.not
  * Runs started without it take the path they always took, so their histories replay unchanged.
  *
  * A write the database refuses for good (opening a series, recording an attempt) fails the run
- * at once (worker/activities.ts), and that is what it should do: nothing else waits on a
- * notification, the failed run and the worker's error name the write, and
+ * at once (activities/permanent-database-errors.ts), and that is what it should do: nothing
+ * else waits on a notification, the failed run and the worker's error name the write, and
  * `POST /api/v1/notifications/{id}/resend` starts a new run once the cause is mended.
  */
 export async function notificationWorkflow(input: NotificationWorkflowInput): Promise<NotificationOutcome> {

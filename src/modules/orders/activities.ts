@@ -8,15 +8,19 @@ import {
   type TradeContext,
   type PaymentState,
   type ProfitShareReceiver,
+  type RefundState,
   type ShareReturnState,
 } from '../../channels/ports';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Database } from '../../platform/db';
+import type { Logger } from '../../platform/logger';
 import type { OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
 import type { NotificationEvent } from '../notifications/rules';
 import { OrderRepository, type NewOrder, type ShareStep } from './repository';
 import { orderView } from './view';
 import { MerchantRepository } from '../merchants';
-import type { ActivityDeps } from '../../worker/activities';
-import { NEW_STATUS } from '../../platform/worker-metrics';
+import type { NotificationPublisher } from '../notifications';
+import { NEW_STATUS, type WorkerMetrics } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
@@ -70,8 +74,71 @@ export interface ChannelCreate {
 const SHARE_FOLLOW_POLLS = 10;
 const SHARE_FOLLOW_GAP_MS = 2_000;
 
+/** A refund the order has decided, as it is recorded before the channel hears of it. */
+export interface NewRefund {
+  refundNo: string;
+  appId: string;
+  tradeNo: string;
+  merchantRefundNo: string | null;
+  refundAmount: number;
+  reason: string | null;
+  notifyUrl: string | null;
+  createdAt: string;
+}
+
+/** A refund as the order asks its channel for it. */
+export interface ChannelRefund {
+  channelCode: string;
+  tradeNo: string;
+  refundNo: string;
+  amount: number;
+  totalAmount: number;
+  reason: string | null;
+  callbackUrl: string;
+  /** Parts of the share taken back with this refund (channels whose returns travel on it). */
+  shareReturns?: (ProfitShareReceiver & { amount: number })[];
+}
+
+/** A refund's final result, as its row records it. */
+export interface RefundOutcome {
+  refundNo: string;
+  status: 'success' | 'failed' | 'abnormal';
+  channelRefundNo: string | null;
+  refundTime: string | null;
+  failReason: string | null;
+}
+
+/**
+ * The steps of a refund the order has decided: record it before the channel hears of it, ask
+ * the channel, record the channel's number, or record it failed when the channel refused it.
+ * The refunds module keeps the refunds' rows and serves these under these names
+ * (modules/refunds/activities.ts); the order workflow names only this contract.
+ */
+export interface OrderRefundActivities {
+  recordRefundCreated(refund: NewRefund): Promise<void>;
+  requestChannelRefund(input: ChannelRefund): Promise<RefundState>;
+  recordRefundChannelNo(input: { refundNo: string; channelRefundNo: string | null }): Promise<void>;
+  recordRefundSettled(input: RefundOutcome): Promise<void>;
+}
+
+/** What the orders module's activities need. */
+export interface OrderActivityDeps {
+  db: Database;
+  logger: Logger;
+  channels: ChannelRegistry;
+  /** Order status changes, counted for the worker's `GET /metrics`. */
+  metrics: WorkerMetrics;
+  /** Scales the waits between looks at a sharing the channel settles later (tests run faster). */
+  timeScale: number;
+  /** How order events reach the merchant. */
+  publisher: Pick<NotificationPublisher, 'publish'>;
+}
+
+/** Every activity the order workflow calls, under the names the worker registers them by. */
+export type OrderActivities = ReturnType<typeof createPaymentActivities> & OrderRefundActivities;
+
 /** The activities of the order workflow: its channel calls, read-model writes and events. */
-export function createPaymentActivities(deps: ActivityDeps) {
+export function createPaymentActivities(deps: OrderActivityDeps) {
   const repo = new OrderRepository(deps.db);
   const merchants = new MerchantRepository(deps.db);
 

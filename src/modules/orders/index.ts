@@ -3,11 +3,21 @@
 export { paymentRoutes } from './routes';
 export { paymentOperations } from './openapi';
 export { OrderService, type OrderServiceDeps } from './service';
-export { createPaymentActivities, subMerchantOf, tradeContext } from './activities';
+export {
+  createPaymentActivities,
+  subMerchantOf,
+  tradeContext,
+  type ChannelRefund,
+  type NewRefund,
+  type OrderActivities,
+  type OrderActivityDeps,
+  type OrderRefundActivities,
+  type RefundOutcome,
+} from './activities';
 export { OrderRepository } from './repository';
 export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';
-export { refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
-export type { RefundRequest, RefundResult } from './messages';
+export { MAX_AMOUNT, refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
+export { refundWorkflowId, type RefundRequest, type RefundResult } from './messages';
 export { toAppError } from './outcomes';
 export { orderWorkflowIdOf } from './service';
 export type { Order } from './model';

@@ -62,6 +62,12 @@ export const patches = {
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
   `order:${appId}:${merchantOrderNo}`;
 
+/**
+ * The id of the workflow that follows a refund the order has made (modules/refunds), which the
+ * order starts as its child: named here, where the order reaches it without importing refunds.
+ */
+export const refundWorkflowId = (refundNo: string) => `refund:${refundNo}`;
+
 /** Durations an order waits, already scaled by DURAPAY_TIME_SCALE. */
 export interface OrderTimings {
   /** Gaps between channel queries while pending; the last one repeats. */

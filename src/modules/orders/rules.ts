@@ -110,9 +110,14 @@ export const LATE_PAYMENT_WINDOW_MS = 24 * 3_600_000;
  */
 export const RETURN_ASK_FOR_MS = 10 * 60_000;
 
-export function pollGap(schedule: number[], index: number): number {
-  return schedule[Math.min(index, schedule.length - 1)]!;
-}
+/**
+ * SPEC §3.5: a refund is followed (same backoff as a payment) for up to 24 h. The order hands
+ * the window to the refund's workflow when it starts it.
+ */
+export const REFUND_POLL_WINDOW_MS = 24 * 3_600_000;
+
+// A schedule's gaps are read alike by every workflow that polls (refunds and applications too).
+export { pollGap } from '../../platform/workflow/schedule';
 
 /**
  * A record's own entry for a key a client chose (a merchant_refund_no): `constructor`,

@@ -9,7 +9,6 @@ import type { Logger } from '../../platform/logger';
 import { deliverUpdate } from '../../platform/temporal-updates';
 import { ORDER_WORKFLOW_TASK_TIMEOUT, searchAttributes } from '../../platform/workflow/definitions';
 import { DEFAULT_MAX_SHARING_RATIO, MerchantRepository } from '../merchants';
-import { REFUND_POLL_WINDOW_MS } from '../refunds/rules';
 import {
   closeOrderUpdate,
   createOrderUpdate,
@@ -32,6 +31,7 @@ import {
   LATE_PAYMENT_WINDOW_MS,
   RETURN_ASK_FOR_MS,
   PAYMENT_POLL_SCHEDULE_MS,
+  REFUND_POLL_WINDOW_MS,
   repeatCreateRefusal,
   type Refusal,
 } from './rules';

@@ -1,36 +1,56 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { ChannelError, toActivityFailure } from '../../channels/errors';
-import { portOf, type Channel, type ProfitShareReceiver, type RefundState } from '../../channels/ports';
+import { portOf, type Channel, type RefundState } from '../../channels/ports';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Keyring } from '../../platform/crypto/keyring';
+import type { Database } from '../../platform/db';
+import type { Logger } from '../../platform/logger';
 import { isPermanentDatabaseError, violatedConstraint } from '../../platform/db/errors';
-import type { NotificationEvent } from '../notifications/rules';
+import type { NotificationEvent, NotificationPublisher } from '../notifications';
 import { MerchantRepository } from '../merchants';
-import { OrderRepository, tradeContext } from '../orders';
-import type { ActivityDeps } from '../../worker/activities';
-import { RefundRepository, type NewRefund } from './repository';
+import {
+  OrderRepository,
+  tradeContext,
+  type ChannelRefund,
+  type NewRefund,
+  type RefundOutcome,
+} from '../orders';
+import { RefundRepository } from './repository';
 import { refundView } from './view';
 import type { AbnormalRefundRequest } from './messages';
 import { openAbnormalPayee } from './payee';
-import { NEW_STATUS } from '../../platform/worker-metrics';
+import { NEW_STATUS, type WorkerMetrics } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /** The unique index on (app_id, merchant_refund_no) (migration 0004). */
 const MERCHANT_REFUND_NO_INDEX = 'refunds_app_merchant_refund_no';
 export const MERCHANT_REFUND_NO_USED = 'merchant_refund_no already used for another order';
 
-/** A refund's final result, as its row records it. */
-export interface RefundOutcome {
-  refundNo: string;
-  status: 'success' | 'failed' | 'abnormal';
-  channelRefundNo: string | null;
-  refundTime: string | null;
-  failReason: string | null;
+/** What the refunds module's activities need. */
+export interface RefundActivityDeps {
+  db: Database;
+  logger: Logger;
+  channels: ChannelRegistry;
+  /** Refund status changes, counted for the worker's `GET /metrics`. */
+  metrics: WorkerMetrics;
+  /** Open an abnormal refund's payee, sealed by the service (./payee.ts). */
+  payloadKeys: Keyring;
+  /** How refund events reach the merchant. */
+  publisher: Pick<NotificationPublisher, 'publish'>;
 }
+
+/**
+ * The activities of refunds, under the names the worker registers them by: the steps of a
+ * refund an order has decided (orders' OrderRefundActivities, served here), and the refund
+ * workflow's queries, read model and events.
+ */
+export type RefundActivities = ReturnType<typeof createRefundActivities>;
 
 /**
  * The activities of refunds: the channel calls the order workflow makes for a refund it has
  * decided, the refund workflow's queries, and the refund's read model and events.
  */
-export function createRefundActivities(deps: ActivityDeps) {
+export function createRefundActivities(deps: RefundActivityDeps) {
   const orders = new OrderRepository(deps.db);
   const merchants = new MerchantRepository(deps.db);
   const refundRepo = new RefundRepository(deps.db);
@@ -52,17 +72,7 @@ export function createRefundActivities(deps: ActivityDeps) {
   }
 
   return {
-    async requestChannelRefund(input: {
-      channelCode: string;
-      tradeNo: string;
-      refundNo: string;
-      amount: number;
-      totalAmount: number;
-      reason: string | null;
-      callbackUrl: string;
-      /** Parts of the share taken back with this refund (channels whose returns travel on it). */
-      shareReturns?: (ProfitShareReceiver & { amount: number })[];
-    }): Promise<RefundState> {
+    async requestChannelRefund(input: ChannelRefund): Promise<RefundState> {
       try {
         const refunds = portOf(channel(input.channelCode), 'refunds');
         return await refunds.refund(await contextOf(input.tradeNo), {

@@ -21,7 +21,8 @@ export const patches = {
   refundAbnormalFromItsRow: 'refund-abnormal-from-its-row',
 } as const;
 
-export const refundWorkflowId = (refundNo: string) => `refund:${refundNo}`;
+// The order starts a refund's workflow, so orders names its id; the refunds module uses it.
+export { refundWorkflowId } from '../orders/messages';
 
 export interface RefundSignal {
   status: 'success' | 'failed' | 'abnormal';

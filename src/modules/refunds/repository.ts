@@ -1,18 +1,8 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
+import type { NewRefund } from '../orders';
 import { refundModels, type Refund } from './model';
 import type { RefundStatus } from './rules';
-
-export interface NewRefund {
-  refundNo: string;
-  appId: string;
-  tradeNo: string;
-  merchantRefundNo: string | null;
-  refundAmount: number;
-  reason: string | null;
-  notifyUrl: string | null;
-  createdAt: string;
-}
 
 /**
  * The refunds read model. Only activities write it (each write idempotent on its key and

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { MAX_AMOUNT } from '../orders/rules';
+import { MAX_AMOUNT } from '../orders';
 
 // The request schemas of SPEC §3.5: the routes validate with them and the OpenAPI document
 // is generated from them (descriptions and examples included), so the two cannot disagree.

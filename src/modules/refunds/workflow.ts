@@ -10,8 +10,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
-import { pollGap } from '../orders/rules';
+import type { RefundActivities as Activities } from './activities';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
 import {
   applyAbnormalRefundUpdate,
@@ -24,6 +23,7 @@ import {
 import { handlerLock } from '../../platform/workflow/lock';
 import type { ErrorCode } from '../../platform/errors';
 import { pollingOptions, pollUnless } from '../../platform/workflow/polling';
+import { pollGap } from '../../platform/workflow/schedule';
 import type { RefundState } from '../../channels/ports';
 import { refundSettledSignal } from '../orders/messages';
 import { unlessRefusedForGood } from '../../platform/workflow/refused-writes';

@@ -75,7 +75,8 @@ export const activityProfiles = {
   },
   /**
    * A read-model write: retried until the database answers. A write the database refuses for
-   * good (a constraint, a check, a type) fails at once instead (worker/activities.ts).
+   * good (a constraint, a check, a type) fails at once instead
+   * (activities/permanent-database-errors.ts).
    */
   dbWrite: {
     startToCloseTimeout: '10 seconds',

@@ -1,7 +1,7 @@
 /**
  * The workflow's side of a database write refused for good (a constraint, a check, a type): the
- * worker fails its activity at once instead of retrying it for ever (worker/activities.ts), and
- * the workflow decides what the unrecorded step means.
+ * worker fails its activity at once instead of retrying it for ever
+ * (activities/permanent-database-errors.ts), and the workflow decides what the unrecorded step means.
  */
 import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 
