@@ -10,8 +10,6 @@ import {
   continueAsNew,
   log,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   startChild,
   upsertSearchAttributes,
@@ -56,11 +54,7 @@ import {
   type ReceiverPart,
   type RefundBook,
 } from './refund-book';
-import {
-  activityProfiles,
-  localActivityProfiles,
-  searchAttributes,
-} from '../../platform/workflow/definitions';
+import { searchAttributes } from '../../platform/workflow/definitions';
 import {
   closeOrderUpdate,
   patches,
@@ -77,73 +71,31 @@ import {
 } from './messages';
 import { refundWorkflowId } from '../refunds/messages';
 import { handlerLock, legacyConditionGate } from '../../platform/workflow/lock';
-import { pollingOptions, pollUnless } from '../../platform/workflow/polling';
+import { pollUnless } from '../../platform/workflow/polling';
+import {
+  backgroundChannelActivities,
+  channelActivities,
+  createAtChannelActivity,
+  dbActivities,
+  expiryActivities,
+  paymentActivities,
+  paymentPollActivity,
+  shareReturnActivity,
+  type ExpiryActivities,
+} from './order-calls';
 import type { refundWorkflow } from '../refunds/workflow';
 
-const channel = proxyActivities<Activities>(activityProfiles.channelCall);
-const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
-const db = proxyActivities<Activities>(activityProfiles.dbWrite);
-const localChannel = proxyLocalActivities<Activities>(localActivityProfiles.channelCall);
-const localChannelBackground = proxyLocalActivities<Activities>(localActivityProfiles.channelBackground);
-const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
-// Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
-const publish = proxyActivities<Activities>(activityProfiles.publish);
-const localPublish = proxyLocalActivities<Activities>(localActivityProfiles.publish);
-// The create at the channel and its row in one local activity (patches.orderCreateRecordsItself).
-const localCreate = proxyLocalActivities<Activities>(localActivityProfiles.channelCreate);
-/**
- * Taking a share back: asked until the channel says how it ended, for the order's return window
- * (10 minutes, scaled; the profile's own in runs started before), then followed on its own.
- */
-const shareReturnFor = (timings: OrderInput['timings']) =>
-  proxyActivities<Activities>({
-    ...activityProfiles.channelReturn,
-    ...(timings.returnAskForMs === undefined ? {} : { scheduleToCloseTimeout: timings.returnAskForMs }),
-  });
-
-/**
- * The hot path of an order (its creation, each poll, and recording a payment) as local
- * activities. A local activity runs before its workflow task is recorded, so a task that fails
- * and runs again repeats it: only calls whose repeat has the same effect whatever else arrived
- * meanwhile may be local. The create is one per order and keyed by its trade_no; a query reads;
- * a payment the channel reported is a fact. Refunds and closing stay regular activities: which
- * of several concurrent refunds fits the order depends on the order the task sees them in, so
- * the channel must hear of a refund only once that decision is recorded.
- */
-const hot = {
-  remote: {
-    createChannelPayment: channel.createChannelPayment,
-    recordOrderCreated: db.recordOrderCreated,
-    queryChannelPayment: channelBackground.queryChannelPayment,
-    recordOrderPaid: db.recordOrderPaid,
-    notifyOrderEvent: publish.notifyOrderEvent,
-  },
-  local: {
-    createChannelPayment: localChannel.createChannelPayment,
-    recordOrderCreated: localDb.recordOrderCreated,
-    queryChannelPayment: localChannelBackground.queryChannelPayment,
-    recordOrderPaid: localDb.recordOrderPaid,
-    notifyOrderEvent: localPublish.notifyOrderEvent,
-  },
-};
-
-/**
- * The calls of closing an order at expiry. Orders the sweeper polls make them as local
- * activities, in the one workflow task their expiry timer wakes: each repeats harmlessly (the
- * channel closes a closed order again, the write is guarded by the status it moves from, and
- * the event is keyed by the order). A close a merchant asks for stays regular.
- */
-const remoteExpiry = {
-  closeChannelPayment: channelBackground.closeChannelPayment,
-  recordOrderClosed: db.recordOrderClosed,
-  notifyOrderEvent: publish.notifyOrderEvent,
-};
-const localExpiry: ExpiryCalls = {
-  closeChannelPayment: localChannelBackground.closeChannelPayment,
-  recordOrderClosed: localDb.recordOrderClosed,
-  notifyOrderEvent: localPublish.notifyOrderEvent,
-};
-type ExpiryCalls = typeof remoteExpiry;
+const channel = channelActivities;
+const channelBackground = backgroundChannelActivities;
+const db = dbActivities;
+const localCreate = { createOrderAtChannel: createAtChannelActivity };
+const shareReturnFor = (timings: OrderInput['timings']) => ({
+  returnProfitShare: shareReturnActivity(timings),
+});
+const hot = paymentActivities;
+const remoteExpiry = expiryActivities.regular;
+const localExpiry: ExpiryCalls = expiryActivities.local;
+type ExpiryCalls = ExpiryActivities;
 
 export interface OrderState {
   phase: 'new' | 'open' | 'failed';
@@ -214,7 +166,7 @@ function failureOf(err: unknown, fallback: ErrorCode): { code: ErrorCode; messag
  */
 export async function orderWorkflow(input: OrderInput, carried?: OrderState): Promise<string> {
   // Orders started before local activities replay with the activities they recorded.
-  const fast = patched(patches.orderLocalActivities) ? hot.local : hot.remote;
+  const fast = patched(patches.orderLocalActivities) ? hot.local : hot.regular;
   // Orders started before the payment sweeper poll the channel themselves.
   const swept = patched(patches.orderPollsBySweeper);
   const state: OrderState = carried ?? {
@@ -1261,9 +1213,10 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         await condition(() => payments.length > 0 || state.status !== 'pending', wait);
         if (state.status !== 'pending' || payments.length > 0) continue;
       } else if (!due && Date.now() < state.expireAtMs) {
-        const awaitPayment = proxyActivities<Activities>(
-          pollingOptions(state.expireAtMs, pollGap(input.timings.pollGapsMs, Infinity)),
-        ).awaitChannelPayment;
+        const awaitPayment = paymentPollActivity(
+          state.expireAtMs,
+          pollGap(input.timings.pollGapsMs, Infinity),
+        );
         const waited = await pollUnless(
           () =>
             awaitPayment({
