@@ -20,6 +20,8 @@ import type { PaymentState } from '../../channels/ports';
 import type { ErrorCode } from '../../platform/errors';
 import {
   closeDecision,
+  closeFailure,
+  failureOf,
   isPaidStatus,
   pollGap,
   refundRefusal,
@@ -148,15 +150,6 @@ export interface ShareFollow {
 
 function appFailure(code: ErrorCode, message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, code);
-}
-
-/** The SPEC error code a failed activity carried, or channel_timeout for anything else. */
-function failureOf(err: unknown, fallback: ErrorCode): { code: ErrorCode; message: string } {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type) {
-    return { code: cause.type as ErrorCode, message: cause.message };
-  }
-  return { code: fallback, message: cause instanceof Error ? cause.message : String(cause) };
 }
 
 /**
@@ -382,10 +375,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       try {
         st = await channel.closeChannelPayment({ channelCode: input.channelCode, tradeNo: state.tradeNo });
       } catch (err) {
-        const f = failureOf(err, 'channel_timeout');
-        // channels/errors.ts labels a refused close channel_timeout; a close failure recorded
-        // before it did was labelled channel_create_fail and still answers channel_timeout.
-        throw appFailure(f.code === 'channel_create_fail' ? 'channel_timeout' : f.code, f.message);
+        const f = closeFailure(failureOf(err, 'channel_timeout'));
+        throw appFailure(f.code, f.message);
       }
       if (st.status === 'paid') {
         await applyChannelState(st);
