@@ -128,6 +128,11 @@ export function setOwnEntry<T>(record: Record<string, T>, key: string, value: T)
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/** A refusal as the failure an update answers with: its SPEC code is the failure's type, never retried. */
+export function appFailure(code: ErrorCode, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, code);
+}
+
 /**
  * What a failed activity answers a client with. The activity already mapped the channel's
  * failure to a SPEC code (channels/errors.ts, the one map from a channel failure to a code) and
