@@ -7,7 +7,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  log,
   patched,
   setHandler,
   workflowInfo,
@@ -23,9 +22,10 @@ import {
   refundSettledSignal,
   type OrderInput,
 } from './messages';
-import { pollUnless } from '../../platform/workflow/polling';
-import { expiryActivities, paymentPollActivity } from './order-calls';
+import { expiryActivities } from './order-calls';
 import { OrderActor, type OrderState } from './actor';
+import { waitWhilePendingByActivity, waitWhilePendingByTimers } from './legacy/pending-loops';
+import { paidBeforeBook } from './legacy/paid-before-book';
 
 export type { OrderState, ShareFollow } from './actor';
 
@@ -46,97 +46,6 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     if ((state.phase as OrderState['phase']) !== 'open') {
       await condition(allHandlersFinished);
       return 'create_failed';
-    }
-  }
-
-  /** Pending as recorded before polling became one activity: a timer and a query per gap. */
-  async function waitWhilePendingByTimers(): Promise<void> {
-    // Closes at expiry the channel did not answer; each waits as the poll of that index would.
-    let unansweredCloses = 0;
-    while (state.status === 'pending') {
-      const untilExpiry = Math.max(0, state.expireAtMs - Date.now());
-      const wait =
-        unansweredCloses > 0
-          ? pollGap(input.timings.pollGapsMs, unansweredCloses - 1)
-          : Math.min(pollGap(input.timings.pollGapsMs, state.pollIndex), untilExpiry);
-      await condition(() => payments.length > 0 || state.status !== 'pending', wait);
-      if (state.status !== 'pending') break;
-      if (payments.length > 0) {
-        const p = payments.shift()!;
-        if (p.status === 'paid') await actor.payment.apply(p);
-        continue;
-      }
-      if (Date.now() >= state.expireAtMs) {
-        if (!(await actor.payment.closeAtExpiry(unansweredCloses))) {
-          unansweredCloses += 1;
-          continue;
-        }
-        break;
-      }
-      state.pollIndex += 1;
-      try {
-        const st = await actor.paymentCalls.queryChannelPayment({
-          channelCode: input.channelCode,
-          tradeNo: state.tradeNo,
-        });
-        if (st.status === 'paid') await actor.payment.applyAnswer(st);
-      } catch (err) {
-        log.warn('payment query failed; will poll again', { trade_no: state.tradeNo, error: String(err) });
-      }
-    }
-  }
-
-  /**
-   * Pending: one polling activity follows the backoff until expiry (platform/polling.ts), so an
-   * order that waits costs a workflow task only when something happens: a callback or a close
-   * (either cancels the poll), a payment the poll found, or expiry.
-   */
-  async function waitWhilePendingByActivity(): Promise<void> {
-    let unansweredCloses = 0;
-    let due = false;
-    while (state.status === 'pending') {
-      if (payments.length > 0) {
-        const p = payments.shift()!;
-        if (p.status === 'paid') await actor.payment.apply(p);
-        continue;
-      }
-      if (unansweredCloses > 0) {
-        const wait = pollGap(input.timings.pollGapsMs, unansweredCloses - 1);
-        await condition(() => payments.length > 0 || state.status !== 'pending', wait);
-        if (state.status !== 'pending' || payments.length > 0) continue;
-      } else if (!due && Date.now() < state.expireAtMs) {
-        const awaitPayment = paymentPollActivity(
-          state.expireAtMs,
-          pollGap(input.timings.pollGapsMs, Infinity),
-        );
-        const waited = await pollUnless(
-          () =>
-            awaitPayment({
-              channelCode: input.channelCode,
-              tradeNo: state.tradeNo,
-              gapsMs: input.timings.pollGapsMs,
-              firstGap: state.pollIndex,
-              deadlineMs: state.expireAtMs,
-              askAtDeadline: false,
-            }),
-          () => payments.length > 0 || state.status !== 'pending',
-        );
-        if ('done' in waited) {
-          const outcome = waited.done;
-          if ('answer' in outcome) await actor.payment.applyAnswer(outcome.answer);
-          else due = true;
-        } else if ('failed' in waited) {
-          // Only a poll that outlived its deadline ends this way: expiry takes over.
-          log.warn('payment polling ended without an answer', {
-            trade_no: state.tradeNo,
-            error: String(waited.failed),
-          });
-          due = true;
-        }
-        continue;
-      }
-      if (await actor.payment.closeAtExpiry(unansweredCloses)) break;
-      unansweredCloses += 1;
     }
   }
 
@@ -168,14 +77,14 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
 
   // ---- Pending: callbacks, polling on a backoff, and expiry. ----
   if (actor.swept) await waitWhilePendingSwept();
-  else if (patched(patches.orderPollsAsActivity)) await waitWhilePendingByActivity();
-  else await waitWhilePendingByTimers();
+  else if (patched(patches.orderPollsAsActivity)) await waitWhilePendingByActivity(actor);
+  else await waitWhilePendingByTimers(actor);
 
   // ---- Closed: accept a late payment for a while, then end. ----
   if (state.status === 'closed') {
     const lateUntil = Date.now() + input.timings.latePaymentWindowMs;
     while (state.status === 'closed' && Date.now() < lateUntil) {
-      // A handler that applied a queued payment (applyQueuedPayments) ends the wait too.
+      // A handler that applied a queued payment (payment.applyQueued) ends the wait too.
       await condition(
         () => payments.length > 0 || state.status !== 'closed',
         Math.max(1, lateUntil - Date.now()),
@@ -191,42 +100,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
 
   // ---- Paid: profit sharing, refunds, until fully refunded. ----
   if (actor.booked) return paidWithBook();
-  for (;;) {
-    // An order that adopted the book (a refund's handler, a settlement, its share) goes on as
-    // a booked one; a run recorded before never has one here.
-    if (state.book) return paidWithBook();
-    const profitWait =
-      state.profitShareAtMs === null ? undefined : Math.max(0, state.profitShareAtMs - Date.now());
-    const woke = await condition(
-      () =>
-        settlements.length > 0 ||
-        payments.length > 0 ||
-        state.book !== undefined ||
-        (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
-      profitWait ?? '365 days',
-    );
-    if (!woke && state.profitShareAtMs !== null) {
-      // The share is due: with the book, at most what is unrefunded (paidWithBook makes it).
-      if (actor.adoptBook()) continue;
-      await actor.refunds.shareProfitBeforeBook();
-      continue;
-    }
-    while (payments.length > 0) payments.shift(); // duplicates of the payment: nothing to do
-    while (settlements.length > 0) {
-      const s = settlements.shift()!;
-      await actor.refunds.applySettlement(s);
-    }
-    if (state.status === 'refunded' && state.inFlightAmount === 0 && state.profitShareAtMs === null) {
-      await condition(allHandlersFinished);
-      return 'refunded';
-    }
-    if (workflowInfo().continueAsNewSuggested) {
-      await condition(() => !lock.isLocked() && allHandlersFinished());
-      if (payments.length === 0 && settlements.length === 0) {
-        await continueAsNew<typeof orderWorkflow>(input, state);
-      }
-    }
-  }
+  return paidBeforeBook(actor, paidWithBook);
 
   /**
    * Paid, with the book: the share when it is due (or at once when refunds left nothing to
