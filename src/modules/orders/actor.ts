@@ -31,6 +31,7 @@ import {
   type CreateOrderResult,
   type OrderInput,
   type PaymentSignal,
+  type RefundRequest,
   type RefundResult,
   type RefundSettledSignal,
 } from './messages';
@@ -339,7 +340,7 @@ export class OrderActor {
   }
 
   /** refundOrder (SPEC §3.5), as the run's version decides refunds (actor-refunds.ts). */
-  refund(req: Parameters<OrderRefunds['refund']>[0]): Promise<RefundResult> {
+  refund(req: RefundRequest): Promise<RefundResult> {
     return this.refunds.refund(req);
   }
 }

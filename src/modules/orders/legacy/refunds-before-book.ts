@@ -67,12 +67,13 @@ export class RefundsBeforeBook {
   /**
    * Makes a reserved refund at the channel and hands it to its own workflow.
    *
-   * What follows the channel's answer (releasing or holding the amount) changes the state
-   * outside the lock, as it did when these runs were recorded. It stays so: each change is
-   * synchronous, so no locked step sees it half made, and only histories recorded before
-   * patches.orderAdoptsBook come here (a run under the lock adopts the book at its next refund);
-   * taking the lock there would make the refund wait for a share in progress (shareProfitNow
-   * holds the lock across its activities) and move its commands after the share's.
+   * In a run under the lock, what follows the channel's answer (releasing or holding the amount)
+   * changes the state outside the lock, as it did when those runs were recorded; in a run before
+   * the lock all of it runs inside the gate. It stays so: each change is synchronous, so no
+   * locked step sees it half made, and only histories recorded before patches.orderAdoptsBook
+   * come here (a paid run under the lock adopts the book at its next refund). Taking the lock
+   * there would make the refund wait for a share in progress (shareProfitNow holds the lock
+   * across its activities) and move its commands after the share's.
    */
   async perform(req: RefundRequest): Promise<RefundResult> {
     const { state, input } = this.order;
