@@ -2,6 +2,7 @@
  * Order rules of SPEC §3, pure so that the order workflow and the orders service share them:
  * each rule exists once.
  */
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { ErrorCode } from '../../platform/errors';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'partially_refunded', 'refunded', 'closed'] as const;
@@ -130,4 +131,33 @@ export function ownEntry<T>(record: Record<string, T>, key: string): T | undefin
 /** Sets a record's own entry, `__proto__` included (a plain assignment would set the prototype). */
 export function setOwnEntry<T>(record: Record<string, T>, key: string, value: T): void {
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A refusal as the failure an update answers with: its SPEC code is the failure's type, never retried. */
+export function appFailure(code: ErrorCode, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, code);
+}
+
+/**
+ * What a failed activity answers a client with. The activity already mapped the channel's
+ * failure to a SPEC code (channels/errors.ts, the one map from a channel failure to a code) and
+ * made it the failure's type: that code is passed on as it is. A failure that carries none (a
+ * timeout of the activity itself, a bug) is answered `fallback`.
+ */
+export function failureOf(err: unknown, fallback: ErrorCode): Refusal {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type) {
+    return { code: cause.type as ErrorCode, message: cause.message };
+  }
+  return { code: fallback, message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+/**
+ * A close the channel did not make (SPEC §3.4): channels/errors.ts labels it `channel_timeout`
+ * (or `channel_not_support`). A close failure recorded before it did was labelled
+ * `channel_create_fail`; it still answers `channel_timeout`. Not a second map: the code an older
+ * activity wrote, read as today's map writes it.
+ */
+export function closeFailure(f: Refusal): Refusal {
+  return f.code === 'channel_create_fail' ? { code: 'channel_timeout', message: f.message } : f;
 }

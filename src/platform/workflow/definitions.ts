@@ -126,7 +126,7 @@ export const ORDER_WORKFLOW_TASK_TIMEOUT = '30 seconds';
  * schedules them, recorded as markers, without a round trip through the server's task queues.
  * A create becomes one workflow task instead of three plus two activity tasks, a poll one
  * instead of two plus one (measured with `npm run bench`). A failed workflow task runs its local
- * activities again, so only calls whose repeat changes nothing may use them (see modules/orders/workflow.ts).
+ * activities again, so only calls whose repeat changes nothing may use them (see modules/orders/order-calls.ts).
  * Longer retries than `localRetryThreshold` wait on a durable timer.
  */
 export const localActivityProfiles = {
