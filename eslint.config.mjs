@@ -6,9 +6,6 @@ import boundaries from 'eslint-plugin-boundaries';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
-// The order workflow's code, inside the orders module: its wiring, its actor and the calls it makes.
-const orderWorkflowCode = ['workflow.ts', '*actor*.ts', 'order-calls.ts', 'legacy/**/*.ts'];
-
 export default tseslint.config(
   {
     ignores: [
@@ -112,26 +109,6 @@ export default tseslint.config(
               },
             },
             {
-              // The order workflow's code still takes refundWorkflowId through refunds/messages.ts,
-              // which re-exports it from orders/messages.ts; it is to import it from messages.ts.
-              from: {
-                element: {
-                  type: 'module',
-                  captured: { module: 'orders' },
-                  fileInternalPath: orderWorkflowCode,
-                },
-              },
-              allow: {
-                to: {
-                  element: {
-                    type: 'module',
-                    captured: { module: 'refunds' },
-                    fileInternalPath: 'messages.ts',
-                  },
-                },
-              },
-            },
-            {
               // Refunds reach orders through its index.ts; their workflow-safe files (a workflow
               // cannot load the index) through its messages.ts only.
               from: { element: { type: 'module', captured: { module: 'refunds' } } },
@@ -158,21 +135,6 @@ export default tseslint.config(
                     fileInternalPath: 'messages.ts',
                   },
                 },
-              },
-            },
-            {
-              // The order workflow's code still names the composed activities through
-              // worker/activities.ts, which keeps that one type for it; it is to name OrderActivities.
-              from: {
-                element: {
-                  type: 'module',
-                  captured: { module: 'orders' },
-                  fileInternalPath: orderWorkflowCode,
-                },
-              },
-              allow: {
-                to: { element: { type: 'worker', fileInternalPath: 'activities.ts' } },
-                dependency: { kind: 'type' },
               },
             },
             {

@@ -17,7 +17,7 @@ import {
   settleRefund as settleInBook,
   type PlannedReturn,
 } from './refund-book';
-import { refundWorkflowId } from '../refunds/messages';
+import { refundWorkflowId } from './messages';
 import type { refundWorkflow } from '../refunds/workflow';
 import type { RefundRequest, RefundResult, RefundSettledSignal } from './messages';
 import { channelActivities, dbActivities, shareReturnActivity } from './order-calls';

@@ -4,7 +4,7 @@
  * part taken back for a refund) followed on the refund backoff until it does.
  */
 import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { OrderActivities as Activities } from './activities';
 import type { ErrorCode } from '../../platform/errors';
 import { failureOf, pollGap, REFUND_EXCEEDS } from './rules';
 import {

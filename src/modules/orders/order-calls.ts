@@ -4,7 +4,7 @@
  * local activity. Workflow-safe: proxies and types only.
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../../worker/activities';
+import type { OrderActivities as Activities } from './activities';
 import { activityProfiles, localActivityProfiles } from '../../platform/workflow/definitions';
 import { pollingOptions } from '../../platform/workflow/polling';
 import type { OrderTimings } from './messages';
