@@ -371,6 +371,12 @@ export interface StatementEntry {
   at: Date;
 }
 
+/**
+ * A day's statement, for reconciliation. No channel implements it yet and nothing calls it: it
+ * is the contract the reconciliation feature will implement and call. Until then every channel
+ * leaves it out, and `portOf(channel, 'statements')` answers `not_supported`. (Its `download`
+ * streams, so the registry's call observer, which awaits each call, does not wrap it.)
+ */
 export interface StatementsPort {
   /** The statement of one day (YYYY-MM-DD, in the channel's time zone), line by line. */
   download(ctx: ChannelContext, day: string): AsyncIterable<StatementEntry>;

@@ -71,7 +71,10 @@ export type ChannelCallObserver = (
   failureKind?: ChannelErrorKind | 'other',
 ) => void;
 
-/** The ports whose methods call the upstream (callbacks only read requests; statements stream). */
+/**
+ * The ports whose methods call the upstream and answer once (callbacks only read requests;
+ * statements, which no channel implements yet, would stream and want an observer of their own).
+ */
 const OBSERVED_PORTS = ['payments', 'refunds', 'profitSharing', 'onboarding'] as const;
 
 /**
