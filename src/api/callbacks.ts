@@ -51,11 +51,17 @@ function replyUnread(req: Request, res: Response, answer: CallbackReply): void {
   reply(res, answer);
 }
 
-/** The channel's answer for a callback that must be sent again, or the generic one. */
-function failReply(res: Response, reason: string): CallbackReply {
+/**
+ * The channel's answer for a callback that must be sent again (or, `unknown`, that names nothing
+ * durapay has, for a channel that answers that apart), or the generic one.
+ */
+function failReply(res: Response, reason: string, unknown = false): CallbackReply {
   const callbacks = res.locals.callbacks as CallbacksPort | undefined;
-  return callbacks ? callbacks.reply({ ok: false, reason }) : FAIL;
+  return callbacks ? callbacks.reply({ ok: false, reason, ...(unknown ? { unknown } : {}) }) : FAIL;
 }
+
+/** The refusals of a verified callback that names no object durapay has. */
+const UNKNOWN_OBJECT = new Set(['unknown_order', 'unknown_refund']);
 
 /** The body as text for the callback log: lossless for any real callback (UTF-8 without U+0000). */
 function loggableBody(raw: Buffer): string {
@@ -163,7 +169,7 @@ export function callbackRoutes(
       await callbackLog.finish(logId, { verified, outcome, error, ...ids });
       log.info('channel callback refused', { channel_code: channelCode, outcome, error });
       counted(outcome);
-      reply(res, failReply(res, error));
+      reply(res, failReply(res, error, UNKNOWN_OBJECT.has(outcome)));
     };
 
     const request = { rawBody: raw, headers };
@@ -179,7 +185,12 @@ export function callbackRoutes(
     const ref = callbacks.identify(event);
 
     // The orders (and refunds) decide whether the event is theirs to take (their rules).
-    const accepted = await orders.acceptCallback(channelCode, ref.tradeNo, event, callbacks);
+    const target = await refunds.orderOfCallback(ref);
+    if (!target.ok) {
+      const { outcome, message } = target.refusal;
+      return fail(outcome, message, true, { eventId: ref.eventId });
+    }
+    const accepted = await orders.acceptCallback(channelCode, target.subject, event, callbacks);
     if (!accepted.ok) {
       const { outcome, message } = accepted.refusal;
       return fail(outcome, message, true, {
@@ -194,7 +205,7 @@ export function callbackRoutes(
       if (event.kind === 'payment') {
         await orders.deliverPayment(order, event);
       } else {
-        const taken = await refunds.acceptCallback(order, ref.refundNo, event);
+        const taken = await refunds.acceptCallback(order, target.refundNo, event);
         if (!taken.ok) {
           const { outcome, message } = taken.refusal;
           return fail(outcome, message, true, { eventId: ref.eventId, ...taken.ids });
@@ -215,7 +226,7 @@ export function callbackRoutes(
       outcome: 'delivered',
       eventId: ref.eventId,
       tradeNo: order.tradeNo,
-      refundNo: event.kind === 'refund' ? ref.refundNo : undefined,
+      refundNo: event.kind === 'refund' ? target.refundNo : undefined,
     });
     counted('delivered');
     reply(res, callbacks.reply({ ok: true }));

@@ -303,10 +303,22 @@ export type ChannelEvent =
       subMerchantNo?: string;
     };
 
+/**
+ * Which of durapay's objects an event is about, by the number the channel's event carries:
+ * durapay's trade number (which most channels echo), the channel's own trade number (a channel
+ * whose events carry only its own ids), or durapay's refund number (a refund event that names no
+ * trade; its order is the refund's).
+ */
+export type CallbackSubject =
+  | { kind: 'trade_no'; tradeNo: string }
+  | { kind: 'channel_trade_no'; channelTradeNo: string }
+  | { kind: 'refund_no'; refundNo: string };
+
 /** Which of our objects an event is about, and the channel's id of the event (for the log). */
 export interface CallbackReference {
   eventId: string;
-  tradeNo: string;
+  subject: CallbackSubject;
+  /** A refund event's refund, by durapay's number, when the subject names its order. */
   refundNo?: string;
 }
 
@@ -314,12 +326,18 @@ export interface CallbackReference {
 export function referenceOf(event: ChannelEvent): CallbackReference {
   return {
     eventId: event.eventId,
-    tradeNo: event.tradeNo,
+    subject: { kind: 'trade_no', tradeNo: event.tradeNo },
     ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
   };
 }
 
-/** The answer the channel expects: e.g. 200 `success` for the sandbox, 204 or 5xx JSON for WeChat Pay. */
+/**
+ * Why a callback is not taken, for the channel's reply: `unknown`, it names nothing durapay has
+ * (a channel that tells this apart from a failure may answer so, and not be asked again).
+ */
+export type CallbackOutcome = { ok: true } | { ok: false; reason: string; unknown?: boolean };
+
+/** The answer the channel expects: e.g. 200 `success` for the sandbox, 200 `fail` for a refused WeChat Pay callback. */
 export interface CallbackReply {
   status: number;
   contentType: string;
@@ -352,7 +370,7 @@ export interface CallbacksPort {
    */
   confirm?(ctx: ChannelContext, event: ChannelEvent): Promise<ChannelEvent>;
   /** What to answer when the event was taken (ok) or must be sent again (not ok). */
-  reply(outcome: { ok: true } | { ok: false; reason: string }): CallbackReply;
+  reply(outcome: CallbackOutcome): CallbackReply;
 }
 
 // ---- statements ----

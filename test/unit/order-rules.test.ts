@@ -219,7 +219,7 @@ describe('merchantChannelRefusal', () => {
 
 describe('callbackOrderRefusal', () => {
   test('when no order has the trade number, then unknown_order', () => {
-    expect(callbackOrderRefusal(null, { tradeNo: 'P1', channelCode: 'sandbox' })).toEqual({
+    expect(callbackOrderRefusal(null, { named: 'P1', channelCode: 'sandbox' })).toEqual({
       outcome: 'unknown_order',
       message: 'no order P1',
     });
@@ -227,10 +227,7 @@ describe('callbackOrderRefusal', () => {
 
   test('when the order is at another channel, then channel_mismatch', () => {
     expect(
-      callbackOrderRefusal(
-        { tradeNo: 'P1', channelCode: 'alipay' },
-        { tradeNo: 'P1', channelCode: 'sandbox' },
-      ),
+      callbackOrderRefusal({ tradeNo: 'P1', channelCode: 'alipay' }, { named: 'P1', channelCode: 'sandbox' }),
     ).toEqual({ outcome: 'channel_mismatch', message: 'order P1 is not a sandbox order' });
   });
 
@@ -238,7 +235,7 @@ describe('callbackOrderRefusal', () => {
     expect(
       callbackOrderRefusal(
         { tradeNo: 'P1', channelCode: 'sandbox' },
-        { tradeNo: 'P1', channelCode: 'sandbox' },
+        { named: 'P1', channelCode: 'sandbox' },
       ),
     ).toBeNull();
   });

@@ -2,7 +2,7 @@
 // imports the workflow-safe ./messages and ./rules instead.
 export { paymentRoutes } from './routes';
 export { closeOrderSchema, createOrderSchema } from './schemas';
-export { OrderService, type OrderServiceDeps } from './service';
+export { OrderService, type OrderCallbackSubject, type OrderServiceDeps } from './service';
 export { createPaymentActivities, subMerchantOf, tradeContext } from './activities';
 export { OrderRepository } from './repository';
 export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';

@@ -173,12 +173,15 @@ export interface CallbackRefusal {
   message: string;
 }
 
-/** SPEC §4: a callback is about an order of the channel that sent it. */
+/**
+ * SPEC §4: a callback is about an order of the channel that sent it. `named` is how the callback
+ * names the order (its trade number, or the channel's), for the refusal.
+ */
 export function callbackOrderRefusal(
   order: { tradeNo: string; channelCode: string } | null,
-  asked: { tradeNo: string; channelCode: string },
+  asked: { named: string; channelCode: string },
 ): CallbackRefusal | null {
-  if (!order) return { outcome: 'unknown_order', message: `no order ${asked.tradeNo}` };
+  if (!order) return { outcome: 'unknown_order', message: `no order ${asked.named}` };
   if (order.channelCode !== asked.channelCode) {
     return {
       outcome: 'channel_mismatch',

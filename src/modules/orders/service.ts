@@ -1,6 +1,6 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { CallbacksPort, ChannelEvent } from '../../channels/ports';
+import type { CallbacksPort, CallbackSubject, ChannelEvent } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import { scaleDuration } from '../../platform/durations';
@@ -72,6 +72,9 @@ export interface CreateOrderBody {
   merchant_id?: string;
   extra?: Record<string, unknown>;
 }
+
+/** How a callback names its order: by durapay's trade number or by the channel's. */
+export type OrderCallbackSubject = Exclude<CallbackSubject, { kind: 'refund_no' }>;
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
 
@@ -305,15 +308,22 @@ export class OrderService {
    */
   async acceptCallback(
     channelCode: string,
-    tradeNo: string,
+    subject: OrderCallbackSubject,
     event: ChannelEvent,
     callbacks: Pick<CallbacksPort, 'confirm'>,
   ): Promise<
     | { ok: true; order: Order; event: ChannelEvent }
     | { ok: false; refusal: CallbackRefusal; tradeNo?: string }
   > {
-    const found = await this.repository.findOrderByTradeNo(tradeNo);
-    const refusal = callbackOrderRefusal(found, { tradeNo, channelCode });
+    const found =
+      subject.kind === 'trade_no'
+        ? await this.repository.findOrderByTradeNo(subject.tradeNo)
+        : await this.repository.findOrderByChannelTradeNo(channelCode, subject.channelTradeNo);
+    const named =
+      subject.kind === 'trade_no'
+        ? subject.tradeNo
+        : `with ${channelCode} trade number ${subject.channelTradeNo}`;
+    const refusal = callbackOrderRefusal(found, { named, channelCode });
     if (refusal) return { ok: false, refusal, ...(found ? { tradeNo: found.tradeNo } : {}) };
     // callbackOrderRefusal refuses a callback about no order.
     const order = found!;

@@ -1,6 +1,6 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { ChannelEvent } from '../../channels/ports';
+import type { CallbackReference, ChannelEvent } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
@@ -14,6 +14,7 @@ import {
   refundRefusal,
   REFUND_EXCEEDS,
   toAppError,
+  type OrderCallbackSubject,
   type OrderService,
   type RefundResult,
 } from '../orders';
@@ -237,6 +238,27 @@ export class RefundService {
       return { ok: false, refusal, ids };
     }
     return { ok: true, refund: refund! };
+  }
+
+  /**
+   * How a callback's reference names its order, for the orders to find: as the channel named it,
+   * or, for a refund named by durapay's refund number alone, by the refund's order.
+   */
+  async orderOfCallback(
+    ref: CallbackReference,
+  ): Promise<
+    | { ok: true; subject: OrderCallbackSubject; refundNo?: string }
+    | { ok: false; refusal: RefundCallbackRefusal }
+  > {
+    const { subject } = ref;
+    if (subject.kind !== 'refund_no') {
+      return { ok: true, subject, ...(ref.refundNo === undefined ? {} : { refundNo: ref.refundNo }) };
+    }
+    const refund = await this.repository.findRefundByNo(subject.refundNo);
+    if (!refund) {
+      return { ok: false, refusal: { outcome: 'unknown_refund', message: `no refund ${subject.refundNo}` } };
+    }
+    return { ok: true, subject: { kind: 'trade_no', tradeNo: refund.tradeNo }, refundNo: refund.refundNo };
   }
 
   /** Delivers an accepted refund callback: to its refund when it still settles one, else a repeat. */
