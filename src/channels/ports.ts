@@ -14,6 +14,7 @@
  * is one presence check per capability, and no flag in the capabilities can disagree with it.
  */
 import type { ApplicationStatus } from '../modules/applications/rules';
+import type { Config } from '../platform/config';
 import type { PayMethod } from '../modules/orders/rules';
 import { ChannelError } from './errors';
 
@@ -431,3 +432,19 @@ export function portOf<K extends ChannelPortName>(channel: Channel, name: K): No
   }
   return port as NonNullable<Channel[K]>;
 }
+
+// ---- building a channel ----
+
+/**
+ * A channel's adapters, one per configured account (e.g. several WeChat Pay merchant ids). The
+ * registry builds every account's adapter at start, so a bad configuration fails the boot.
+ */
+export interface ChannelFactory {
+  readonly code: string;
+  /** The configured accounts' names; the first is the default. */
+  readonly accounts: readonly string[];
+  create(account: string): Channel;
+}
+
+/** A channel's factory from this deployment's configuration, or undefined when it is not configured. */
+export type ChannelFromConfig = (config: Config, masterKey: Buffer) => ChannelFactory | undefined;

@@ -1,23 +1,12 @@
 import type { Config } from '../platform/config';
-import type { Channel } from './ports';
+import type { Channel, ChannelFactory, ChannelFromConfig } from './ports';
 import { ChannelError, type ChannelErrorKind } from './errors';
 import { alipayChannelsFromConfig } from './alipay';
 import { sandboxChannelsFromConfig } from './sandbox';
 import { wechatpayChannelsFromConfig } from './wechatpay';
 
-/**
- * A channel's adapters, one per configured account (e.g. several WeChat Pay merchant ids). The
- * registry builds every account's adapter at start, so a bad configuration fails the boot.
- */
-export interface ChannelFactory {
-  readonly code: string;
-  /** The configured accounts' names; the first is the default. */
-  readonly accounts: readonly string[];
-  create(account: string): Channel;
-}
-
-/** A channel's factory from this deployment's configuration, or undefined when it is not configured. */
-export type ChannelFromConfig = (config: Config, masterKey: Buffer) => ChannelFactory | undefined;
+// The factories' contract lives with the ports, so that no channel folder imports the registry.
+export type { ChannelFactory, ChannelFromConfig } from './ports';
 
 /** Every channel durapay knows. Adding one: a folder under src/channels/ and one line here. */
 const CHANNELS: readonly ChannelFromConfig[] = [

@@ -27,8 +27,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
-import { referenceOf } from '../ports';
-import type { ChannelFactory } from '../registry';
+import { referenceOf, type ChannelFactory } from '../ports';
 import {
   ALIPAY_MAX_AMOUNT_FEN,
   ALIPAY_PAY_METHODS,

@@ -22,8 +22,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
-import { referenceOf } from '../ports';
-import type { ChannelFactory } from '../registry';
+import { referenceOf, type ChannelFactory } from '../ports';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxPayload, verifySandboxSignature } from './signature';
 import {
   parseApplicationState,

@@ -31,8 +31,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
-import { referenceOf } from '../ports';
-import type { ChannelFactory } from '../registry';
+import { referenceOf, type ChannelFactory } from '../ports';
 import { PlatformKeyring, type CertificatesAnswer } from './certificates';
 import { applymentStateOf, checkApplyment, mediaMeta, submittedStateOf, toWireApplyment } from './applyment';
 import {
