@@ -9,7 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import { AlipayFormData, AlipayRequestError, AlipaySdk } from 'alipay-sdk';
-import type { AlipayConfig, Config } from '../../platform/config';
+import type { Config } from '../../platform/config';
+import type { AlipayConfig } from './config';
 import { qrImage } from '../../platform/qr';
 import { ChannelError } from '../errors';
 import type {

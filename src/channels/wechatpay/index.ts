@@ -11,7 +11,8 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import axios, { isAxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
 import { Decorator, Formatter, Multipart, Rsa } from 'wechatpay-axios-plugin';
-import type { Config, WechatpayConfig } from '../../platform/config';
+import type { Config } from '../../platform/config';
+import type { WechatpayConfig } from './config';
 import { qrImage } from '../../platform/qr';
 import { outboundHttpSpan } from '../../platform/spans';
 import { ChannelError } from '../errors';
