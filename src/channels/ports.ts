@@ -14,7 +14,8 @@
  * is one presence check per capability, and no flag in the capabilities can disagree with it.
  */
 import type { ApplicationStatus } from '../modules/applications/rules';
-import type { Config } from '../platform/config';
+import type { Schema } from 'joi';
+import type { SettingReader } from '../platform/config-parts';
 import type { PayMethod } from '../modules/orders/rules';
 import { ChannelError } from './errors';
 
@@ -446,5 +447,30 @@ export interface ChannelFactory {
   create(account: string): Channel;
 }
 
-/** A channel's factory from this deployment's configuration, or undefined when it is not configured. */
-export type ChannelFromConfig = (config: Config, masterKey: Buffer) => ChannelFactory | undefined;
+/**
+ * What a channel reads of durapay's core configuration (platform/config.ts's Config has it all):
+ * channels say what they need here rather than import the configuration that lists them.
+ */
+export interface ChannelCoreConfig {
+  api: { requestTimeoutMs: number };
+  sandbox: { enabled: boolean; secret?: string; baseUrl: string; maxAmount: number };
+}
+
+/**
+ * A channel's own settings: their variables' schema, which the configuration validates with
+ * every other variable, and their reading (undefined: the channel is not configured).
+ */
+export interface ChannelSettings<S> {
+  schema: Record<string, Schema>;
+  read(str: SettingReader, cwd: string): S | undefined;
+}
+
+/**
+ * A channel as the registry lists it, one line each: its code, its own settings when it has any
+ * (read into the configuration under its code), and its adapters from the configuration.
+ */
+export interface ChannelDescriptor<Code extends string = string, S = never> {
+  readonly code: Code;
+  readonly settings?: ChannelSettings<S>;
+  fromConfig(core: ChannelCoreConfig, settings: S | undefined, masterKey: Buffer): ChannelFactory | undefined;
+}

@@ -6,21 +6,24 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
-import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from '../channels/alipay/config';
-import { WECHATPAY_SETTINGS, wechatpayConfig, type WechatpayConfig } from '../channels/wechatpay/config';
+import { CHANNEL_SETTINGS, type ChannelSettingsConfig } from '../channels/registry';
 import { ConfigError } from './config-parts';
 import { parseDurationList } from './durations';
 
 export { ConfigError } from './config-parts';
-export type { AlipayConfig } from '../channels/alipay/config';
-export type { WechatpayConfig } from '../channels/wechatpay/config';
 
 export type Environment = 'development' | 'test' | 'production';
 
 /** WORKER_MAX_CACHED_WORKFLOWS when unset: about 660 MiB of worker memory at 10 000 open orders (see the README). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
 
-export interface Config {
+/**
+ * Every setting durapay reads: the core ones, and each channel's own under its code (`wechatpay`,
+ * `alipay`; src/channels/<code>/config.ts), undefined when the channel is not configured.
+ */
+export type Config = CoreConfig & ChannelSettingsConfig;
+
+export interface CoreConfig {
   env: Environment;
   /** Where durapay keeps its development state: embedded Postgres data, Temporal's SQLite file, keys. */
   dataDir: string;
@@ -137,13 +140,6 @@ export interface Config {
      */
     alipay: boolean;
   };
-  /**
-   * The WeChat Pay service-provider account (WECHATPAY_*), when one is configured: every key is
-   * read once at start, from the variable or from the file its _FILE variable names, and checked.
-   */
-  wechatpay?: WechatpayConfig;
-  /** The Alipay app (ALIPAY_*), when one is configured; keys read once at start and checked. */
-  alipay?: AlipayConfig;
   rateLimit: {
     /** Sustained requests per second per app. */
     perSecond: number;
@@ -266,9 +262,9 @@ const schema = Joi.object({
   SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
   WECHATPAY_SANDBOX_ENABLED: Joi.boolean(),
   SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
-  ...WECHATPAY_SETTINGS,
   ALIPAY_SANDBOX_ENABLED: Joi.boolean(),
-  ...ALIPAY_SETTINGS,
+  // Each channel's own variables, in the registry's order.
+  ...Object.assign({}, ...CHANNEL_SETTINGS.map(({ settings }) => settings.schema)),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
   CALLBACK_RATE_LIMIT: Joi.number().greater(0).max(1_000_000).default(50),
@@ -383,8 +379,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       wechatpay: Boolean(v.WECHATPAY_SANDBOX_ENABLED ?? false),
       alipay: Boolean(v.ALIPAY_SANDBOX_ENABLED ?? false),
     },
-    wechatpay: wechatpayConfig(str, cwd),
-    alipay: alipayConfig(str, cwd),
+    ...(Object.fromEntries(
+      CHANNEL_SETTINGS.map(({ code, settings }) => [code, settings.read(str, cwd)]),
+    ) as ChannelSettingsConfig),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     callbacks: {
       rateLimitPerSecond: num('CALLBACK_RATE_LIMIT'),
