@@ -64,6 +64,12 @@ export default tseslint.config(
           policies: [
             { from: { element: { type: 'platform' } }, allow: { to: { element: { type: 'platform' } } } },
             {
+              // The configuration validates and reads each channel's own settings, kept in its
+              // folder and listed by the registry.
+              from: { element: { type: 'platform', fileInternalPath: 'config.ts' } },
+              allow: { to: { element: { type: 'channels', fileInternalPath: 'registry.ts' } } },
+            },
+            {
               from: { element: { type: 'channels' } },
               allow: [
                 { to: { element: { types: ['channels', 'platform'] } } },

@@ -2,8 +2,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import type { CallbackReply, CallbacksPort, ChannelEvent } from '../channels/ports';
 import { AppError } from '../platform/errors';
 import { CallbackLog } from '../modules/callbacks';
-import { MerchantRepository } from '../modules/merchants';
-import { subMerchantOf, type OrderService } from '../modules/orders';
+import type { OrderService } from '../modules/orders';
 import type { RefundService } from '../modules/refunds';
 import type { Logger } from '../platform/logger';
 import { contentEncodingProblem, MAX_JSON_BODY_BYTES, requestHasBody } from '../platform/http/body';
@@ -52,11 +51,17 @@ function replyUnread(req: Request, res: Response, answer: CallbackReply): void {
   reply(res, answer);
 }
 
-/** The channel's answer for a callback that must be sent again, or the generic one. */
-function failReply(res: Response, reason: string): CallbackReply {
+/**
+ * The channel's answer for a callback that must be sent again (or, `unknown`, that names nothing
+ * durapay has, for a channel that answers that apart), or the generic one.
+ */
+function failReply(res: Response, reason: string, unknown = false): CallbackReply {
   const callbacks = res.locals.callbacks as CallbacksPort | undefined;
-  return callbacks ? callbacks.reply({ ok: false, reason }) : FAIL;
+  return callbacks ? callbacks.reply({ ok: false, reason, ...(unknown ? { unknown } : {}) }) : FAIL;
 }
+
+/** The refusals of a verified callback that names no object durapay has. */
+const UNKNOWN_OBJECT = new Set(['unknown_order', 'unknown_refund']);
 
 /** The body as text for the callback log: lossless for any real callback (UTF-8 without U+0000). */
 function loggableBody(raw: Buffer): string {
@@ -90,9 +95,7 @@ export function callbackRoutes(
 ): Router {
   const router = apiRouter();
   const { orders, refunds } = capabilities;
-  const repo = orders.repository;
   const callbackLog = new CallbackLog(services.db);
-  const merchants = new MerchantRepository(services.db);
   const limit = new SourceRateLimit({ perSecond: rateLimit.perSecond, now: rateLimit.now });
   /** The channel's code when durapay has it, for the metrics; anything else counts as `unknown`. */
   const known = (code: string) => (CHANNEL_CODE.test(code) && services.channels.get(code) ? code : 'unknown');
@@ -166,7 +169,7 @@ export function callbackRoutes(
       await callbackLog.finish(logId, { verified, outcome, error, ...ids });
       log.info('channel callback refused', { channel_code: channelCode, outcome, error });
       counted(outcome);
-      reply(res, failReply(res, error));
+      reply(res, failReply(res, error, UNKNOWN_OBJECT.has(outcome)));
     };
 
     const request = { rawBody: raw, headers };
@@ -181,93 +184,33 @@ export function callbackRoutes(
     }
     const ref = callbacks.identify(event);
 
-    const order = await repo.findOrderByTradeNo(ref.tradeNo);
-    if (!order) return fail('unknown_order', `no order ${ref.tradeNo}`, true, { eventId: ref.eventId });
-    if (order.channelCode !== channelCode) {
-      return fail('channel_mismatch', `order ${order.tradeNo} is not a ${channelCode} order`, true, {
+    // The orders (and refunds) decide whether the event is theirs to take (their rules).
+    const target = await refunds.orderOfCallback(ref);
+    if (!target.ok) {
+      const { outcome, message } = target.refusal;
+      return fail(outcome, message, true, { eventId: ref.eventId });
+    }
+    const accepted = await orders.acceptCallback(channelCode, target.subject, event, callbacks);
+    if (!accepted.ok) {
+      const { outcome, message } = accepted.refusal;
+      return fail(outcome, message, true, {
         eventId: ref.eventId,
-        tradeNo: order.tradeNo,
+        ...(accepted.tradeNo === undefined ? {} : { tradeNo: accepted.tradeNo }),
       });
     }
-    if (callbacks.confirm) {
-      // What only the order's account may ask the channel (Alipay: a token merchant's refund).
-      try {
-        const subMerchantNo = await subMerchantOf(order, merchants);
-        event = await callbacks.confirm(
-          {
-            currency: order.currency,
-            channelTradeNo: order.channelTradeNo,
-            ...(subMerchantNo ? { subMerchantNo } : {}),
-          },
-          event,
-        );
-      } catch (err) {
-        return fail('unconfirmed', err instanceof Error ? err.message : String(err), true, {
-          eventId: ref.eventId,
-          tradeNo: order.tradeNo,
-        });
-      }
-    }
-    if (event.subMerchantNo !== undefined) {
-      if ((await subMerchantOf(order, merchants)) !== event.subMerchantNo) {
-        return fail(
-          'merchant_mismatch',
-          `sub-merchant ${event.subMerchantNo} is not the order's merchant`,
-          true,
-          {
-            eventId: ref.eventId,
-            tradeNo: order.tradeNo,
-          },
-        );
-      }
-    }
-    if (event.amount !== Number(event.kind === 'payment' ? order.amount : event.amount)) {
-      return fail('amount_mismatch', `amount ${event.amount} does not match the order`, true, {
-        eventId: ref.eventId,
-        tradeNo: order.tradeNo,
-      });
-    }
+    const { order } = accepted;
+    event = accepted.event;
 
     try {
       if (event.kind === 'payment') {
-        if (event.currency !== order.currency) {
-          return fail('currency_mismatch', `currency ${event.currency} does not match the order`, true, {
-            eventId: ref.eventId,
-            tradeNo: order.tradeNo,
-          });
-        }
-        await orders.signalPayment(order, {
-          status: event.status,
-          channelTradeNo: event.channelTradeNo,
-          paidAt: event.paidAt ? event.paidAt.toISOString() : null,
-          amount: event.amount,
-        });
+        await orders.deliverPayment(order, event);
       } else {
-        const refund =
-          ref.refundNo === undefined ? null : await refunds.repository.findRefundByNo(ref.refundNo);
-        if (!refund || refund.tradeNo !== order.tradeNo) {
-          return fail('unknown_refund', `no refund ${ref.refundNo ?? event.refundNo}`, true, {
-            eventId: ref.eventId,
-            tradeNo: order.tradeNo,
-          });
+        const taken = await refunds.acceptCallback(order, target.refundNo, event);
+        if (!taken.ok) {
+          const { outcome, message } = taken.refusal;
+          return fail(outcome, message, true, { eventId: ref.eventId, ...taken.ids });
         }
-        if (Number(refund.refundAmount) !== event.amount) {
-          return fail('amount_mismatch', `refund amount ${event.amount} does not match`, true, {
-            eventId: ref.eventId,
-            refundNo: refund.refundNo,
-          });
-        }
-        // A refund still to be settled, or an abnormal one the channel has paid out since.
-        const open =
-          refund.status === 'processing' || (refund.status === 'abnormal' && event.status === 'success');
-        if (open) {
-          await refunds.signalResult(refund, {
-            status: event.status,
-            channelRefundNo: event.channelRefundNo,
-            refundedAt: event.refundedAt ? event.refundedAt.toISOString() : null,
-            reason: event.reason ?? null,
-          });
-        }
+        await refunds.deliverCallback(taken.refund, event);
       }
     } catch (err) {
       // A workflow that has already ended took its final result before: a duplicate.
@@ -283,7 +226,7 @@ export function callbackRoutes(
       outcome: 'delivered',
       eventId: ref.eventId,
       tradeNo: order.tradeNo,
-      refundNo: event.kind === 'refund' ? ref.refundNo : undefined,
+      refundNo: event.kind === 'refund' ? target.refundNo : undefined,
     });
     counted('delivered');
     reply(res, callbacks.reply({ ok: true }));

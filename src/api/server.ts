@@ -20,7 +20,7 @@ import { sealedDataConverter } from '../platform/data-converter';
 import { EncryptionCodec } from '../platform/payload-codec';
 import type { Logger } from '../platform/logger';
 import { describeTracing, installTracing } from '../platform/tracing';
-import { alipaySandboxUpstream, sandboxUpstream, wechatpaySandboxUpstream } from '../sandbox-hook';
+import { channelSandboxUpstreams, sandboxUpstream } from '../sandbox-hook';
 import { ApiMetrics } from '../platform/metrics';
 import { createApp } from './app';
 import { listenApi } from './http-server';
@@ -86,8 +86,8 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
   const auth = authDeps(db, masterKey, config.rateLimit);
   const stopListening = listenForAppChanges(db, auth.appLookup, logger);
   const business = Connection.lazy({ address: requireTemporalAddress(config) });
-  const wechatpayUpstream = wechatpaySandboxUpstream(config, logger);
-  const alipayUpstream = alipaySandboxUpstream(config, logger);
+  // The offline channel upstreams, when enabled (development hook).
+  const upstreams = channelSandboxUpstreams(config, logger);
   const metrics = new ApiMetrics();
   const app = createApp({
     logger,
@@ -124,10 +124,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     },
     // Development hook: the simulated upstream, when the sandbox is enabled.
     sandbox: sandboxUpstream(config, masterKey, db, logger),
-    upstreams: {
-      ...(wechatpayUpstream ? { '/wechatpay': wechatpayUpstream } : {}),
-      ...(alipayUpstream ? { '/alipay': alipayUpstream } : {}),
-    },
+    upstreams,
   });
   // Nonces outlive their window by design; sweep expired ones so the table stays small.
   const sweeper = setInterval(() => {

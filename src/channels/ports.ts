@@ -14,6 +14,8 @@
  * is one presence check per capability, and no flag in the capabilities can disagree with it.
  */
 import type { ApplicationStatus } from '../modules/applications/rules';
+import type { Schema } from 'joi';
+import type { SettingReader } from '../platform/config-parts';
 import type { PayMethod } from '../modules/orders/rules';
 import { ChannelError } from './errors';
 
@@ -303,10 +305,22 @@ export type ChannelEvent =
       subMerchantNo?: string;
     };
 
+/**
+ * Which of durapay's objects an event is about, by the number the channel's event carries:
+ * durapay's trade number (which most channels echo), the channel's own trade number (a channel
+ * whose events carry only its own ids), or durapay's refund number (a refund event that names no
+ * trade; its order is the refund's).
+ */
+export type CallbackSubject =
+  | { kind: 'trade_no'; tradeNo: string }
+  | { kind: 'channel_trade_no'; channelTradeNo: string }
+  | { kind: 'refund_no'; refundNo: string };
+
 /** Which of our objects an event is about, and the channel's id of the event (for the log). */
 export interface CallbackReference {
   eventId: string;
-  tradeNo: string;
+  subject: CallbackSubject;
+  /** A refund event's refund, by durapay's number, when the subject names its order. */
   refundNo?: string;
 }
 
@@ -314,12 +328,18 @@ export interface CallbackReference {
 export function referenceOf(event: ChannelEvent): CallbackReference {
   return {
     eventId: event.eventId,
-    tradeNo: event.tradeNo,
+    subject: { kind: 'trade_no', tradeNo: event.tradeNo },
     ...(event.kind === 'refund' ? { refundNo: event.refundNo } : {}),
   };
 }
 
-/** The answer the channel expects: e.g. 200 `success` for the sandbox, 204 or 5xx JSON for WeChat Pay. */
+/**
+ * Why a callback is not taken, for the channel's reply: `unknown`, it names nothing durapay has
+ * (a channel that tells this apart from a failure may answer so, and not be asked again).
+ */
+export type CallbackOutcome = { ok: true } | { ok: false; reason: string; unknown?: boolean };
+
+/** The answer the channel expects: e.g. 200 `success` for the sandbox, 200 `fail` for a refused WeChat Pay callback. */
 export interface CallbackReply {
   status: number;
   contentType: string;
@@ -352,7 +372,7 @@ export interface CallbacksPort {
    */
   confirm?(ctx: ChannelContext, event: ChannelEvent): Promise<ChannelEvent>;
   /** What to answer when the event was taken (ok) or must be sent again (not ok). */
-  reply(outcome: { ok: true } | { ok: false; reason: string }): CallbackReply;
+  reply(outcome: CallbackOutcome): CallbackReply;
 }
 
 // ---- statements ----
@@ -371,6 +391,12 @@ export interface StatementEntry {
   at: Date;
 }
 
+/**
+ * A day's statement, for reconciliation. No channel implements it yet and nothing calls it: it
+ * is the contract the reconciliation feature will implement and call. Until then every channel
+ * leaves it out, and `portOf(channel, 'statements')` answers `not_supported`. (Its `download`
+ * streams, so the registry's call observer, which awaits each call, does not wrap it.)
+ */
 export interface StatementsPort {
   /** The statement of one day (YYYY-MM-DD, in the channel's time zone), line by line. */
   download(ctx: ChannelContext, day: string): AsyncIterable<StatementEntry>;
@@ -406,4 +432,45 @@ export function portOf<K extends ChannelPortName>(channel: Channel, name: K): No
     throw new ChannelError('not_supported', `channel ${channel.code} does not support ${PORT_WORDS[name]}`);
   }
   return port as NonNullable<Channel[K]>;
+}
+
+// ---- building a channel ----
+
+/**
+ * A channel's adapters, one per configured account (e.g. several WeChat Pay merchant ids). The
+ * registry builds every account's adapter at start, so a bad configuration fails the boot.
+ */
+export interface ChannelFactory {
+  readonly code: string;
+  /** The configured accounts' names; the first is the default. */
+  readonly accounts: readonly string[];
+  create(account: string): Channel;
+}
+
+/**
+ * What a channel reads of durapay's core configuration (platform/config.ts's Config has it all):
+ * channels say what they need here rather than import the configuration that lists them.
+ */
+export interface ChannelCoreConfig {
+  api: { requestTimeoutMs: number };
+  sandbox: { enabled: boolean; secret?: string; baseUrl: string; maxAmount: number };
+}
+
+/**
+ * A channel's own settings: their variables' schema, which the configuration validates with
+ * every other variable, and their reading (undefined: the channel is not configured).
+ */
+export interface ChannelSettings<S> {
+  schema: Record<string, Schema>;
+  read(str: SettingReader, cwd: string): S | undefined;
+}
+
+/**
+ * A channel as the registry lists it, one line each: its code, its own settings when it has any
+ * (read into the configuration under its code), and its adapters from the configuration.
+ */
+export interface ChannelDescriptor<Code extends string = string, S = never> {
+  readonly code: Code;
+  readonly settings?: ChannelSettings<S>;
+  fromConfig(core: ChannelCoreConfig, settings: S | undefined, masterKey: Buffer): ChannelFactory | undefined;
 }

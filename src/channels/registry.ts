@@ -1,30 +1,33 @@
-import type { Config } from '../platform/config';
-import type { Channel } from './ports';
+import type { Channel, ChannelCoreConfig, ChannelDescriptor, ChannelFactory, ChannelSettings } from './ports';
 import { ChannelError, type ChannelErrorKind } from './errors';
-import { alipayChannelsFromConfig } from './alipay';
-import { sandboxChannelsFromConfig } from './sandbox';
-import { wechatpayChannelsFromConfig } from './wechatpay';
+import { alipayChannel } from './alipay';
+import { sandboxChannel } from './sandbox';
+import { wechatpayChannel } from './wechatpay';
 
-/**
- * A channel's adapters, one per configured account (e.g. several WeChat Pay merchant ids). The
- * registry builds every account's adapter at start, so a bad configuration fails the boot.
- */
-export interface ChannelFactory {
-  readonly code: string;
-  /** The configured accounts' names; the first is the default. */
-  readonly accounts: readonly string[];
-  create(account: string): Channel;
-}
-
-/** A channel's factory from this deployment's configuration, or undefined when it is not configured. */
-export type ChannelFromConfig = (config: Config, masterKey: Buffer) => ChannelFactory | undefined;
+// The factories' contract lives with the ports, so that no channel folder imports the registry.
+export type { ChannelDescriptor, ChannelFactory } from './ports';
 
 /** Every channel durapay knows. Adding one: a folder under src/channels/ and one line here. */
-const CHANNELS: readonly ChannelFromConfig[] = [
-  sandboxChannelsFromConfig,
-  wechatpayChannelsFromConfig,
-  alipayChannelsFromConfig,
-];
+const CHANNELS = [sandboxChannel, wechatpayChannel, alipayChannel] as const;
+
+type Listed = (typeof CHANNELS)[number];
+
+/**
+ * The channels' own settings as the configuration holds them, each under its channel's code
+ * (`wechatpay`, `alipay`): undefined when the channel is not configured.
+ */
+export type ChannelSettingsConfig = {
+  [D in Listed as SettingsOf<D> extends never ? never : D['code']]?: SettingsOf<D>;
+};
+
+/** A listed channel's settings type; never for a channel without settings of its own. */
+type SettingsOf<D> = D extends ChannelDescriptor<string, infer S> ? S : never;
+
+/** The channels that have settings of their own, in the registry's order, for the configuration. */
+export const CHANNEL_SETTINGS: readonly { code: string; settings: ChannelSettings<unknown> }[] =
+  CHANNELS.flatMap((d: ChannelDescriptor<string, unknown>) =>
+    d.settings ? [{ code: d.code, settings: d.settings }] : [],
+  );
 
 export interface ChannelRegistry {
   /**
@@ -57,9 +60,16 @@ export function createChannelRegistry(factories: readonly ChannelFactory[]): Cha
 }
 
 /** Every channel this deployment is configured for. */
-export function channelsFromConfig(config: Config, masterKey: Buffer): ChannelRegistry {
+export function channelsFromConfig(
+  config: ChannelCoreConfig & ChannelSettingsConfig,
+  masterKey: Buffer,
+): ChannelRegistry {
+  // Each channel's settings are under its code (ChannelSettingsConfig).
+  const settingsOf = config as unknown as Record<string, unknown>;
   return createChannelRegistry(
-    CHANNELS.map((fromConfig) => fromConfig(config, masterKey)).filter((f) => f !== undefined),
+    CHANNELS.map((d: ChannelDescriptor<string, unknown>) =>
+      d.fromConfig(config, d.settings ? settingsOf[d.code] : undefined, masterKey),
+    ).filter((f) => f !== undefined),
   );
 }
 
@@ -71,7 +81,10 @@ export type ChannelCallObserver = (
   failureKind?: ChannelErrorKind | 'other',
 ) => void;
 
-/** The ports whose methods call the upstream (callbacks only read requests; statements stream). */
+/**
+ * The ports whose methods call the upstream and answer once (callbacks only read requests;
+ * statements, which no channel implements yet, would stream and want an observer of their own).
+ */
 const OBSERVED_PORTS = ['payments', 'refunds', 'profitSharing', 'onboarding'] as const;
 
 /**

@@ -1,19 +1,29 @@
-// Longer than 300 lines: every setting durapay reads, its schema and its checks in one place,
+// Longer than 300 lines: every core setting durapay reads, its schema and its checks in one place,
 // so that a process either starts with a whole, valid configuration or says which variable is wrong.
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import fs from 'node:fs';
+// A channel's own settings (its schema and reading) are in its folder, src/channels/<code>/config.ts,
+// and validated here with the rest.
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
+import { CHANNEL_SETTINGS, type ChannelSettingsConfig } from '../channels/registry';
+import { ConfigError } from './config-parts';
 import { parseDurationList } from './durations';
+
+export { ConfigError } from './config-parts';
 
 export type Environment = 'development' | 'test' | 'production';
 
 /** WORKER_MAX_CACHED_WORKFLOWS when unset: about 660 MiB of worker memory at 10 000 open orders (see docs/performance.md). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
 
-export interface Config {
+/**
+ * Every setting durapay reads: the core ones, and each channel's own under its code (`wechatpay`,
+ * `alipay`; src/channels/<code>/config.ts), undefined when the channel is not configured.
+ */
+export type Config = CoreConfig & ChannelSettingsConfig;
+
+export interface CoreConfig {
   env: Environment;
   /** Where durapay keeps its development state: embedded Postgres data, Temporal's SQLite file, keys. */
   dataDir: string;
@@ -130,13 +140,6 @@ export interface Config {
      */
     alipay: boolean;
   };
-  /**
-   * The WeChat Pay service-provider account (WECHATPAY_*), when one is configured: every key is
-   * read once at start, from the variable or from the file its _FILE variable names, and checked.
-   */
-  wechatpay?: WechatpayConfig;
-  /** The Alipay app (ALIPAY_*), when one is configured; keys read once at start and checked. */
-  alipay?: AlipayConfig;
   rateLimit: {
     /** Sustained requests per second per app. */
     perSecond: number;
@@ -173,27 +176,6 @@ export interface TracingConfig {
   tracesUrl: string;
   protocol: 'http/protobuf' | 'http/json';
   serviceName: string;
-}
-
-export interface WechatpayConfig {
-  /** Where the v3 API is: WeChat's own, or durapay's offline one in development and tests. */
-  baseUrl: string;
-  /** The service provider's merchant id (sp_mchid) and app id (sp_appid). */
-  spMchid: string;
-  spAppid: string;
-  /** The serial number of the merchant API certificate whose private key signs requests. */
-  merchantSerial: string;
-  merchantPrivateKey: string;
-  /** The APIv3 key that opens callbacks' resources (32 characters). */
-  apiV3Key: string;
-  /**
-   * WeChat Pay public key mode: the key's id (as Wechatpay-Serial names it) and the key. Absent
-   * only in platform-certificate mode; with both, either may sign (a migration between them).
-   */
-  publicKeyId?: string;
-  publicKey?: string;
-  /** Platform-certificate mode: durapay downloads, checks and rotates `/v3/certificates`. */
-  platformCertificates?: boolean;
 }
 
 function defaultCacheDir(env: NodeJS.ProcessEnv): string {
@@ -280,30 +262,9 @@ const schema = Joi.object({
   SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
   WECHATPAY_SANDBOX_ENABLED: Joi.boolean(),
   SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
-  WECHATPAY_BASE_URL: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .default('https://api.mch.weixin.qq.com'),
-  WECHATPAY_SP_MCHID: Joi.string().pattern(/^\d{6,32}$/, 'digits'),
-  WECHATPAY_SP_APPID: Joi.string().pattern(/^[A-Za-z0-9_]{1,32}$/, 'an app id'),
-  WECHATPAY_MERCHANT_SERIAL: Joi.string().pattern(/^[0-9A-Fa-f]{8,64}$/, 'a hex serial number'),
-  WECHATPAY_MERCHANT_PRIVATE_KEY: Joi.string(),
-  WECHATPAY_MERCHANT_PRIVATE_KEY_FILE: Joi.string(),
-  WECHATPAY_APIV3_KEY: Joi.string().length(32),
-  WECHATPAY_APIV3_KEY_FILE: Joi.string(),
-  WECHATPAY_PUBLIC_KEY_ID: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/, 'a key id'),
-  WECHATPAY_PUBLIC_KEY: Joi.string(),
-  WECHATPAY_PUBLIC_KEY_FILE: Joi.string(),
-  WECHATPAY_PLATFORM_CERTIFICATES: Joi.string().valid('download'),
   ALIPAY_SANDBOX_ENABLED: Joi.boolean(),
-  ALIPAY_GATEWAY_URL: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .default('https://openapi.alipay.com/gateway.do'),
-  ALIPAY_APP_ID: Joi.string().pattern(/^\d{8,32}$/, 'digits'),
-  ALIPAY_SELLER_ID: Joi.string().pattern(/^2088\d{12}$/, 'a 2088… PID'),
-  ALIPAY_PRIVATE_KEY: Joi.string(),
-  ALIPAY_PRIVATE_KEY_FILE: Joi.string(),
-  ALIPAY_PUBLIC_KEY: Joi.string(),
-  ALIPAY_PUBLIC_KEY_FILE: Joi.string(),
+  // Each channel's own variables, in the registry's order.
+  ...Object.assign({}, ...CHANNEL_SETTINGS.map(({ settings }) => settings.schema)),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
   CALLBACK_RATE_LIMIT: Joi.number().greater(0).max(1_000_000).default(50),
@@ -325,10 +286,6 @@ const schema = Joi.object({
     'durations.format': '{{#label}} must be a comma-separated list of durations like 5s,5m,2h',
     'masterKey.length': '{{#label}} must be the base64 encoding of exactly 32 bytes',
   });
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 /**
  * Reads every setting from the environment once. An empty variable counts as unset, so
@@ -422,8 +379,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       wechatpay: Boolean(v.WECHATPAY_SANDBOX_ENABLED ?? false),
       alipay: Boolean(v.ALIPAY_SANDBOX_ENABLED ?? false),
     },
-    wechatpay: wechatpayConfig(str, cwd),
-    alipay: alipayConfig(str, cwd),
+    ...(Object.fromEntries(
+      CHANNEL_SETTINGS.map(({ code, settings }) => [code, settings.read(str, cwd)]),
+    ) as ChannelSettingsConfig),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     callbacks: {
       rateLimitPerSecond: num('CALLBACK_RATE_LIMIT'),
@@ -543,184 +501,4 @@ export function requireTemporalAddress(config: Config): string {
   if (!config.temporal.address)
     throw new ConfigError('invalid configuration: "TEMPORAL_ADDRESS" is required');
   return config.temporal.address;
-}
-
-/**
- * A secret from its variable, or from the file its _FILE variable names (never both). The
- * message names the setting, never its value.
- */
-function secretSetting(
-  str: (key: string) => string | undefined,
-  key: string,
-  cwd: string,
-): string | undefined {
-  const inline = str(key);
-  const file = str(`${key}_FILE`);
-  if (inline !== undefined && file !== undefined) {
-    throw new ConfigError(`invalid configuration: set "${key}" or "${key}_FILE", not both`);
-  }
-  if (file === undefined) return inline;
-  try {
-    return fs.readFileSync(path.resolve(cwd, file), 'utf8');
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    throw new ConfigError(`invalid configuration: "${key}_FILE" cannot be read (${String(code ?? err)})`);
-  }
-}
-
-export interface AlipayConfig {
-  /** Alipay's gateway (…/gateway.do): Alipay's own, or durapay's offline one in development and tests. */
-  gatewayUrl: string;
-  appId: string;
-  /** The seller's PID (2088…), when set: a notification for another seller is refused. */
-  sellerId?: string;
-  /** The application private key, as PKCS#8 PEM whatever form it was given in. */
-  privateKey: string;
-  /** Alipay's public key (SPKI PEM): answers and notifications are verified with it. */
-  alipayPublicKey: string;
-}
-
-/** A key given as PEM or as the bare base64 Alipay's key tool prints, as a KeyObject. */
-function rsaKeyFrom(text: string, kind: 'private' | 'public'): KeyObject | undefined {
-  const value = pem(text).trim();
-  const attempts: (() => KeyObject)[] = value.includes('-----BEGIN')
-    ? [() => (kind === 'private' ? createPrivateKey(value) : createPublicKey(value))]
-    : [
-        ...(['pkcs8', 'pkcs1'] as const).map(
-          (type) => () =>
-            kind === 'private'
-              ? createPrivateKey({ key: Buffer.from(value, 'base64'), format: 'der', type })
-              : createPublicKey({
-                  key: Buffer.from(value, 'base64'),
-                  format: 'der',
-                  type: type === 'pkcs8' ? 'spki' : 'pkcs1',
-                }),
-        ),
-      ];
-  for (const attempt of attempts) {
-    try {
-      const key = attempt();
-      if (key.asymmetricKeyType === 'rsa') return key;
-    } catch {
-      // the next form
-    }
-  }
-  return undefined;
-}
-
-/** The Alipay app when ALIPAY_APP_ID is set; its two keys are then required. */
-function alipayConfig(str: (key: string) => string | undefined, cwd: string): AlipayConfig | undefined {
-  const appId = str('ALIPAY_APP_ID');
-  if (appId === undefined) return undefined;
-  const privateText = secretSetting(str, 'ALIPAY_PRIVATE_KEY', cwd);
-  const publicText = secretSetting(str, 'ALIPAY_PUBLIC_KEY', cwd);
-  for (const [key, value] of [
-    ['ALIPAY_PRIVATE_KEY', privateText],
-    ['ALIPAY_PUBLIC_KEY', publicText],
-  ] as const) {
-    if (value === undefined || value.trim() === '') {
-      throw new ConfigError(
-        `invalid configuration: "${key}" (or "${key}_FILE") is required when "ALIPAY_APP_ID" is set`,
-      );
-    }
-  }
-  const privateKey = rsaKeyFrom(privateText!, 'private');
-  if (!privateKey) {
-    throw new ConfigError(
-      'invalid configuration: "ALIPAY_PRIVATE_KEY" is not an RSA private key (PEM, or base64 PKCS#8 or PKCS#1)',
-    );
-  }
-  // A private key would also yield a public one: refuse it, it is not Alipay's key.
-  const publicKey = /PRIVATE KEY-----/.test(publicText!) ? undefined : rsaKeyFrom(publicText!, 'public');
-  if (!publicKey) {
-    throw new ConfigError(
-      'invalid configuration: "ALIPAY_PUBLIC_KEY" is not an RSA public key (PEM or base64); it is Alipay\'s key, not the app\'s',
-    );
-  }
-  const sellerId = str('ALIPAY_SELLER_ID');
-  return {
-    gatewayUrl: str('ALIPAY_GATEWAY_URL')!,
-    appId,
-    ...(sellerId ? { sellerId } : {}),
-    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
-    alipayPublicKey: publicKey.export({ type: 'spki', format: 'pem' }) as string,
-  };
-}
-
-/** A PEM given in one line with literal \\n escapes (common in container settings), as lines. */
-function pem(value: string): string {
-  return value.includes('\\n') && !value.includes('\n') ? value.replaceAll('\\n', '\n') : value;
-}
-
-const WECHATPAY_REQUIRED = [
-  'WECHATPAY_SP_APPID',
-  'WECHATPAY_MERCHANT_SERIAL',
-  'WECHATPAY_MERCHANT_PRIVATE_KEY',
-  'WECHATPAY_APIV3_KEY',
-] as const;
-
-/** The WeChat Pay account when WECHATPAY_SP_MCHID is set; every other setting is then required. */
-function wechatpayConfig(str: (key: string) => string | undefined, cwd: string): WechatpayConfig | undefined {
-  const spMchid = str('WECHATPAY_SP_MCHID');
-  if (spMchid === undefined) return undefined;
-  const values: Record<string, string | undefined> = {};
-  for (const key of WECHATPAY_REQUIRED) {
-    values[key] = key.endsWith('_KEY') ? secretSetting(str, key, cwd) : str(key);
-    if (values[key] === undefined || values[key] === '') {
-      const alternative = key.endsWith('_KEY') ? ` (or "${key}_FILE")` : '';
-      throw new ConfigError(
-        `invalid configuration: "${key}"${alternative} is required when "WECHATPAY_SP_MCHID" is set`,
-      );
-    }
-  }
-  const apiV3Key = values.WECHATPAY_APIV3_KEY!.trim();
-  // The AES-256 key is these characters' bytes: 32 ASCII characters, as WeChat Pay's console sets.
-  if (!/^[\x21-\x7e]{32}$/.test(apiV3Key)) {
-    throw new ConfigError('invalid configuration: "WECHATPAY_APIV3_KEY" must be 32 ASCII characters');
-  }
-  const merchantPrivateKey = pem(values.WECHATPAY_MERCHANT_PRIVATE_KEY!);
-  try {
-    const key = createPrivateKey(merchantPrivateKey);
-    if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
-  } catch {
-    throw new ConfigError(
-      'invalid configuration: "WECHATPAY_MERCHANT_PRIVATE_KEY" is not an RSA private key in PEM form',
-    );
-  }
-  const account = {
-    baseUrl: str('WECHATPAY_BASE_URL')!.replace(/\/+$/, ''),
-    spMchid,
-    spAppid: values.WECHATPAY_SP_APPID!,
-    merchantSerial: values.WECHATPAY_MERCHANT_SERIAL!.toUpperCase(),
-    merchantPrivateKey,
-    apiV3Key,
-  };
-  const certificates = str('WECHATPAY_PLATFORM_CERTIFICATES') === 'download';
-  const publicKeyId = str('WECHATPAY_PUBLIC_KEY_ID');
-  const publicKeyText = secretSetting(str, 'WECHATPAY_PUBLIC_KEY', cwd);
-  if ((publicKeyId === undefined) !== (publicKeyText === undefined)) {
-    throw new ConfigError(
-      'invalid configuration: "WECHATPAY_PUBLIC_KEY_ID" and "WECHATPAY_PUBLIC_KEY" (or "WECHATPAY_PUBLIC_KEY_FILE") go together',
-    );
-  }
-  if (publicKeyText === undefined) {
-    if (!certificates) {
-      throw new ConfigError(
-        'invalid configuration: "WECHATPAY_PUBLIC_KEY_ID" and "WECHATPAY_PUBLIC_KEY" (or "WECHATPAY_PUBLIC_KEY_FILE") are required when "WECHATPAY_SP_MCHID" is set, unless "WECHATPAY_PLATFORM_CERTIFICATES" is "download"',
-      );
-    }
-    return { ...account, platformCertificates: true };
-  }
-  const publicKey = pem(publicKeyText);
-  try {
-    // A private key would also yield a public one: refuse it, it is not WeChat Pay's key.
-    if (/PRIVATE KEY-----/.test(publicKey)) throw new Error('a private key');
-    const key = createPublicKey(publicKey);
-    if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
-  } catch {
-    throw new ConfigError(
-      'invalid configuration: "WECHATPAY_PUBLIC_KEY" is not an RSA public key in PEM form',
-    );
-  }
-  return { ...account, publicKeyId: publicKeyId!, publicKey, platformCertificates: certificates };
 }

@@ -206,6 +206,19 @@ export function alipaySandboxUpstream(config: Config, logger: Logger): RequestHa
 }
 
 /**
+ * The offline channel upstreams the API mounts, by path, as their *_SANDBOX_ENABLED settings
+ * say: the offline WeChat Pay v3 at /wechatpay, the offline Alipay gateway at /alipay.
+ */
+export function channelSandboxUpstreams(config: Config, logger: Logger): Record<string, RequestHandler> {
+  const wechatpay = wechatpaySandboxUpstream(config, logger);
+  const alipay = alipaySandboxUpstream(config, logger);
+  return {
+    ...(wechatpay ? { '/wechatpay': wechatpay } : {}),
+    ...(alipay ? { '/alipay': alipay } : {}),
+  };
+}
+
+/**
  * `durapay sandbox alipay`: the offline Alipay gateway alone on its own port, with keys kept in
  * `keyDir` (made on the first run). Answers its URL and the ALIPAY_* settings that point durapay
  * at it (keys by _FILE, so no secret is printed).

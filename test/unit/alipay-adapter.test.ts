@@ -209,3 +209,11 @@ describe('refund notifications of a merchant that authorised the app', () => {
     await expect(channel.callbacks.confirm!({}, decoded)).rejects.toThrow(/has no trade/);
   });
 });
+
+describe('the callback reply for an object durapay does not have', () => {
+  test('when a notification names no order or refund durapay has, then Alipay hears the failure reply it always heard', () => {
+    const failed = channel.callbacks.reply({ ok: false, reason: 'no order P1' });
+    expect(channel.callbacks.reply({ ok: false, reason: 'no order P1', unknown: true })).toEqual(failed);
+    expect(failed.body).not.toBe(channel.callbacks.reply({ ok: true }).body);
+  });
+});

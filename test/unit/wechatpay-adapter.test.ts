@@ -361,3 +361,11 @@ describe('amounts', () => {
     await expect(paidOrder(2 ** 31)).rejects.toThrow(/^PARAM_ERROR/);
   });
 });
+
+describe('the callback reply for an object durapay does not have', () => {
+  test('when a callback names no order or refund durapay has, then WeChat Pay hears the failure reply it always heard', () => {
+    const failed = channel.callbacks.reply({ ok: false, reason: 'no order P1' });
+    expect(channel.callbacks.reply({ ok: false, reason: 'no order P1', unknown: true })).toEqual(failed);
+    expect(failed).toEqual({ status: 200, contentType: 'text/plain', body: 'fail' });
+  });
+});

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AlipayFormData, AlipayRequestError, AlipaySdk } from 'alipay-sdk';
-import type { AlipayConfig, Config } from '../../platform/config';
+import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from './config';
 import { qrImage } from '../../platform/qr';
 import { ChannelError } from '../errors';
 import type {
@@ -27,8 +27,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
-import { referenceOf } from '../ports';
-import type { ChannelFactory } from '../registry';
+import { referenceOf, type ChannelDescriptor, type ChannelFactory } from '../ports';
 import {
   ALIPAY_MAX_AMOUNT_FEN,
   ALIPAY_PAY_METHODS,
@@ -520,11 +519,16 @@ export function alipayChannelFactory(accounts: Record<string, AlipayChannelOptio
   };
 }
 
-/** The configured app (`default`), or undefined when ALIPAY_APP_ID is not set. */
-export function alipayChannelsFromConfig(config: Config): ChannelFactory | undefined {
-  if (!config.alipay) return undefined;
-  return alipayChannelFactory({
-    // Short enough that a refund's follow-up query fits in the same attempt of its activity.
-    default: { ...config.alipay, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 5_000) },
-  });
-}
+/** Alipay: its settings are ALIPAY_* (./config.ts), read into the configuration's `alipay`. */
+export const alipayChannel: ChannelDescriptor<'alipay', AlipayConfig> = {
+  code: 'alipay',
+  settings: { schema: ALIPAY_SETTINGS, read: alipayConfig },
+  /** The configured app (`default`), or undefined when ALIPAY_APP_ID is not set. */
+  fromConfig(config, settings) {
+    if (!settings) return undefined;
+    return alipayChannelFactory({
+      // Short enough that a refund's follow-up query fits in the same attempt of its activity.
+      default: { ...settings, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 5_000) },
+    });
+  },
+};

@@ -4,7 +4,6 @@
 import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
 import type { PayMethod } from '../../modules/orders/rules';
-import type { Config } from '../../platform/config';
 import { ChannelError } from '../errors';
 import { qrImage } from '../../platform/qr';
 import type {
@@ -22,8 +21,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
-import { referenceOf } from '../ports';
-import type { ChannelFactory } from '../registry';
+import { referenceOf, type ChannelCoreConfig, type ChannelDescriptor, type ChannelFactory } from '../ports';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxPayload, verifySandboxSignature } from './signature';
 import {
   parseApplicationState,
@@ -327,7 +325,7 @@ export class SandboxChannel implements Channel {
 }
 
 /** The sandbox's shared secret: configured, or derived from the master key so every process agrees. */
-export function sandboxSecret(config: Config, masterKey: Buffer): string {
+export function sandboxSecret(config: ChannelCoreConfig, masterKey: Buffer): string {
   return (
     config.sandbox.secret ?? createHmac('sha256', masterKey).update('durapay sandbox channel').digest('hex')
   );
@@ -342,16 +340,20 @@ export function sandboxChannelFactory(accounts: Record<string, SandboxChannelOpt
   };
 }
 
-/** The configured sandbox (one account, `default`), or undefined when it is disabled. */
-export function sandboxChannelsFromConfig(config: Config, masterKey: Buffer): ChannelFactory | undefined {
-  if (!config.sandbox.enabled) return undefined;
-  return sandboxChannelFactory({
-    default: {
-      baseUrl: config.sandbox.baseUrl,
-      secret: sandboxSecret(config, masterKey),
-      // Leaves room inside the request deadline for the workflow around the call.
-      timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000),
-      maxAmount: config.sandbox.maxAmount,
-    },
-  });
-}
+/** The sandbox: its settings are core ones (SANDBOX_*), which the development hook reads too. */
+export const sandboxChannel: ChannelDescriptor<'sandbox'> = {
+  code: 'sandbox',
+  /** The configured sandbox (one account, `default`), or undefined when it is disabled. */
+  fromConfig(config, _settings, masterKey) {
+    if (!config.sandbox.enabled) return undefined;
+    return sandboxChannelFactory({
+      default: {
+        baseUrl: config.sandbox.baseUrl,
+        secret: sandboxSecret(config, masterKey),
+        // Leaves room inside the request deadline for the workflow around the call.
+        timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000),
+        maxAmount: config.sandbox.maxAmount,
+      },
+    });
+  },
+};

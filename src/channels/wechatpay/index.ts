@@ -11,7 +11,7 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import axios, { isAxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
 import { Decorator, Formatter, Multipart, Rsa } from 'wechatpay-axios-plugin';
-import type { Config, WechatpayConfig } from '../../platform/config';
+import { WECHATPAY_SETTINGS, wechatpayConfig, type WechatpayConfig } from './config';
 import { qrImage } from '../../platform/qr';
 import { outboundHttpSpan } from '../../platform/spans';
 import { ChannelError } from '../errors';
@@ -31,8 +31,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
-import { referenceOf } from '../ports';
-import type { ChannelFactory } from '../registry';
+import { referenceOf, type ChannelDescriptor, type ChannelFactory } from '../ports';
 import { PlatformKeyring, type CertificatesAnswer } from './certificates';
 import { applymentStateOf, checkApplyment, mediaMeta, submittedStateOf, toWireApplyment } from './applyment';
 import {
@@ -697,10 +696,15 @@ export function wechatpayChannelFactory(accounts: Record<string, WechatpayChanne
   };
 }
 
-/** The configured account (`default`), or undefined when WECHATPAY_SP_MCHID is not set. */
-export function wechatpayChannelsFromConfig(config: Config): ChannelFactory | undefined {
-  if (!config.wechatpay) return undefined;
-  return wechatpayChannelFactory({
-    default: { ...config.wechatpay, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000) },
-  });
-}
+/** WeChat Pay: its settings are WECHATPAY_* (./config.ts), read into the configuration's `wechatpay`. */
+export const wechatpayChannel: ChannelDescriptor<'wechatpay', WechatpayConfig> = {
+  code: 'wechatpay',
+  settings: { schema: WECHATPAY_SETTINGS, read: wechatpayConfig },
+  /** The configured account (`default`), or undefined when WECHATPAY_SP_MCHID is not set. */
+  fromConfig(config, settings) {
+    if (!settings) return undefined;
+    return wechatpayChannelFactory({
+      default: { ...settings, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000) },
+    });
+  },
+};

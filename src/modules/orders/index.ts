@@ -2,7 +2,7 @@
 // imports the workflow-safe ./messages and ./rules instead.
 export { paymentRoutes } from './routes';
 export { paymentOperations } from './openapi';
-export { OrderService, type OrderServiceDeps } from './service';
+export { OrderService, type OrderCallbackSubject, type OrderServiceDeps } from './service';
 export {
   createPaymentActivities,
   subMerchantOf,

@@ -69,6 +69,15 @@ export class OrderRepository {
     return this.models.Order.findByPk(tradeNo);
   }
 
+  /**
+   * The order a channel knows by its own trade number (a callback that names only the
+   * channel's ids). Unindexed: a channel that identifies its callbacks so at volume wants an
+   * index on (channel_code, channel_trade_no).
+   */
+  async findOrderByChannelTradeNo(channelCode: string, channelTradeNo: string): Promise<Order | null> {
+    return this.models.Order.findOne({ where: { channelCode, channelTradeNo } });
+  }
+
   async findOrderByMerchantOrderNo(appId: string, merchantOrderNo: string): Promise<Order | null> {
     return this.models.Order.findOne({ where: { appId, merchantOrderNo } });
   }

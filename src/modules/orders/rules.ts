@@ -80,6 +80,144 @@ export function repeatCreateRefusal(
   return null;
 }
 
+/** What a create needs of its channel: the pay methods it offers and the largest amount it takes. */
+export interface ChannelLimits {
+  payMethods: readonly string[];
+  maxAmount: number;
+}
+
+/**
+ * SPEC §3.1: a create names a channel durapay has (`limits` undefined: it has none), one of the
+ * channel's pay methods, and an amount within the channel's limit.
+ */
+export function channelRefusal(
+  channelCode: string,
+  limits: ChannelLimits | undefined,
+  asked: { payMethod: string; amount: number },
+): Refusal | null {
+  if (!limits) return { code: 'channel_not_support', message: `channel ${channelCode} is not supported` };
+  if (!limits.payMethods.includes(asked.payMethod)) {
+    return {
+      code: 'invalid_pay_method',
+      message: `pay_method ${asked.payMethod} is not supported by channel ${channelCode}`,
+    };
+  }
+  if (asked.amount > limits.maxAmount) {
+    return { code: 'invalid_amount', message: `amount exceeds the channel's limit of ${limits.maxAmount}` };
+  }
+  return null;
+}
+
+/** SPEC §3.1: the share is part of the order's amount (checked before the merchant is read). */
+export function sharingAmountRefusal(sharing: number, amount: number): Refusal | null {
+  if (sharing > amount) {
+    return { code: 'sharing_amount_exceed', message: 'profit_sharing_amount exceeds amount' };
+  }
+  return null;
+}
+
+/**
+ * SPEC §3.1, in this order: a share needs a merchant with receivers, stays within the merchant's
+ * `max_ratio` of the amount, and a channel that shares. Nothing to share: nothing to refuse.
+ */
+export function sharingRefusal(asked: {
+  sharing: number;
+  amount: number;
+  receivers: number;
+  maxRatio: number;
+  channelCode: string;
+  channelShares: boolean;
+}): Refusal | null {
+  if (asked.sharing <= 0) return null;
+  if (asked.receivers === 0) {
+    return {
+      code: 'sharing_not_config',
+      message: 'profit sharing is not configured: the order needs a merchant with receivers',
+    };
+  }
+  const limit = Math.floor(asked.amount * asked.maxRatio);
+  if (asked.sharing > limit) {
+    return {
+      code: 'sharing_fee_exceed',
+      message: `profit_sharing_amount exceeds ${limit} (max_ratio ${asked.maxRatio} of amount)`,
+    };
+  }
+  if (!asked.channelShares) {
+    return {
+      code: 'channel_not_support',
+      message: `channel ${asked.channelCode} does not support profit sharing`,
+    };
+  }
+  return null;
+}
+
+/**
+ * A merchant has one sub-merchant number, issued by one channel: sent to another channel it
+ * would name someone else there (a WeChat Pay sub_mchid as an Alipay app_auth_token).
+ */
+export function merchantChannelRefusal(
+  merchant: { merchantId: string; subMerchantNo: string | null; channelCode: string | null } | undefined,
+  channelCode: string,
+): Refusal | null {
+  if (!merchant?.subMerchantNo || merchant.channelCode === channelCode) return null;
+  return {
+    code: 'channel_create_fail',
+    message:
+      `merchant ${merchant.merchantId} has no account at channel ${channelCode}` +
+      (merchant.channelCode ? `: its account is at ${merchant.channelCode}` : ''),
+  };
+}
+
+/** Why a verified channel callback is not delivered: its outcome in the callback log, and why. */
+export interface CallbackRefusal {
+  outcome: string;
+  message: string;
+}
+
+/**
+ * SPEC §4: a callback is about an order of the channel that sent it. `named` is how the callback
+ * names the order (its trade number, or the channel's), for the refusal.
+ */
+export function callbackOrderRefusal(
+  order: { tradeNo: string; channelCode: string } | null,
+  asked: { named: string; channelCode: string },
+): CallbackRefusal | null {
+  if (!order) return { outcome: 'unknown_order', message: `no order ${asked.named}` };
+  if (order.channelCode !== asked.channelCode) {
+    return {
+      outcome: 'channel_mismatch',
+      message: `order ${order.tradeNo} is not a ${asked.channelCode} order`,
+    };
+  }
+  return null;
+}
+
+/**
+ * SPEC §4: what a callback says of its order must be the order's: the sub-merchant (when the
+ * channel names one), a payment's amount and currency. A refund's amount is its refund's
+ * (refunds' rules); here it must only be a number.
+ */
+export function callbackEventRefusal(
+  order: { amount: number | string; currency: string; subMerchantNo: string | null },
+  event:
+    | { kind: 'payment'; amount: number; currency: string; subMerchantNo?: string }
+    | { kind: 'refund'; amount: number; subMerchantNo?: string },
+): CallbackRefusal | null {
+  if (event.subMerchantNo !== undefined && order.subMerchantNo !== event.subMerchantNo) {
+    return {
+      outcome: 'merchant_mismatch',
+      message: `sub-merchant ${event.subMerchantNo} is not the order's merchant`,
+    };
+  }
+  if (event.amount !== Number(event.kind === 'payment' ? order.amount : event.amount)) {
+    return { outcome: 'amount_mismatch', message: `amount ${event.amount} does not match the order` };
+  }
+  if (event.kind === 'payment' && event.currency !== order.currency) {
+    return { outcome: 'currency_mismatch', message: `currency ${event.currency} does not match the order` };
+  }
+  return null;
+}
+
 /** SPEC §3.4: a paid order cannot be closed; closing a closed one is done already. */
 export function closeDecision(status: OrderStatus): 'close' | 'closed' | Refusal {
   if (isPaidStatus(status)) return { code: 'order_already_paid', message: 'order already paid' };

@@ -1,5 +1,6 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import type { CallbacksPort, CallbackSubject, ChannelEvent } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import { scaleDuration } from '../../platform/durations';
@@ -22,12 +23,20 @@ import {
   type RefundRequest,
   type RefundResult,
 } from './messages';
+import { subMerchantOf } from './activities';
 import type { Order } from './model';
 import { toAppError } from './outcomes';
 import { OrderRepository } from './repository';
 import {
+  callbackEventRefusal,
+  callbackOrderRefusal,
+  channelRefusal,
   closeDecision,
   DEFAULT_EXPIRE_MINUTES,
+  merchantChannelRefusal,
+  sharingAmountRefusal,
+  sharingRefusal,
+  type CallbackRefusal,
   LATE_PAYMENT_WINDOW_MS,
   RETURN_ASK_FOR_MS,
   PAYMENT_POLL_SCHEDULE_MS,
@@ -63,6 +72,9 @@ export interface CreateOrderBody {
   merchant_id?: string;
   extra?: Record<string, unknown>;
 }
+
+/** How a callback names its order: by durapay's trade number or by the channel's. */
+export type OrderCallbackSubject = Exclude<CallbackSubject, { kind: 'refund_no' }>;
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
 
@@ -141,59 +153,32 @@ export class OrderService {
       if (refusal) throw refused(refusal);
     }
 
-    const channel = deps.channels.get(channelCode);
-    if (!channel) throw new AppError('channel_not_support', `channel ${channelCode} is not supported`);
-    if (!channel.capabilities.payMethods.includes(body.pay_method as never)) {
-      throw new AppError(
-        'invalid_pay_method',
-        `pay_method ${body.pay_method} is not supported by channel ${channelCode}`,
-      );
-    }
-    if (body.amount > channel.capabilities.maxAmount) {
-      throw new AppError(
-        'invalid_amount',
-        `amount exceeds the channel's limit of ${channel.capabilities.maxAmount}`,
-      );
-    }
+    const offered = deps.channels.get(channelCode);
+    const asked = { payMethod: body.pay_method, amount: body.amount };
+    const channelRefused = channelRefusal(channelCode, offered?.capabilities, asked);
+    if (channelRefused) throw refused(channelRefused);
+    // channelRefusal refuses a channel durapay does not have.
+    const channel = offered!;
     const sharing = body.profit_sharing_amount ?? 0;
-    if (sharing > body.amount) {
-      throw new AppError('sharing_amount_exceed', 'profit_sharing_amount exceeds amount');
-    }
+    const sharingRefused = sharingAmountRefusal(sharing, body.amount);
+    if (sharingRefused) throw refused(sharingRefused);
     // Profit sharing reads the merchant's configuration (SPEC §3.1, in this order).
     const merchant =
       body.merchant_id === undefined ? undefined : await this.merchants.find(appId, body.merchant_id);
     if (body.merchant_id !== undefined && !merchant)
       throw new AppError('order_not_found', 'merchant not found');
     const receivers = merchant?.profitSharing?.receivers ?? [];
-    if (sharing > 0) {
-      if (receivers.length === 0) {
-        throw new AppError(
-          'sharing_not_config',
-          'profit sharing is not configured: the order needs a merchant with receivers',
-        );
-      }
-      const maxRatio = merchant?.profitSharing?.max_ratio ?? DEFAULT_MAX_SHARING_RATIO;
-      const limit = Math.floor(body.amount * maxRatio);
-      if (sharing > limit) {
-        throw new AppError(
-          'sharing_fee_exceed',
-          `profit_sharing_amount exceeds ${limit} (max_ratio ${maxRatio} of amount)`,
-        );
-      }
-      if (!channel.profitSharing) {
-        throw new AppError('channel_not_support', `channel ${channelCode} does not support profit sharing`);
-      }
-    }
-
-    // A merchant has one sub-merchant number, issued by one channel: sent to another channel it
-    // would name someone else there (a WeChat Pay sub_mchid as an Alipay app_auth_token).
-    if (merchant?.subMerchantNo && merchant.channelCode !== channelCode) {
-      throw new AppError(
-        'channel_create_fail',
-        `merchant ${merchant.merchantId} has no account at channel ${channelCode}` +
-          (merchant.channelCode ? `: its account is at ${merchant.channelCode}` : ''),
-      );
-    }
+    const shareRefused = sharingRefusal({
+      sharing,
+      amount: body.amount,
+      receivers: receivers.length,
+      maxRatio: merchant?.profitSharing?.max_ratio ?? DEFAULT_MAX_SHARING_RATIO,
+      channelCode,
+      channelShares: channel.profitSharing !== undefined,
+    });
+    if (shareRefused) throw refused(shareRefused);
+    const merchantRefused = merchantChannelRefusal(merchant ?? undefined, channelCode);
+    if (merchantRefused) throw refused(merchantRefused);
 
     const request: CreateOrderRequest = {
       payMethod: body.pay_method,
@@ -310,10 +295,85 @@ export class OrderService {
     }
   }
 
-  /** Hands a channel's payment result to its order (SPEC §4). */
-  async signalPayment(order: Order, result: PaymentSignal): Promise<void> {
-    await this.deps.client.workflow
-      .getHandle(orderWorkflowId(order.appId, order.merchantOrderNo))
-      .signal(paymentSignal, result);
+  /** The sub-merchant the order's channel calls are made for, if any (the merchant's, when the order names none). */
+  subMerchantOf(order: Order): Promise<string | null> {
+    return subMerchantOf(order, this.merchants);
   }
+
+  /**
+   * SPEC §4: the order a verified callback is about, when the callback may be delivered to it
+   * (orders' rules). The channel confirms the event first where it must (`callbacks.confirm`:
+   * what only the order's account may ask, Alipay's token merchant's refund); the event
+   * answered is the confirmed one.
+   */
+  async acceptCallback(
+    channelCode: string,
+    subject: OrderCallbackSubject,
+    event: ChannelEvent,
+    callbacks: Pick<CallbacksPort, 'confirm'>,
+  ): Promise<
+    | { ok: true; order: Order; event: ChannelEvent }
+    | { ok: false; refusal: CallbackRefusal; tradeNo?: string }
+  > {
+    const found =
+      subject.kind === 'trade_no'
+        ? await this.repository.findOrderByTradeNo(subject.tradeNo)
+        : await this.repository.findOrderByChannelTradeNo(channelCode, subject.channelTradeNo);
+    const named =
+      subject.kind === 'trade_no'
+        ? subject.tradeNo
+        : `with ${channelCode} trade number ${subject.channelTradeNo}`;
+    const refusal = callbackOrderRefusal(found, { named, channelCode });
+    if (refusal) return { ok: false, refusal, ...(found ? { tradeNo: found.tradeNo } : {}) };
+    // callbackOrderRefusal refuses a callback about no order.
+    const order = found!;
+    if (callbacks.confirm) {
+      try {
+        const subMerchantNo = await this.subMerchantOf(order);
+        event = await callbacks.confirm(
+          {
+            currency: order.currency,
+            channelTradeNo: order.channelTradeNo,
+            ...(subMerchantNo ? { subMerchantNo } : {}),
+          },
+          event,
+        );
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        return { ok: false, refusal: { outcome: 'unconfirmed', message }, tradeNo: order.tradeNo };
+      }
+    }
+    // The merchant is read only when the channel names a sub-merchant to compare.
+    const subMerchantNo = event.subMerchantNo === undefined ? null : await this.subMerchantOf(order);
+    const eventRefusal = callbackEventRefusal(
+      { amount: order.amount, currency: order.currency, subMerchantNo },
+      event,
+    );
+    if (eventRefusal) return { ok: false, refusal: eventRefusal, tradeNo: order.tradeNo };
+    return { ok: true, order, event };
+  }
+
+  /** Delivers an accepted payment callback to its order (SPEC §4). */
+  async deliverPayment(order: Order, event: Extract<ChannelEvent, { kind: 'payment' }>): Promise<void> {
+    await signalOrderPayment(this.deps.client, order, {
+      status: event.status,
+      channelTradeNo: event.channelTradeNo,
+      paidAt: event.paidAt ? event.paidAt.toISOString() : null,
+      amount: event.amount,
+    });
+  }
+}
+
+/**
+ * Hands a channel's payment result to its order (SPEC §3.2, §4): the one place an order is
+ * signalled, by the callbacks through OrderService and by the payment sweeper.
+ */
+export async function signalOrderPayment(
+  client: Client,
+  order: { appId: string; merchantOrderNo: string },
+  result: PaymentSignal,
+): Promise<void> {
+  await client.workflow
+    .getHandle(orderWorkflowId(order.appId, order.merchantOrderNo))
+    .signal(paymentSignal, result);
 }

@@ -15,8 +15,8 @@ import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
 import { MerchantRepository } from '../merchants';
 import { tradeContext } from './activities';
-import { orderWorkflowId, paymentSignal } from './messages';
 import { OrderRepository, type DuePoll } from './repository';
+import { signalOrderPayment } from './service';
 
 export interface PaymentSweeperDeps {
   db: Database;
@@ -113,14 +113,12 @@ export class PaymentSweeper {
       const ctx = await tradeContext(this.orders, this.merchants, poll.tradeNo);
       const st = await channel.payments.query(ctx, poll.tradeNo);
       if (st.status !== 'paid') return 'pending';
-      await this.deps.client.workflow
-        .getHandle(orderWorkflowId(poll.appId, poll.merchantOrderNo))
-        .signal(paymentSignal, {
-          status: 'paid',
-          channelTradeNo: st.channelTradeNo,
-          paidAt: st.paidAt.toISOString(),
-          amount: st.amount,
-        });
+      await signalOrderPayment(this.deps.client, poll, {
+        status: 'paid',
+        channelTradeNo: st.channelTradeNo,
+        paidAt: st.paidAt.toISOString(),
+        amount: st.amount,
+      });
       return 'paid';
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {

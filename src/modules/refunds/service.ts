@@ -1,5 +1,6 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import type { CallbackReference, ChannelEvent } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
@@ -13,6 +14,7 @@ import {
   refundRefusal,
   REFUND_EXCEEDS,
   toAppError,
+  type OrderCallbackSubject,
   type OrderService,
   type RefundResult,
 } from '../orders';
@@ -27,6 +29,7 @@ import {
 } from './messages';
 import { MERCHANT_REFUND_NO_USED } from './activities';
 import type { Refund } from './model';
+import { refundCallbackRefusal, refundCallbackSettles, type RefundCallbackRefusal } from './rules';
 import type { Order } from '../orders';
 import type { refundWorkflow } from './workflow';
 import { RefundRepository } from './repository';
@@ -210,8 +213,67 @@ export class RefundService {
     };
   }
 
+  /**
+   * SPEC §4: the refund a verified refund callback of `order` is about, when the callback may be
+   * delivered to it (refunds' rules); `refundNo` is the channel's reference to it.
+   */
+  async acceptCallback(
+    order: Order,
+    refundNo: string | undefined,
+    event: Extract<ChannelEvent, { kind: 'refund' }>,
+  ): Promise<
+    | { ok: true; refund: Refund }
+    | { ok: false; refusal: RefundCallbackRefusal; ids: { tradeNo?: string; refundNo?: string } }
+  > {
+    const refund = refundNo === undefined ? null : await this.repository.findRefundByNo(refundNo);
+    const refusal = refundCallbackRefusal(refund, {
+      tradeNo: order.tradeNo,
+      refundNo,
+      eventRefundNo: event.refundNo,
+      amount: event.amount,
+    });
+    if (refusal) {
+      const ids =
+        refusal.outcome === 'unknown_refund' ? { tradeNo: order.tradeNo } : { refundNo: refund!.refundNo };
+      return { ok: false, refusal, ids };
+    }
+    return { ok: true, refund: refund! };
+  }
+
+  /**
+   * How a callback's reference names its order, for the orders to find: as the channel named it,
+   * or, for a refund named by durapay's refund number alone, by the refund's order.
+   */
+  async orderOfCallback(
+    ref: CallbackReference,
+  ): Promise<
+    | { ok: true; subject: OrderCallbackSubject; refundNo?: string }
+    | { ok: false; refusal: RefundCallbackRefusal }
+  > {
+    const { subject } = ref;
+    if (subject.kind !== 'refund_no') {
+      return { ok: true, subject, ...(ref.refundNo === undefined ? {} : { refundNo: ref.refundNo }) };
+    }
+    const refund = await this.repository.findRefundByNo(subject.refundNo);
+    if (!refund) {
+      return { ok: false, refusal: { outcome: 'unknown_refund', message: `no refund ${subject.refundNo}` } };
+    }
+    return { ok: true, subject: { kind: 'trade_no', tradeNo: refund.tradeNo }, refundNo: refund.refundNo };
+  }
+
+  /** Delivers an accepted refund callback: to its refund when it still settles one, else a repeat. */
+  async deliverCallback(refund: Refund, event: Extract<ChannelEvent, { kind: 'refund' }>): Promise<void> {
+    if (!refundCallbackSettles(refund.status, event.status)) return;
+    await this.signalResult(refund, {
+      status: event.status,
+      channelRefundNo: event.channelRefundNo,
+      refundedAt: event.refundedAt ? event.refundedAt.toISOString() : null,
+      reason: event.reason ?? null,
+    });
+  }
+
   /** Hands a channel's refund result to the refund's workflow (SPEC §4). */
-  async signalResult(refund: Refund, result: RefundSignal): Promise<void> {
+  private async signalResult(refund: Refund, result: RefundSignal): Promise<void> {
     if (refund.status === 'abnormal') {
       // An abnormal refund's run has ended (or waits for an operator): the result starts a new
       // run that records it.
