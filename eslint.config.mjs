@@ -6,6 +6,26 @@ import boundaries from 'eslint-plugin-boundaries';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// What workflow code may not import, wherever it sits (its module's folder or legacy/ below it).
+const workflowForbiddenPaths = [
+  ...nodeBuiltins.map((name) => ({ name, message: 'Workflows must not use Node built-ins.' })),
+  { name: 'sequelize', message: 'Workflows must not touch the database; use an activity.' },
+  { name: 'pg', message: 'Workflows must not touch the database; use an activity.' },
+  { name: 'winston', message: 'Workflows log through log from @temporalio/workflow.' },
+];
+const workflowForbiddenPatterns = [
+  {
+    regex: '(^|/)platform/(?!workflow/|errors$)',
+    allowTypeImports: true,
+    message: "Workflows use only the platform's workflow helpers (types may be imported).",
+  },
+  {
+    regex: '(^|/)(channels|worker|api|cli)(/|$)',
+    allowTypeImports: true,
+    message: 'Workflows call channels and the database through activities (types may be imported).',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -235,23 +255,9 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            ...nodeBuiltins.map((name) => ({ name, message: 'Workflows must not use Node built-ins.' })),
-            { name: 'sequelize', message: 'Workflows must not touch the database; use an activity.' },
-            { name: 'pg', message: 'Workflows must not touch the database; use an activity.' },
-            { name: 'winston', message: 'Workflows log through log from @temporalio/workflow.' },
-          ],
+          paths: workflowForbiddenPaths,
           patterns: [
-            {
-              regex: '(^|/)platform/(?!workflow/|errors$)',
-              allowTypeImports: true,
-              message: "Workflows use only the platform's workflow helpers (types may be imported).",
-            },
-            {
-              regex: '(^|/)(channels|worker|api|cli)(/|$)',
-              allowTypeImports: true,
-              message: 'Workflows call channels and the database through activities (types may be imported).',
-            },
+            ...workflowForbiddenPatterns,
             {
               regex:
                 '(^|/)(activities|repository|service|routes|model|view|index)$|^\\.\\.?$|^\\.\\./(?!workflows$)[a-z-]+$',
@@ -271,23 +277,9 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            ...nodeBuiltins.map((name) => ({ name, message: 'Workflows must not use Node built-ins.' })),
-            { name: 'sequelize', message: 'Workflows must not touch the database; use an activity.' },
-            { name: 'pg', message: 'Workflows must not touch the database; use an activity.' },
-            { name: 'winston', message: 'Workflows log through log from @temporalio/workflow.' },
-          ],
+          paths: workflowForbiddenPaths,
           patterns: [
-            {
-              regex: '(^|/)platform/(?!workflow/|errors$)',
-              allowTypeImports: true,
-              message: "Workflows use only the platform's workflow helpers (types may be imported).",
-            },
-            {
-              regex: '(^|/)(channels|worker|api|cli)(/|$)',
-              allowTypeImports: true,
-              message: 'Workflows call channels and the database through activities (types may be imported).',
-            },
+            ...workflowForbiddenPatterns,
             {
               regex: '(^|/)(activities|repository|service|routes|model|view|index)$',
               allowTypeImports: true,
