@@ -71,16 +71,25 @@ export class OrderPayment {
    * Under the lock, before a handler decides: a payment that arrived with its request (in the
    * same workflow task) is applied first, so that the order a handler sees is the one the read
    * model may already show. Handlers run before the main loop wakes to take payments from the
-   * queue, and the main loop finds the queue empty afterwards.
+   * queue, and the main loop finds the queue empty afterwards. `patch`: the marker the handler's
+   * runs record it under.
    */
-  async applyQueued(): Promise<void> {
+  async applyQueued(
+    patch: (typeof patches)[keyof typeof patches] = patches.orderHandlersApplyQueuedPayments,
+  ): Promise<void> {
     const { state, payments } = this.order;
-    if (isPaidStatus(state.status) || !payments.some((p) => p.status === 'paid')) return;
-    if (!patched(patches.orderHandlersApplyQueuedPayments)) return;
+    if (!this.hasQueued()) return;
+    if (!patched(patch)) return;
     while (payments.length > 0 && !isPaidStatus(state.status)) {
       const p = payments.shift()!;
       if (p.status === 'paid') await this.markPaid(p);
     }
+  }
+
+  /** Whether a payment waits in the queue of an order not paid yet: what `applyQueued` applies. */
+  hasQueued(): boolean {
+    const { state, payments } = this.order;
+    return !isPaidStatus(state.status) && payments.some((p) => p.status === 'paid');
   }
 
   /**

@@ -17,7 +17,7 @@ import {
   settleRefund as settleInBook,
   type PlannedReturn,
 } from './refund-book';
-import { refundWorkflowId } from './messages';
+import { patches, refundWorkflowId } from './messages';
 import type { refundWorkflow } from '../refunds/workflow';
 import type { RefundRequest, RefundResult, RefundSettledSignal } from './messages';
 import { channelActivities, dbActivities, shareReturnActivity } from './order-calls';
@@ -62,6 +62,12 @@ export class OrderRefunds {
   private async refundAdoptingBook(req: RefundRequest): Promise<RefundResult> {
     const { order } = this;
     const decided = await order.exclusive(async () => {
+      // A payment that arrived with the refund is applied first, so the order is paid and adopts
+      // the book (patches.orderPreBookRefundsApplyQueuedPayments). With none queued, as recorded:
+      // no await and no marker before the decision.
+      if (order.state.phase === 'open' && order.payment.hasQueued()) {
+        await order.payment.applyQueued(patches.orderPreBookRefundsApplyQueuedPayments);
+      }
       if (order.adoptBook()) {
         const b = this.decideBooked(req);
         if ('existing' in b) return { outcome: b.existing };

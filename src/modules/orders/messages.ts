@@ -57,6 +57,14 @@ export const patches = {
    * must not pay out more than the buyer paid either (a share and a refund each checked alone).
    */
   orderAdoptsBook: 'order-adopts-refund-book',
+  /**
+   * A refund to a run started before the refund book applies a payment that reached the order in
+   * the same workflow task first, as a booked run's refund does (orderHandlersApplyQueuedPayments):
+   * it was refused `order_not_paid` by an order the read model already showed paid, and the
+   * order adopted the book only at its next refund. A marker of its own: a run may hold the
+   * other one from a create or close, and its refunds must replay as they were decided.
+   */
+  orderPreBookRefundsApplyQueuedPayments: 'order-pre-book-refunds-apply-queued-payments',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
