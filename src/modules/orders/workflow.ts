@@ -1,5 +1,5 @@
 /**
- * The order workflow (SPEC §3, §7): it wires the order's messages to its actor (actor.ts, which
+ * The order workflow (SPEC §3, §7): it wires the order's messages to its actor (order-actor.ts, which
  * owns the state, takes the lock and decides) and runs the order's phases: created, pending,
  * closed or paid, until it ends or continues as new.
  */
@@ -23,11 +23,11 @@ import {
   type OrderInput,
 } from './messages';
 import { expiryActivities } from './order-calls';
-import { OrderActor, type OrderState } from './actor';
+import { OrderActor, type OrderState } from './order-actor';
 import { waitWhilePendingByActivity, waitWhilePendingByTimers } from './legacy/pending-loops';
 import { paidBeforeBook } from './legacy/paid-before-book';
 
-export type { OrderState, ShareFollow } from './actor';
+export type { OrderState, ShareFollow } from './order-actor';
 
 export async function orderWorkflow(input: OrderInput, carried?: OrderState): Promise<string> {
   const actor = new OrderActor(input, carried);

@@ -10,7 +10,7 @@
  * order-paid-by-polling.json).
  */
 import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import type { OrderActor } from '../actor';
+import type { OrderActor } from '../order-actor';
 import type { orderWorkflow } from '../workflow';
 
 /** Runs the paid phase until it ends, or hands the order to `paidWithBook` once it has a book. */

@@ -20,7 +20,7 @@ import { condition, log } from '@temporalio/workflow';
 import { pollGap } from '../rules';
 import { pollUnless } from '../../../platform/workflow/polling';
 import { paymentPollActivity } from '../order-calls';
-import type { OrderActor } from '../actor';
+import type { OrderActor } from '../order-actor';
 
 /**
  * Pending as recorded before polling became one activity: a timer and a query per gap.

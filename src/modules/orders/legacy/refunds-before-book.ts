@@ -28,8 +28,8 @@ import {
 import { releaseRefund, splitByWeight } from '../refund-book';
 import { patches, type RefundRequest, type RefundResult, type RefundSettledSignal } from '../messages';
 import { backgroundChannelActivities, channelActivities, dbActivities } from '../order-calls';
-import type { OrderActor } from '../actor';
-import type { OrderRefunds } from '../actor-refunds';
+import type { OrderActor } from '../order-actor';
+import type { OrderRefunds } from '../order-actor-refunds';
 
 export class RefundsBeforeBook {
   constructor(

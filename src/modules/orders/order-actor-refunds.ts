@@ -21,7 +21,7 @@ import { patches, refundWorkflowId } from './messages';
 import type { refundWorkflow } from '../refunds/workflow';
 import type { RefundRequest, RefundResult, RefundSettledSignal } from './messages';
 import { channelActivities, dbActivities, shareReturnActivity } from './order-calls';
-import type { OrderActor } from './actor';
+import type { OrderActor } from './order-actor';
 import { RefundsBeforeBook } from './legacy/refunds-before-book';
 
 export class OrderRefunds {

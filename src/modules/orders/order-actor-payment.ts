@@ -8,7 +8,7 @@ import type { PaymentState } from '../../channels/ports';
 import { isPaidStatus } from './rules';
 import { patches } from './messages';
 import { expiryActivities, type ExpiryActivities } from './order-calls';
-import type { OrderActor } from './actor';
+import type { OrderActor } from './order-actor';
 
 export class OrderPayment {
   constructor(private readonly order: OrderActor) {}

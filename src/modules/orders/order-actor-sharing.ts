@@ -20,7 +20,7 @@ import {
   type ReceiverPart,
 } from './refund-book';
 import { backgroundChannelActivities, dbActivities } from './order-calls';
-import type { OrderActor, ShareFollow } from './actor';
+import type { OrderActor, ShareFollow } from './order-actor';
 
 type ShareStepRecord = Parameters<Activities['recordShareStep']>[0]['step'];
 

@@ -2,8 +2,8 @@
  * The order's actor (SPEC §3, §7): its single writer. It owns the order's state and decides;
  * create, payment results, close and refunds pass through it one at a time, each public method
  * taking the lock itself, and the database is written only from here, through activities.
- * Its payment and expiry (actor-payment.ts), refunds (actor-refunds.ts) and profit share
- * (actor-sharing.ts) are its parts; the money
+ * Its payment and expiry (order-actor-payment.ts), refunds (order-actor-refunds.ts) and profit share
+ * (order-actor-sharing.ts) are its parts; the money
  * arithmetic is refund-book.ts; workflow.ts wires the handlers and runs the phases.
  *
  * Replay: each method keeps the `await`s, and each `patched()` its place among the commands, of
@@ -41,9 +41,9 @@ import {
   paymentActivities,
   type PaymentActivities,
 } from './order-calls';
-import { OrderPayment } from './actor-payment';
-import { OrderRefunds } from './actor-refunds';
-import { OrderSharing } from './actor-sharing';
+import { OrderPayment } from './order-actor-payment';
+import { OrderRefunds } from './order-actor-refunds';
+import { OrderSharing } from './order-actor-sharing';
 
 export interface OrderState {
   phase: 'new' | 'open' | 'failed';
@@ -339,7 +339,7 @@ export class OrderActor {
     });
   }
 
-  /** refundOrder (SPEC §3.5), as the run's version decides refunds (actor-refunds.ts). */
+  /** refundOrder (SPEC §3.5), as the run's version decides refunds (order-actor-refunds.ts). */
   refund(req: RefundRequest): Promise<RefundResult> {
     return this.refunds.refund(req);
   }
