@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: one route per endpoint of the sandbox's contract, in its order.
 /**
  * The sandbox channel's simulated upstream (SPEC §8), as an Express router to mount at /sandbox.
  * The gateway's adapter (src/channels/sandbox/index.ts) reaches it over HTTP like a real channel:

@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: every conditional write of the simulator's tables, reviewed together for races.
 /**
  * The simulator's state in Postgres (the tables of ./migrations). Every write that could
  * race another API process is a conditional UPDATE or an INSERT … ON CONFLICT on durapay's

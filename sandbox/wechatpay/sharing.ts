@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: sharing, unfreeze and return orders share one ledger and its checks.
 /**
  * The WeChat Pay sandbox's profit sharing (分账, partner mode): the receivers each sub-merchant
  * added, and the sharing and unfreeze orders by sub_mchid + out_order_no, with the checks WeChat

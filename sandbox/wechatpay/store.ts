@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: one state machine of orders and refunds, read top to bottom.
 /**
  * The WeChat Pay sandbox's state: orders by sp_mchid + out_trade_no, refunds by sub_mchid +
  * out_refund_no, and the transitions WeChat allows between their states. It lives in memory, on

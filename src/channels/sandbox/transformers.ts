@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: the sandbox's whole wire in one place, so every state is mapped once.
 /**
  * The sandbox's wire formats: what the adapter sends, and the parsing of everything the
  * simulator answers or posts back into the types of ../ports. Anything malformed becomes a

@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: WeChat Pay's whole wire in one place, so every channel state is mapped once.
 /**
  * WeChat Pay API v3's wire (service-provider, "partner" APIs): what the adapter sends, and the
  * parsing of what WeChat Pay answers or posts back into the types of ../ports. Every state of
