@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { commands } from './lazy';
+import type { SignOptions } from './commands/sign';
 
 /** `durapay apps …`: provisioning against the same database the server uses (SPEC §2); and `durapay sign`. */
 export function registerAppCommands(program: Command): void {
@@ -51,14 +52,5 @@ export function registerAppCommands(program: Command): void {
     .requiredOption('--path <path>', 'path and query string exactly as sent, e.g. /api/v1/pay/query/P1')
     .option('--body <file>', 'file holding the exact body bytes, or - for standard input')
     .option('--format <format>', 'headers (one per line), curl (-H arguments) or json', 'headers')
-    .action(
-      (opts: {
-        appId?: string;
-        secret?: string;
-        method: string;
-        path: string;
-        body?: string;
-        format: string;
-      }) => commands.sign().sign(opts),
-    );
+    .action((opts: SignOptions) => commands.sign().sign(opts));
 }

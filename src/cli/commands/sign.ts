@@ -4,14 +4,17 @@ import { fail, loadCliConfig } from '../config';
 import { signingApp } from '../credentials';
 
 /** `durapay sign`: only the configuration and the signing code, so that it answers at once. */
-export function sign(opts: {
+/** `durapay sign`'s options, as commander parses them. */
+export interface SignOptions {
   appId?: string;
   secret?: string;
   method: string;
   path: string;
   body?: string;
   format: string;
-}): void {
+}
+
+export function sign(opts: SignOptions): void {
   const config = loadCliConfig();
   const app = signingApp(config.dataDir, opts);
   if (!app) fail('give --app-id and --secret (or run npm start once to create the dev app)');
