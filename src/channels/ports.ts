@@ -471,6 +471,10 @@ export interface ChannelSettings<S> {
  */
 export interface ChannelDescriptor<Code extends string = string, S = never> {
   readonly code: Code;
+  /** Its name for people: `WeChat Pay`. */
+  readonly label: string;
   readonly settings?: ChannelSettings<S>;
+  /** Where its settings point and with which account, for the start banner: `https://… (sp_mchid 1900000109)`. */
+  describe?(settings: S): string;
   fromConfig(core: ChannelCoreConfig, settings: S | undefined, masterKey: Buffer): ChannelFactory | undefined;
 }

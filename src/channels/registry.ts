@@ -29,6 +29,27 @@ export const CHANNEL_SETTINGS: readonly { code: string; settings: ChannelSetting
     d.settings ? [{ code: d.code, settings: d.settings }] : [],
   );
 
+/**
+ * The configured channels that have settings of their own, for the start banner: each one's
+ * label and where its settings point (`WeChat Pay`, `https://… (sp_mchid …)`).
+ */
+export function describeConfiguredChannels(
+  config: ChannelSettingsConfig,
+): { code: string; label: string; where: string }[] {
+  const settingsOf = config as unknown as Record<string, unknown>;
+  return CHANNELS.flatMap((d: ChannelDescriptor<string, unknown>) => {
+    const settings = settingsOf[d.code];
+    return d.settings && d.describe && settings !== undefined
+      ? [{ code: d.code, label: d.label, where: d.describe(settings) }]
+      : [];
+  });
+}
+
+/** A listed channel's descriptor, or undefined when no channel has the code. */
+export function channelDescriptor(code: string): ChannelDescriptor<string, unknown> | undefined {
+  return (CHANNELS as readonly ChannelDescriptor<string, unknown>[]).find((d) => d.code === code);
+}
+
 export interface ChannelRegistry {
   /**
    * The adapter for a `channel_code` and one of its accounts (the default when absent), or

@@ -1,10 +1,16 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../platform/config';
+import { loadConfig, type Config } from '../platform/config';
+import { describeConfiguredChannels } from '../channels/registry';
 import { connectDatabase, describeDatabaseUrl } from '../platform/db';
 import { migrateUp } from '../platform/db/migrate';
-import { alipayDevelopmentEnv, migrateSandboxUpstream, wechatpayDevelopmentEnv } from '../sandbox-hook';
+import {
+  developmentEnv,
+  migrateSandboxUpstream,
+  offlineUpstream,
+  upstreamEnabledVariable,
+} from '../sandbox-hook';
 import { spawnEmbeddedPostgres } from './dev/embedded-postgres';
 import { waitForReady } from '../platform/net';
 import { DURAPAY_BIN } from '../platform/paths';
@@ -166,15 +172,13 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     }
 
     // Development hook: the offline WeChat Pay and Alipay upstreams, when no real account is configured.
-    const wechatpayEnv = wechatpayDevelopmentEnv(config);
-    const alipayEnv = alipayDevelopmentEnv(config);
+    const offline = developmentEnv(config);
     const env = {
       ...process.env,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       DURAPAY_ENV: config.env,
-      ...wechatpayEnv,
-      ...alipayEnv,
+      ...offline,
     };
     for (const role of ['worker', 'api'] as const) {
       const child = new Supervised({
@@ -213,19 +217,12 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     say(
       `  Postgres      ${pg ? `embedded, data in ${path.join(config.dataDir, 'postgres')}` : describeDatabaseUrl(databaseUrl)}`,
     );
-    if (wechatpayEnv.WECHATPAY_BASE_URL) {
-      say(
-        `  WeChat Pay    offline v3 sandbox at ${wechatpayEnv.WECHATPAY_BASE_URL} (sp_mchid ${wechatpayEnv.WECHATPAY_SP_MCHID})`,
-      );
-    } else if (config.wechatpay) {
-      say(`  WeChat Pay    ${config.wechatpay.baseUrl} (sp_mchid ${config.wechatpay.spMchid})`);
-    }
-    if (alipayEnv.ALIPAY_GATEWAY_URL) {
-      say(
-        `  Alipay        offline gateway at ${alipayEnv.ALIPAY_GATEWAY_URL} (app_id ${alipayEnv.ALIPAY_APP_ID})`,
-      );
-    } else if (config.alipay) {
-      say(`  Alipay        ${config.alipay.gatewayUrl} (app_id ${config.alipay.appId})`);
+    // Each channel as the API and the worker see it: the offline upstream's settings included.
+    for (const { code, label, where } of describeConfiguredChannels(
+      loadConfig({ ...process.env, ...offline }),
+    )) {
+      const upstream = offline[upstreamEnabledVariable(code)] ? offlineUpstream(code) : undefined;
+      say(`  ${label.padEnd(14)}${upstream ? `${upstream.shortTitle} at ` : ''}${where}`);
     }
     const devAppPath = path.join(config.dataDir, DEV_APP_FILE);
     if (createdDevApp) {

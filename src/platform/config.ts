@@ -130,15 +130,10 @@ export interface CoreConfig {
     refundDelayMs: number;
     maxAmount: number;
     /**
-     * Whether the API mounts the offline WeChat Pay v3 sandbox at /wechatpay
-     * (WECHATPAY_SANDBOX_ENABLED; `npm start` sets it when no WeChat Pay account is configured).
+     * The channels whose offline upstream the API mounts (at /wechatpay, /alipay), by code: each
+     * <CODE>_SANDBOX_ENABLED set to true. `npm start` sets them for channels without an account.
      */
-    wechatpay: boolean;
-    /**
-     * Whether the API mounts the offline Alipay gateway at /alipay (ALIPAY_SANDBOX_ENABLED;
-     * `npm start` sets it when no Alipay app is configured).
-     */
-    alipay: boolean;
+    upstreams: string[];
   };
   rateLimit: {
     /** Sustained requests per second per app. */
@@ -195,6 +190,9 @@ const durations = () =>
       return helpers.error('durations.format');
     }
   });
+
+/** A channel's <CODE>_SANDBOX_ENABLED (the sandbox channel's own is SANDBOX_ENABLED). */
+const UPSTREAM_ENABLED = /^[A-Z][A-Z0-9]*_SANDBOX_ENABLED$/;
 
 const schema = Joi.object({
   DURAPAY_ENV: Joi.string().valid('development', 'test', 'production'),
@@ -260,9 +258,7 @@ const schema = Joi.object({
   SANDBOX_SECRET: Joi.string().min(16),
   SANDBOX_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
-  WECHATPAY_SANDBOX_ENABLED: Joi.boolean(),
   SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
-  ALIPAY_SANDBOX_ENABLED: Joi.boolean(),
   // Each channel's own variables, in the registry's order.
   ...Object.assign({}, ...CHANNEL_SETTINGS.map(({ settings }) => settings.schema)),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
@@ -280,6 +276,8 @@ const schema = Joi.object({
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Joi.string().valid('http/protobuf', 'http/json'),
   OTEL_SERVICE_NAME: Joi.string().max(255).default('durapay'),
 })
+  // A channel's offline upstream, mounted in the API (WECHATPAY_SANDBOX_ENABLED, …).
+  .pattern(UPSTREAM_ENABLED, Joi.boolean())
   .unknown(true)
   .messages({
     'string.pattern.name': '{{#label}} must be of the form {{#name}}',
@@ -376,8 +374,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ).replace(/\/+$/, ''),
       refundDelayMs: num('SANDBOX_REFUND_DELAY_MS'),
       maxAmount: num('SANDBOX_MAX_AMOUNT'),
-      wechatpay: Boolean(v.WECHATPAY_SANDBOX_ENABLED ?? false),
-      alipay: Boolean(v.ALIPAY_SANDBOX_ENABLED ?? false),
+      upstreams: Object.keys(v)
+        .filter((key) => UPSTREAM_ENABLED.test(key) && (v[key] as unknown) === true)
+        .map((key) => key.slice(0, -'_SANDBOX_ENABLED'.length).toLowerCase()),
     },
     ...(Object.fromEntries(
       CHANNEL_SETTINGS.map(({ code, settings }) => [code, settings.read(str, cwd)]),

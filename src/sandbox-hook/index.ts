@@ -11,17 +11,11 @@ import express, { type RequestHandler } from 'express';
 import type { Sequelize } from 'sequelize';
 import { createSandboxRouter, migrateSandbox, serveSandbox, type SandboxServer } from '../../sandbox';
 import {
-  createWechatpaySandbox,
-  loadOrCreateWechatpaySandboxKeys,
-  loadWechatpaySandboxKeys,
-  wechatpaySettings,
-} from '../../sandbox/wechatpay';
-import {
-  alipaySettings,
-  createAlipaySandbox,
-  loadAlipaySandboxKeys,
-  loadOrCreateAlipaySandboxKeys,
-} from '../../sandbox/alipay';
+  OFFLINE_UPSTREAMS,
+  offlineUpstream,
+  upstreamEnabledVariable,
+  type AnyOfflineUpstream,
+} from '../../sandbox/upstreams';
 import { sandboxSecret } from '../channels/sandbox';
 import type { Config } from '../platform/config';
 import type { Database } from '../platform/db';
@@ -88,160 +82,91 @@ export function serveSandboxUpstream(
   return serveSandbox({ db, ...upstreamSettings(config, masterKey), ...listen, logger });
 }
 
-/** Where development keeps the offline WeChat Pay sandbox's keys (0600, reused across starts). */
-function wechatpayKeyDir(config: Config): string {
-  return path.join(config.dataDir, 'wechatpay-sandbox');
+export { offlineUpstream, upstreamEnabledVariable } from '../../sandbox/upstreams';
+
+/** The channels that have an offline upstream: wechatpay, alipay. */
+export const upstreamCodes = (): string[] => OFFLINE_UPSTREAMS.map((u) => u.code);
+
+/** Where development keeps an offline upstream's keys (0600, reused across starts). */
+function keyDir(config: Config, upstream: AnyOfflineUpstream): string {
+  return path.join(config.dataDir, `${upstream.code}-sandbox`);
 }
 
 /**
- * `npm start` in development without a WeChat Pay account: the settings that point the API and
- * the worker at the offline WeChat Pay sandbox the API mounts at /wechatpay (keys made once).
- * Nothing in production, nor when WECHATPAY_SP_MCHID names a real account.
+ * `npm start` in development: for every channel that has an offline upstream and no real
+ * account configured, the settings that point the API and the worker at that upstream, mounted
+ * in the API at its path (keys made once), and its <CODE>_SANDBOX_ENABLED. Nothing in production.
  */
-export function wechatpayDevelopmentEnv(config: Config): Record<string, string> {
-  if (config.env === 'production' || !config.sandbox.enabled || config.wechatpay) return {};
-  const dir = wechatpayKeyDir(config);
-  const keys = loadOrCreateWechatpaySandboxKeys(dir);
-  return {
-    ...wechatpaySettings(keys, `${config.payments.publicBaseUrl}/wechatpay`, dir),
-    WECHATPAY_SANDBOX_ENABLED: 'true',
-  };
-}
-
-/** The offline WeChat Pay sandbox to mount at /wechatpay, when WECHATPAY_SANDBOX_ENABLED says so. */
-export function wechatpaySandboxUpstream(config: Config, logger: Logger): RequestHandler | undefined {
-  if (!config.sandbox.wechatpay) return undefined;
-  const keys = loadWechatpaySandboxKeys(wechatpayKeyDir(config));
-  if (!keys) {
-    throw new Error(
-      `WECHATPAY_SANDBOX_ENABLED is set but there are no sandbox keys in ${wechatpayKeyDir(config)} (npm start makes them)`,
-    );
+export function developmentEnv(config: Config): Record<string, string> {
+  if (config.env === 'production' || !config.sandbox.enabled) return {};
+  const configured = config as unknown as Record<string, unknown>;
+  const env: Record<string, string> = {};
+  for (const upstream of OFFLINE_UPSTREAMS as readonly AnyOfflineUpstream[]) {
+    if (configured[upstream.code] !== undefined) continue;
+    const dir = keyDir(config, upstream);
+    const keys = upstream.keys.loadOrCreate(dir);
+    Object.assign(env, upstream.settings(keys, `${config.payments.publicBaseUrl}${upstream.path}`, dir), {
+      [upstreamEnabledVariable(upstream.code)]: 'true',
+    });
   }
-  return createWechatpaySandbox({
-    keys,
-    publicBaseUrl: `${config.payments.publicBaseUrl}/wechatpay`,
-    timeScale: config.timeScale,
-    refundDelayMs: config.sandbox.refundDelayMs,
-    logger: logger.child({ component: 'wechatpay-sandbox' }),
-  }).router;
+  return env;
 }
 
 /**
- * `durapay sandbox wechatpay`: the offline WeChat Pay sandbox alone on its own port, with keys
- * kept in `keyDir` (made on the first run). Answers its URL and the WECHATPAY_* settings that
- * point durapay at it (keys by _FILE, so no secret is printed).
- */
-export async function serveWechatpaySandbox(
-  config: Config,
-  listen: { port: number; host: string; keyDir?: string; platformIdentity?: 'public_key' | 'certificate' },
-  logger: Logger,
-): Promise<{ url: string; settings: Record<string, string>; close(): Promise<void> }> {
-  const keyDir = path.resolve(listen.keyDir ?? wechatpayKeyDir(config));
-  const keys = loadOrCreateWechatpaySandboxKeys(keyDir);
-  const url = `http://${listen.host}:${listen.port}/wechatpay`;
-  const sandbox = createWechatpaySandbox({
-    keys,
-    publicBaseUrl: url,
-    timeScale: config.timeScale,
-    refundDelayMs: config.sandbox.refundDelayMs,
-    platformIdentity: listen.platformIdentity ?? 'public_key',
-    logger: logger.child({ component: 'wechatpay-sandbox' }),
-  });
-  const app = express();
-  app.set('case sensitive routing', true);
-  app.disable('x-powered-by');
-  app.use('/wechatpay', sandbox.router);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(listen.port, listen.host, (err?: Error) =>
-      err ? reject(err) : resolve(listening),
-    );
-  });
-  return {
-    url,
-    settings: wechatpaySettings(keys, url, keyDir, listen.platformIdentity ?? 'public_key'),
-    async close() {
-      sandbox.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-    },
-  };
-}
-
-/** Where development keeps the offline Alipay gateway's keys (0600, reused across starts). */
-function alipayKeyDir(config: Config): string {
-  return path.join(config.dataDir, 'alipay-sandbox');
-}
-
-/**
- * `npm start` in development without an Alipay app: the settings that point the API and the
- * worker at the offline Alipay gateway the API mounts at /alipay (keys made once). Nothing in
- * production, nor when ALIPAY_APP_ID names a real app.
- */
-export function alipayDevelopmentEnv(config: Config): Record<string, string> {
-  if (config.env === 'production' || !config.sandbox.enabled || config.alipay) return {};
-  const dir = alipayKeyDir(config);
-  const keys = loadOrCreateAlipaySandboxKeys(dir);
-  return {
-    ...alipaySettings(keys, `${config.payments.publicBaseUrl}/alipay/gateway.do`, dir),
-    ALIPAY_SANDBOX_ENABLED: 'true',
-  };
-}
-
-/** The offline Alipay gateway to mount at /alipay, when ALIPAY_SANDBOX_ENABLED says so. */
-export function alipaySandboxUpstream(config: Config, logger: Logger): RequestHandler | undefined {
-  if (!config.sandbox.alipay) return undefined;
-  const keys = loadAlipaySandboxKeys(alipayKeyDir(config));
-  if (!keys) {
-    throw new Error(
-      `ALIPAY_SANDBOX_ENABLED is set but there are no gateway keys in ${alipayKeyDir(config)} (npm start makes them)`,
-    );
-  }
-  return createAlipaySandbox({
-    keys,
-    publicBaseUrl: `${config.payments.publicBaseUrl}/alipay`,
-    timeScale: config.timeScale,
-    refundDelayMs: config.sandbox.refundDelayMs,
-    logger: logger.child({ component: 'alipay-sandbox' }),
-  }).router;
-}
-
-/**
- * The offline channel upstreams the API mounts, by path, as their *_SANDBOX_ENABLED settings
- * say: the offline WeChat Pay v3 at /wechatpay, the offline Alipay gateway at /alipay.
+ * The offline channel upstreams the API mounts, by path, as their <CODE>_SANDBOX_ENABLED
+ * settings say: the offline WeChat Pay v3 at /wechatpay, the offline Alipay gateway at /alipay.
  */
 export function channelSandboxUpstreams(config: Config, logger: Logger): Record<string, RequestHandler> {
-  const wechatpay = wechatpaySandboxUpstream(config, logger);
-  const alipay = alipaySandboxUpstream(config, logger);
-  return {
-    ...(wechatpay ? { '/wechatpay': wechatpay } : {}),
-    ...(alipay ? { '/alipay': alipay } : {}),
-  };
+  const mounted: Record<string, RequestHandler> = {};
+  for (const code of config.sandbox.upstreams) {
+    const upstream = offlineUpstream(code);
+    const variable = upstreamEnabledVariable(code);
+    if (!upstream) {
+      const known = OFFLINE_UPSTREAMS.map((u) => u.code).join(', ');
+      throw new Error(`${variable} names no offline upstream (there are: ${known})`);
+    }
+    const dir = keyDir(config, upstream);
+    const keys = upstream.keys.load(dir);
+    if (!keys)
+      throw new Error(`${variable} is set but there are no sandbox keys in ${dir} (npm start makes them)`);
+    mounted[upstream.path] = upstream.create({
+      keys,
+      publicBaseUrl: `${config.payments.publicBaseUrl}${upstream.path}`,
+      timeScale: config.timeScale,
+      refundDelayMs: config.sandbox.refundDelayMs,
+      logger: logger.child({ component: `${upstream.code}-sandbox` }),
+    }).router;
+  }
+  return mounted;
 }
 
 /**
- * `durapay sandbox alipay`: the offline Alipay gateway alone on its own port, with keys kept in
- * `keyDir` (made on the first run). Answers its URL and the ALIPAY_* settings that point durapay
+ * `durapay sandbox <code>`: a channel's offline upstream alone on its own port, with keys kept in
+ * `keyDir` (made on the first run). Answers its URL and the channel settings that point durapay
  * at it (keys by _FILE, so no secret is printed).
  */
-export async function serveAlipaySandbox(
+export async function serveChannelSandbox(
   config: Config,
-  listen: { port: number; host: string; keyDir?: string },
+  upstream: AnyOfflineUpstream,
+  listen: { port: number; host: string; keyDir?: string; options?: Record<string, unknown> },
   logger: Logger,
 ): Promise<{ url: string; settings: Record<string, string>; close(): Promise<void> }> {
-  const keyDir = path.resolve(listen.keyDir ?? alipayKeyDir(config));
-  const keys = loadOrCreateAlipaySandboxKeys(keyDir);
-  const url = `http://${listen.host}:${listen.port}/alipay`;
-  const sandbox = createAlipaySandbox({
+  const dir = path.resolve(listen.keyDir ?? keyDir(config, upstream));
+  const keys = upstream.keys.loadOrCreate(dir);
+  const url = `http://${listen.host}:${listen.port}${upstream.path}`;
+  const options = listen.options ?? {};
+  const running = upstream.create({
     keys,
     publicBaseUrl: url,
     timeScale: config.timeScale,
     refundDelayMs: config.sandbox.refundDelayMs,
-    logger: logger.child({ component: 'alipay-sandbox' }),
+    logger: logger.child({ component: `${upstream.code}-sandbox` }),
+    ...options,
   });
   const app = express();
   app.set('case sensitive routing', true);
   app.disable('x-powered-by');
-  app.use('/alipay', sandbox.router);
+  app.use(upstream.path, running.router);
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(listen.port, listen.host, (err?: Error) =>
       err ? reject(err) : resolve(listening),
@@ -249,9 +174,9 @@ export async function serveAlipaySandbox(
   });
   return {
     url,
-    settings: alipaySettings(keys, `${url}/gateway.do`, keyDir),
+    settings: upstream.settings(keys, url, dir, options),
     async close() {
-      sandbox.close();
+      running.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
     },

@@ -27,7 +27,12 @@ const SUB_MCHID = '1900000109';
 beforeAll(async () => {
   stack = await startTestStack({
     timeScale: 0.001,
-    wechatpay: { timeScale: 0.01, refundDelayMs: 200, platformIdentity: 'certificate' },
+    wechatpay: {
+      timeScale: 0.01,
+      refundDelayMs: 200,
+      platformIdentity: 'certificate',
+      adapter: { certificateRefreshGapMs: 100 },
+    },
   });
   app = await stack.createApp(['payments', 'merchants']);
   receiver = await new Receiver().answer(200).start();

@@ -23,24 +23,17 @@ import type { ActivitiesDeps as ActivityDeps } from '../../src/activities';
 import type { Scope } from '../../src/modules/apps/rules';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { connectDatabase, databaseUrlFor, type Database } from '../../src/platform/db';
-import { createChannelRegistry } from '../../src/channels/registry';
+import { channelDescriptor, createChannelRegistry, type ChannelFactory } from '../../src/channels/registry';
 import { sandboxChannelFactory } from '../../src/channels/sandbox';
 import { createSandboxRouter } from '../../sandbox';
 import { Background } from '../../sandbox/background';
-import { wechatpayChannelFactory } from '../../src/channels/wechatpay';
-import { alipayChannelFactory } from '../../src/channels/alipay';
 import {
-  createAlipaySandbox,
-  generateAlipaySandboxKeys,
-  type AlipaySandbox,
-  type AlipaySandboxKeys,
-} from '../../sandbox/alipay';
-import {
-  createWechatpaySandbox,
-  generateWechatpaySandboxKeys,
-  type WechatpaySandbox,
-  type WechatpaySandboxKeys,
-} from '../../sandbox/wechatpay';
+  OFFLINE_UPSTREAMS,
+  type AnyOfflineUpstream,
+  type ListedUpstream,
+  type OfflineUpstream,
+  type RunningUpstream,
+} from '../../sandbox/upstreams';
 import { loadConfig } from '../../src/platform/config';
 import { freePort } from './ports';
 import { createLogger, type Logger } from '../../src/platform/logger';
@@ -120,7 +113,41 @@ function quietRuntime(logger: Logger): void {
   runtimeInstalled = true;
 }
 
-export interface StackOptions {
+type KeysOf<U> = U extends OfflineUpstream<string, infer K, RunningUpstream, object> ? K : never;
+type RunningOf<U> = U extends OfflineUpstream<string, unknown, infer S, object> ? S : never;
+type OwnOptionsOf<U> = U extends OfflineUpstream<string, unknown, RunningUpstream, infer O> ? O : never;
+
+/** What a test may say of a channel it adds against its offline upstream. */
+export interface UpstreamStackOptions {
+  /** Multiplies the upstream's delays; 0.01 for WeChat Pay and 0.001 for the others unless set. */
+  timeScale?: number;
+  /** How long a slow refund stays processing at the upstream, before timeScale; 200 ms unless set. */
+  refundDelayMs?: number;
+  /**
+   * Settings of the channel's adapter that no variable sets, over what its variables say
+   * (WeChat Pay: `certificateRefreshGapMs`, so that a rotated certificate is fetched at once).
+   */
+  adapter?: Record<string, unknown>;
+}
+
+/**
+ * For every channel with an offline upstream (wechatpay, alipay): adds the channel, against its
+ * upstream mounted in this stack's API at its path (/wechatpay, /alipay), with the adapter its
+ * settings give, as the configuration reads them.
+ */
+type StackUpstreamOptions = {
+  [U in ListedUpstream as U['code']]?: UpstreamStackOptions & OwnOptionsOf<U>;
+};
+
+/** A channel's offline upstream in a stack: its keys, where it is mounted, and the upstream (to read its state). */
+type StackUpstreams = {
+  [U in ListedUpstream as U['code']]?: { keys: KeysOf<U>; baseUrl: string; sandbox: RunningOf<U> };
+};
+
+/** Delays of the WeChat Pay sandbox's refunds and callbacks, which its tests wait on, run at 1/100. */
+const UPSTREAM_TIME_SCALE: Record<string, number> = { wechatpay: 0.01 };
+
+export interface StackOptions extends StackUpstreamOptions {
   rateLimit?: { perSecond: number; burst: number };
   /** Unscaled gaps between notification attempts, and one attempt's deadline. */
   notifications?: { retryScheduleMs: number[]; timeoutMs: number };
@@ -129,26 +156,6 @@ export interface StackOptions {
   sandboxRefundDelayMs?: number;
   /** Emulates a channel whose per-order limit is below 10^12. */
   sandboxMaxAmount?: number;
-  /**
-   * Adds the `wechatpay` channel, against the offline WeChat Pay v3 sandbox mounted in this
-   * stack's API at /wechatpay (its delays multiplied by timeScale).
-   */
-  wechatpay?: {
-    timeScale?: number;
-    refundDelayMs?: number;
-    /** How long a return kept PROCESSING by its description stays so; refundDelayMs by default. */
-    returnDelayMs?: number;
-    /**
-     * `certificate`: the sandbox names its key by platform-certificate serial and durapay is given
-     * no public key, only WECHATPAY_PLATFORM_CERTIFICATES=download.
-     */
-    platformIdentity?: 'public_key' | 'certificate';
-  };
-  /**
-   * Adds the `alipay` channel, against the offline Alipay gateway mounted in this stack's API at
-   * /alipay (its delays multiplied by timeScale).
-   */
-  alipay?: { timeScale?: number; refundDelayMs?: number };
   /**
    * Traces the stack: the API's requests, its Temporal client and the worker (whose workflows are
    * then bundled with the tracing interceptors, once per test file), into `installTracing`'s
@@ -183,10 +190,31 @@ export function tracingWorkflowBundle(): Promise<string> {
  */
 const CHANNEL_TIMEOUT_MS = 8_000;
 
+/**
+ * A channel's adapters from its settings given as variables (WECHATPAY_*), read by the channel's
+ * own settings and configured by its descriptor as `npm start` would (deadlines from the API's
+ * 10 s), with `adapter` over them.
+ */
+function channelFromSettings(
+  code: string,
+  variables: Record<string, string>,
+  adapter: Record<string, unknown> = {},
+): ChannelFactory {
+  const descriptor = channelDescriptor(code);
+  const settings = descriptor?.settings?.read((key) => variables[key], process.cwd());
+  const core = loadConfig({});
+  const factory =
+    descriptor && settings !== undefined
+      ? descriptor.fromConfig(core, { ...settings, ...adapter }, randomBytes(32))
+      : undefined;
+  if (!factory) throw new Error(`the ${code} channel is not configured by its upstream's settings`);
+  return factory;
+}
+
 /** SPEC §6's schedule at 1/10 000 of real time: 0.5 ms … 3.6 s, about 10 s in all. */
 export const TEST_TIME_SCALE = 0.0001;
 
-export interface TestStack {
+export interface TestStack extends StackUpstreams {
   taskQueue: string;
   /** The key this stack's secrets are encrypted under (pass it as DURAPAY_MASTER_KEY to the CLI). */
   masterKey: Buffer;
@@ -203,10 +231,6 @@ export interface TestStack {
    * sent and answered, its refunds settled); for every order, without one.
    */
   sandboxIdle(tradeNo?: string): Promise<void>;
-  /** The offline WeChat Pay sandbox's keys and base URL, when the stack has the channel. */
-  wechatpay?: { keys: WechatpaySandboxKeys; baseUrl: string; sandbox: WechatpaySandbox };
-  /** The offline Alipay gateway's keys and base URL (its gateway is baseUrl/gateway.do), when the stack has the channel. */
-  alipay?: { keys: AlipaySandboxKeys; baseUrl: string; sandbox: AlipaySandbox };
   /** How many attempts of an activity type this stack's worker ran for a workflow. */
   activityAttempts(workflowId: string, activityType: string): number;
   /** The dependencies the worker's activities run with (to call an activity function directly). */
@@ -255,10 +279,27 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const baseUrl = `http://127.0.0.1:${port}`;
   responseConformance().register(baseUrl);
   const sandboxSecret = randomBytes(16).toString('hex');
-  const wechatpayKeys = options.wechatpay ? generateWechatpaySandboxKeys() : undefined;
-  const wechatpayUrl = `${baseUrl}/wechatpay`;
-  const alipayKeys = options.alipay ? generateAlipaySandboxKeys() : undefined;
-  const alipayUrl = `${baseUrl}/alipay`;
+  // Each offline upstream the test asked for, and its channel's adapter built from the settings
+  // that point durapay at it, read and configured as the configuration does.
+  const upstreams = (OFFLINE_UPSTREAMS as readonly AnyOfflineUpstream[]).flatMap((upstream) => {
+    const asked = (options as Record<string, (UpstreamStackOptions & Record<string, unknown>) | undefined>)[
+      upstream.code
+    ];
+    if (!asked) return [];
+    const { timeScale, refundDelayMs, adapter, ...own } = asked;
+    const keys = upstream.keys.generate();
+    const url = `${baseUrl}${upstream.path}`;
+    const running = upstream.create({
+      keys,
+      publicBaseUrl: url,
+      timeScale: timeScale ?? UPSTREAM_TIME_SCALE[upstream.code] ?? 0.001,
+      refundDelayMs: refundDelayMs ?? 200,
+      logger: logger.child({ component: `${upstream.code}-sandbox` }),
+      ...own,
+    });
+    const channel = channelFromSettings(upstream.code, upstream.settings(keys, url, undefined, own), adapter);
+    return [{ code: upstream.code, path: upstream.path, keys, url, running, channel }];
+  });
   const channels = createChannelRegistry([
     sandboxChannelFactory({
       default: {
@@ -268,41 +309,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
         maxAmount: options.sandboxMaxAmount,
       },
     }),
-    ...(wechatpayKeys
-      ? [
-          wechatpayChannelFactory({
-            default: {
-              baseUrl: wechatpayUrl,
-              spMchid: wechatpayKeys.spMchid,
-              spAppid: wechatpayKeys.spAppid,
-              merchantSerial: wechatpayKeys.merchantSerial,
-              merchantPrivateKey: wechatpayKeys.merchantPrivateKeyPem,
-              apiV3Key: wechatpayKeys.apiV3Key,
-              ...(options.wechatpay?.platformIdentity === 'certificate'
-                ? { platformCertificates: true, certificateRefreshGapMs: 100 }
-                : {
-                    publicKeyId: wechatpayKeys.platformPublicKeyId,
-                    publicKey: wechatpayKeys.platformPublicKeyPem,
-                  }),
-              timeoutMs: CHANNEL_TIMEOUT_MS,
-            },
-          }),
-        ]
-      : []),
-    ...(alipayKeys
-      ? [
-          alipayChannelFactory({
-            default: {
-              gatewayUrl: `${alipayUrl}/gateway.do`,
-              appId: alipayKeys.appId,
-              sellerId: alipayKeys.sellerId,
-              privateKey: alipayKeys.appPrivateKeyPem,
-              alipayPublicKey: alipayKeys.alipayPublicKeyPem,
-              timeoutMs: CHANNEL_TIMEOUT_MS,
-            },
-          }),
-        ]
-      : []),
+    ...upstreams.map((u) => u.channel),
   ]);
   const timeScale = options.timeScale ?? TEST_TIME_SCALE;
   const activityDeps: ActivityDeps = {
@@ -354,38 +361,13 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     requestTimeoutMs: 10_000,
     payloadKeys,
   };
-  const wechatpaySandbox =
-    wechatpayKeys &&
-    createWechatpaySandbox({
-      keys: wechatpayKeys,
-      publicBaseUrl: wechatpayUrl,
-      timeScale: options.wechatpay?.timeScale ?? 0.01,
-      refundDelayMs: options.wechatpay?.refundDelayMs ?? 200,
-      ...(options.wechatpay?.returnDelayMs === undefined
-        ? {}
-        : { returnDelayMs: options.wechatpay.returnDelayMs }),
-      platformIdentity: options.wechatpay?.platformIdentity ?? 'public_key',
-      logger: logger.child({ component: 'wechatpay-sandbox' }),
-    });
   const sandboxBackground = new Background((err) =>
     logger.error('sandbox task failed', { error: err instanceof Error ? err.message : String(err) }),
   );
-  const alipaySandbox =
-    alipayKeys &&
-    createAlipaySandbox({
-      keys: alipayKeys,
-      publicBaseUrl: alipayUrl,
-      timeScale: options.alipay?.timeScale ?? 0.001,
-      refundDelayMs: options.alipay?.refundDelayMs ?? 200,
-      logger: logger.child({ component: 'alipay-sandbox' }),
-    });
   const app = createApp({
     logger,
     readiness: readinessProbes(database.db, probe),
-    upstreams: {
-      ...(wechatpaySandbox ? { '/wechatpay': wechatpaySandbox.router } : {}),
-      ...(alipaySandbox ? { '/alipay': alipaySandbox.router } : {}),
-    },
+    upstreams: Object.fromEntries(upstreams.map((u) => [u.path, u.running.router])),
     auth,
     services,
     // Generous by default so that only the tests of the limit meet it.
@@ -418,12 +400,10 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     services,
     sandboxSecret,
     sandboxIdle: (tradeNo) => sandboxBackground.idle(tradeNo),
-    ...(wechatpayKeys && wechatpaySandbox
-      ? { wechatpay: { keys: wechatpayKeys, baseUrl: wechatpayUrl, sandbox: wechatpaySandbox } }
-      : {}),
-    ...(alipayKeys && alipaySandbox
-      ? { alipay: { keys: alipayKeys, baseUrl: alipayUrl, sandbox: alipaySandbox } }
-      : {}),
+    // Typed per upstream by StackUpstreams: each entry is the listed upstream's own keys and state.
+    ...(Object.fromEntries(
+      upstreams.map((u) => [u.code, { keys: u.keys, baseUrl: u.url, sandbox: u.running }]),
+    ) as StackUpstreams),
     activityDeps,
     activityAttempts: attempts.count,
     createApp: (scopes = ['payments', 'merchants'], name = 'test') => auth.apps.create(name, scopes),
@@ -438,8 +418,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      wechatpaySandbox?.close();
-      alipaySandbox?.close();
+      for (const u of upstreams) u.running.close();
       sandboxBackground.close();
       await stopListening();
       await sweeper.stop();

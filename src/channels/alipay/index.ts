@@ -522,7 +522,9 @@ export function alipayChannelFactory(accounts: Record<string, AlipayChannelOptio
 /** Alipay: its settings are ALIPAY_* (./config.ts), read into the configuration's `alipay`. */
 export const alipayChannel: ChannelDescriptor<'alipay', AlipayConfig> = {
   code: 'alipay',
+  label: 'Alipay',
   settings: { schema: ALIPAY_SETTINGS, read: alipayConfig },
+  describe: (settings) => `${settings.gatewayUrl} (app_id ${settings.appId})`,
   /** The configured app (`default`), or undefined when ALIPAY_APP_ID is not set. */
   fromConfig(config, settings) {
     if (!settings) return undefined;

@@ -343,6 +343,7 @@ export function sandboxChannelFactory(accounts: Record<string, SandboxChannelOpt
 /** The sandbox: its settings are core ones (SANDBOX_*), which the development hook reads too. */
 export const sandboxChannel: ChannelDescriptor<'sandbox'> = {
   code: 'sandbox',
+  label: 'Sandbox',
   /** The configured sandbox (one account, `default`), or undefined when it is disabled. */
   fromConfig(config, _settings, masterKey) {
     if (!config.sandbox.enabled) return undefined;

@@ -699,7 +699,9 @@ export function wechatpayChannelFactory(accounts: Record<string, WechatpayChanne
 /** WeChat Pay: its settings are WECHATPAY_* (./config.ts), read into the configuration's `wechatpay`. */
 export const wechatpayChannel: ChannelDescriptor<'wechatpay', WechatpayConfig> = {
   code: 'wechatpay',
+  label: 'WeChat Pay',
   settings: { schema: WECHATPAY_SETTINGS, read: wechatpayConfig },
+  describe: (settings) => `${settings.baseUrl} (sp_mchid ${settings.spMchid})`,
   /** The configured account (`default`), or undefined when WECHATPAY_SP_MCHID is not set. */
   fromConfig(config, settings) {
     if (!settings) return undefined;

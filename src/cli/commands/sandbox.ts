@@ -1,5 +1,10 @@
 import { resolveMasterKey } from '../../platform/crypto/master-key';
-import { serveAlipaySandbox, serveSandboxUpstream, serveWechatpaySandbox } from '../../sandbox-hook';
+import {
+  offlineUpstream,
+  serveChannelSandbox,
+  serveSandboxUpstream,
+  upstreamCodes,
+} from '../../sandbox-hook';
 import { boot } from '../boot';
 import { fail } from '../config';
 import { withDatabase } from '../database';
@@ -10,46 +15,33 @@ export async function sandbox(
   opts: { port?: string; keys?: string; platformCertificates?: boolean },
 ): Promise<void> {
   const { config, logger } = boot('sandbox');
-  if (channel !== 'sandbox' && channel !== 'wechatpay' && channel !== 'alipay') {
-    fail('the channel must be sandbox, wechatpay or alipay');
+  const upstream = channel === 'sandbox' ? undefined : offlineUpstream(channel);
+  if (channel !== 'sandbox' && !upstream) {
+    fail(`the channel must be sandbox or one with an offline upstream: ${upstreamCodes().join(', ')}`);
   }
-  const port = Number(opts.port ?? { sandbox: '8090', wechatpay: '8091', alipay: '8092' }[channel]);
+  const port = Number(opts.port ?? upstream?.defaultPort ?? 8090);
   if (!Number.isInteger(port) || port < 1 || port > 65535) fail('--port must be a port number');
-  if (channel === 'alipay') {
-    const gateway = await serveAlipaySandbox(
+  if (upstream) {
+    const running = await serveChannelSandbox(
       config,
-      { port, host: '127.0.0.1', keyDir: opts.keys },
-      logger,
-    ).catch(fail);
-    console.error(`offline Alipay gateway on ${gateway.url}/gateway.do`);
-    console.error('durapay settings for it (the API and the worker):');
-    for (const [key, value] of Object.entries(gateway.settings)) console.error(`  ${key}=${value}`);
-    await new Promise((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    await gateway.close();
-    process.exit(0);
-  }
-  if (channel === 'wechatpay') {
-    const upstream = await serveWechatpaySandbox(
-      config,
+      upstream,
       {
         port,
         host: '127.0.0.1',
         keyDir: opts.keys,
-        platformIdentity: opts.platformCertificates ? 'certificate' : 'public_key',
+        // WeChat Pay's older mode; other upstreams have no such option and ignore it.
+        options: opts.platformCertificates ? { platformIdentity: 'certificate' } : {},
       },
       logger,
     ).catch(fail);
-    console.error(`offline WeChat Pay v3 sandbox on ${upstream.url}`);
+    console.error(`${upstream.title} on ${running.url}${upstream.entry}`);
     console.error('durapay settings for it (the API and the worker):');
-    for (const [key, value] of Object.entries(upstream.settings)) console.error(`  ${key}=${value}`);
+    for (const [key, value] of Object.entries(running.settings)) console.error(`  ${key}=${value}`);
     await new Promise((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
-    await upstream.close();
+    await running.close();
     process.exit(0);
   }
   const masterKey = resolveMasterKey(config);

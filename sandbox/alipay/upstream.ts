@@ -1,0 +1,27 @@
+/** The offline Alipay gateway as the upstream list describes it (../upstreams.ts). */
+import type { OfflineUpstream } from '../upstream';
+import {
+  alipaySettings,
+  generateAlipaySandboxKeys,
+  loadAlipaySandboxKeys,
+  loadOrCreateAlipaySandboxKeys,
+  type AlipaySandboxKeys,
+} from './keys';
+import { createAlipaySandbox, type AlipaySandbox } from './router';
+
+export const alipayUpstream: OfflineUpstream<'alipay', AlipaySandboxKeys, AlipaySandbox, object> = {
+  code: 'alipay',
+  title: 'offline Alipay gateway',
+  shortTitle: 'offline gateway',
+  path: '/alipay',
+  entry: '/gateway.do',
+  defaultPort: 8092,
+  keys: {
+    generate: generateAlipaySandboxKeys,
+    load: loadAlipaySandboxKeys,
+    loadOrCreate: loadOrCreateAlipaySandboxKeys,
+  },
+  // alipaySettings points durapay at gateway.do under the mount.
+  settings: (keys, url, keyDir) => alipaySettings(keys, url, keyDir),
+  create: (options) => createAlipaySandbox(options),
+};

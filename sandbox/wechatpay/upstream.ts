@@ -1,0 +1,43 @@
+/** The offline WeChat Pay v3 sandbox as the upstream list describes it (../upstreams.ts). */
+import type { OfflineUpstream } from '../upstream';
+import {
+  generateWechatpaySandboxKeys,
+  loadOrCreateWechatpaySandboxKeys,
+  loadWechatpaySandboxKeys,
+  wechatpaySettings,
+  type WechatpaySandboxKeys,
+} from './keys';
+import { createWechatpaySandbox, type WechatpaySandbox } from './router';
+
+/** Its own options: the platform key's name, and how long a kept-processing return lasts. */
+export interface WechatpayUpstreamOptions {
+  /**
+   * `certificate`: the key is named by platform-certificate serial, and durapay is told to
+   * download the certificates (WECHATPAY_PLATFORM_CERTIFICATES=download) instead of a public key.
+   */
+  platformIdentity?: 'public_key' | 'certificate';
+  /** How long a return whose description holds `[sandbox:return-processing]` stays so. */
+  returnDelayMs?: number;
+}
+
+export const wechatpayUpstream: OfflineUpstream<
+  'wechatpay',
+  WechatpaySandboxKeys,
+  WechatpaySandbox,
+  WechatpayUpstreamOptions
+> = {
+  code: 'wechatpay',
+  title: 'offline WeChat Pay v3 sandbox',
+  shortTitle: 'offline v3 sandbox',
+  path: '/wechatpay',
+  entry: '',
+  defaultPort: 8091,
+  keys: {
+    generate: generateWechatpaySandboxKeys,
+    load: loadWechatpaySandboxKeys,
+    loadOrCreate: loadOrCreateWechatpaySandboxKeys,
+  },
+  settings: (keys, url, keyDir, options) =>
+    wechatpaySettings(keys, url, keyDir, options?.platformIdentity ?? 'public_key'),
+  create: (options) => createWechatpaySandbox(options),
+};
