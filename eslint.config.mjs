@@ -74,6 +74,8 @@ export default tseslint.config(
         { type: 'cli', pattern: 'src/cli' },
         { type: 'sdk', pattern: 'src/sdk' },
         { type: 'sandbox-hook', pattern: 'src/sandbox-hook' },
+        // The whole configuration: the platform's core settings and each channel's own.
+        { type: 'config', pattern: 'src/config' },
       ],
     },
     rules: {
@@ -84,10 +86,9 @@ export default tseslint.config(
           policies: [
             { from: { element: { type: 'platform' } }, allow: { to: { element: { type: 'platform' } } } },
             {
-              // The configuration validates and reads each channel's own settings, kept in its
-              // folder and listed by the registry.
-              from: { element: { type: 'platform', fileInternalPath: 'config.ts' } },
-              allow: { to: { element: { type: 'channels', fileInternalPath: 'registry.ts' } } },
+              // The configuration composes the platform's core settings and the channels' own.
+              from: { element: { type: 'config' } },
+              allow: { to: { element: { types: ['platform', 'channels'] } } },
             },
             {
               from: { element: { type: 'channels' } },
@@ -166,7 +167,7 @@ export default tseslint.config(
             {
               from: { element: { type: 'api' } },
               allow: [
-                { to: { element: { types: ['platform', 'channels', 'sandbox-hook'] } } },
+                { to: { element: { types: ['platform', 'channels', 'sandbox-hook', 'config'] } } },
                 { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
             },
@@ -178,7 +179,7 @@ export default tseslint.config(
               // The composition root of activities: every module's through its index.ts.
               from: { element: { type: 'activities' } },
               allow: [
-                { to: { element: { types: ['platform', 'channels', 'diagnostics'] } } },
+                { to: { element: { types: ['platform', 'channels', 'diagnostics', 'config'] } } },
                 { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
             },
@@ -186,7 +187,9 @@ export default tseslint.config(
               // The worker wires the composed activities and the workflows; it builds no activity.
               from: { element: { type: 'worker' } },
               allow: [
-                { to: { element: { types: ['platform', 'channels', 'diagnostics', 'activities'] } } },
+                {
+                  to: { element: { types: ['platform', 'channels', 'diagnostics', 'activities', 'config'] } },
+                },
                 { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
               ],
             },
@@ -208,6 +211,7 @@ export default tseslint.config(
                       'sandbox-hook',
                       'workflows',
                       'sdk',
+                      'config',
                     ],
                   },
                 },
@@ -220,7 +224,7 @@ export default tseslint.config(
             { from: { element: { type: 'sdk' } }, allow: { to: { element: { type: 'platform' } } } },
             {
               from: { element: { type: 'sandbox-hook' } },
-              allow: { to: { element: { types: ['sandbox', 'platform', 'channels'] } } },
+              allow: { to: { element: { types: ['sandbox', 'platform', 'channels', 'config'] } } },
             },
             {
               // The simulated upstream speaks the sandbox adapter's wire and uses platform helpers.
@@ -242,7 +246,9 @@ export default tseslint.config(
     files: [
       'src/workflows/**/*.ts',
       'src/modules/*/workflow.ts',
-      'src/modules/orders/actor*.ts',
+      'src/modules/orders/order-actor*.ts',
+      'src/modules/orders/legacy/*.ts',
+      'src/modules/orders/refund-book.ts',
       'src/modules/orders/order-calls.ts',
       'src/modules/*/messages.ts',
       'src/modules/*/rules.ts',

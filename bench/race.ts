@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { Client } from 'pg';
-import { loadConfig } from '../src/platform/config';
+import { loadConfig } from '../src/config';
 import { withDatabase } from '../src/cli/database';
 import type { AppCredentials } from '../src/modules/apps/repository';
 import { signRequest } from '../src/platform/crypto/http-signature';

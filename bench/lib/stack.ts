@@ -14,7 +14,7 @@ import { freePort, waitForReady } from '../../src/platform/net';
 import { DURAPAY_BIN } from '../../src/platform/paths';
 import { startCluster, type Cluster } from '../../src/cli/dev/cluster';
 import { spawnEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { newPayloadKeyEntry, resolvePayloadKeys } from '../../src/platform/crypto/keyring';
 import { commandLine, findProcesses, HAS_PROC, processTree } from './procstat';
 

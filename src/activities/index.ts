@@ -3,7 +3,7 @@
 // Modules know nothing of one another's activities; only this file puts them together.
 import type { Client } from '@temporalio/client';
 import type { ChannelRegistry } from '../channels/registry';
-import type { Config } from '../platform/config';
+import type { Config } from '../config';
 import type { Database } from '../platform/db';
 import type { Keyring } from '../platform/crypto/keyring';
 import type { Logger } from '../platform/logger';

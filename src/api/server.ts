@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { ConfigError, type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
+import type { Config } from '../config';
+import { ConfigError, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
 import { channelsFromConfig } from '../channels/registry';
 import { connectDatabase, type Database } from '../platform/db';
 import {

@@ -1,4 +1,4 @@
-import type { Config } from '../platform/config';
+import type { Config } from '../config';
 import { createLogger, type Logger } from '../platform/logger';
 import { loadCliConfig } from './config';
 

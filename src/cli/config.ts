@@ -2,7 +2,8 @@
  * What every command needs and nothing more: its configuration and one way to fail. Kept free of
  * the logger, the database and the rest, so that `durapay --help` and `durapay sign` start fast.
  */
-import { ConfigError, loadConfig, type Config } from '../platform/config';
+import { loadConfig, type Config } from '../config';
+import { ConfigError } from '../platform/config';
 
 /** The configuration from the environment; an invalid one ends the command with its reason (exit status 2). */
 export function loadCliConfig(): Config {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Config } from '../platform/config';
+import type { Config } from '../config';
 import { connectDatabase, type Database } from '../platform/db';
 import { startEmbeddedPostgres } from './dev/embedded-postgres';
 import type { Logger } from '../platform/logger';

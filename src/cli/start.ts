@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type Config } from '../platform/config';
+import { loadConfig, type Config } from '../config';
 import { describeConfiguredChannels } from '../channels/registry';
 import { connectDatabase, describeDatabaseUrl } from '../platform/db';
 import { migrateUp } from '../platform/db/migrate';

@@ -6,6 +6,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Schema } from 'joi';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -13,6 +14,15 @@ export class ConfigError extends Error {
 
 /** A setting's value as given (an empty variable counts as unset). */
 export type SettingReader = (key: string) => string | undefined;
+
+/**
+ * Settings kept outside the core (a channel's, in its folder), validated with the core ones and
+ * read into the configuration under `code` (undefined: not configured).
+ */
+export interface SettingsSection {
+  code: string;
+  settings: { schema: Record<string, Schema>; read(str: SettingReader, cwd: string): unknown };
+}
 
 /**
  * A secret from its variable, or from the file its _FILE variable names (never both). The

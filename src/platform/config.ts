@@ -1,13 +1,12 @@
 // Longer than 300 lines: every core setting durapay reads, its schema and its checks in one place,
 // so that a process either starts with a whole, valid configuration or says which variable is wrong.
-// A channel's own settings (its schema and reading) are in its folder, src/channels/<code>/config.ts,
-// and validated here with the rest.
+// A channel's own settings (its schema and reading) are in its folder, src/channels/<code>/config.ts;
+// src/config.ts hands them to loadCoreConfig, which validates them with the rest.
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Joi from 'joi';
-import { CHANNEL_SETTINGS, type ChannelSettingsConfig } from '../channels/registry';
-import { ConfigError } from './config-parts';
+import { ConfigError, type SettingsSection } from './config-parts';
 import { parseDurationList } from './durations';
 
 export { ConfigError } from './config-parts';
@@ -16,12 +15,6 @@ export type Environment = 'development' | 'test' | 'production';
 
 /** WORKER_MAX_CACHED_WORKFLOWS when unset: about 660 MiB of worker memory at 10 000 open orders (see docs/performance.md). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
-
-/**
- * Every setting durapay reads: the core ones, and each channel's own under its code (`wechatpay`,
- * `alipay`; src/channels/<code>/config.ts), undefined when the channel is not configured.
- */
-export type Config = CoreConfig & ChannelSettingsConfig;
 
 export interface CoreConfig {
   env: Environment;
@@ -194,7 +187,7 @@ const durations = () =>
 /** A channel's <CODE>_SANDBOX_ENABLED (the sandbox channel's own is SANDBOX_ENABLED). */
 const UPSTREAM_ENABLED = /^[A-Z][A-Z0-9]*_SANDBOX_ENABLED$/;
 
-const schema = Joi.object({
+const coreSchema = Joi.object({
   DURAPAY_ENV: Joi.string().valid('development', 'test', 'production'),
   NODE_ENV: Joi.string().allow(''),
   DURAPAY_DATA_DIR: Joi.string(),
@@ -259,8 +252,6 @@ const schema = Joi.object({
   SANDBOX_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SANDBOX_MAX_AMOUNT: Joi.number().integer().min(1).max(1_000_000_000_000).default(1_000_000_000_000),
   SANDBOX_REFUND_DELAY_MS: Joi.number().integer().min(0).max(600_000).default(1_000),
-  // Each channel's own variables, in the registry's order.
-  ...Object.assign({}, ...CHANNEL_SETTINGS.map(({ settings }) => settings.schema)),
   RATE_LIMIT_PER_SEC: Joi.number().greater(0).max(1_000_000).default(100),
   RATE_LIMIT_BURST: Joi.number().integer().min(1).max(1_000_000).default(200),
   CALLBACK_RATE_LIMIT: Joi.number().greater(0).max(1_000_000).default(50),
@@ -285,11 +276,29 @@ const schema = Joi.object({
     'masterKey.length': '{{#label}} must be the base64 encoding of exactly 32 bytes',
   });
 
+const schemas = new WeakMap<readonly SettingsSection[], Joi.ObjectSchema>();
+
+/** The core schema with the sections' variables (each channel's), made once per list of sections. */
+function schemaWith(sections: readonly SettingsSection[]): Joi.ObjectSchema {
+  let schema = schemas.get(sections);
+  if (!schema) {
+    schema = coreSchema.keys(Object.assign({}, ...sections.map(({ settings }) => settings.schema)));
+    schemas.set(sections, schema);
+  }
+  return schema;
+}
+
 /**
- * Reads every setting from the environment once. An empty variable counts as unset, so
- * `PORT= npm start` behaves like no PORT at all rather than failing on "".
+ * Reads every core setting from the environment once, and each section's own (a channel's:
+ * src/config.ts passes them) under its code, validated with the rest. An empty variable counts
+ * as unset, so `PORT= npm start` behaves like no PORT at all rather than failing on "".
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+export function loadCoreConfig<S extends object = object>(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+  sections: readonly SettingsSection[] = [],
+): CoreConfig & S {
+  const schema = schemaWith(sections);
   const present: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value !== undefined && value !== '') present[key] = value;
@@ -310,7 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     env: envName,
     dataDir: path.resolve(cwd, str('DURAPAY_DATA_DIR') ?? '.durapay'),
     cacheDir: path.resolve(cwd, str('DURAPAY_CACHE_DIR') ?? defaultCacheDir(env)),
-    logLevel: str('LOG_LEVEL') as Config['logLevel'],
+    logLevel: str('LOG_LEVEL') as CoreConfig['logLevel'],
     api: {
       // Loopback unless in production: the development sandbox's checkout pays any order whose
       // trade_no is known, and is for this machine only (HOST=0.0.0.0 exposes it on purpose).
@@ -378,9 +387,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
         .filter((key) => UPSTREAM_ENABLED.test(key) && (v[key] as unknown) === true)
         .map((key) => key.slice(0, -'_SANDBOX_ENABLED'.length).toLowerCase()),
     },
-    ...(Object.fromEntries(
-      CHANNEL_SETTINGS.map(({ code, settings }) => [code, settings.read(str, cwd)]),
-    ) as ChannelSettingsConfig),
+    ...(Object.fromEntries(sections.map(({ code, settings }) => [code, settings.read(str, cwd)])) as S),
     rateLimit: { perSecond: num('RATE_LIMIT_PER_SEC'), burst: num('RATE_LIMIT_BURST') },
     callbacks: {
       rateLimitPerSecond: num('CALLBACK_RATE_LIMIT'),
@@ -467,7 +474,7 @@ function metricsConfig(
   str: (key: string) => string | undefined,
   env: Environment,
   apiPort: number,
-): Config['metrics'] {
+): CoreConfig['metrics'] {
   const token = str('METRICS_TOKEN');
   const setting = str('METRICS_PORT');
   const port =
@@ -491,12 +498,12 @@ function metricsConfig(
 }
 
 /** Like loadConfig, but for settings a process cannot run without: set after provisioning. */
-export function requireDatabaseUrl(config: Config): string {
+export function requireDatabaseUrl(config: CoreConfig): string {
   if (!config.database.url) throw new ConfigError('invalid configuration: "DATABASE_URL" is required');
   return config.database.url;
 }
 
-export function requireTemporalAddress(config: Config): string {
+export function requireTemporalAddress(config: CoreConfig): string {
   if (!config.temporal.address)
     throw new ConfigError('invalid configuration: "TEMPORAL_ADDRESS" is required');
   return config.temporal.address;

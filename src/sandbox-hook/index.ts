@@ -17,7 +17,7 @@ import {
   type AnyOfflineUpstream,
 } from '../../sandbox/upstreams';
 import { sandboxSecret } from '../channels/sandbox';
-import type { Config } from '../platform/config';
+import type { Config } from '../config';
 import type { Database } from '../platform/db';
 import { scaleDuration } from '../platform/durations';
 import type { Logger } from '../platform/logger';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { type Config, requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
+import type { Config } from '../config';
+import { requireDatabaseUrl, requireTemporalAddress } from '../platform/config';
 import { channelsFromConfig, observeChannelCalls } from '../channels/registry';
 import { connectDatabase } from '../platform/db';
 import { AppRepository } from '../modules/apps';

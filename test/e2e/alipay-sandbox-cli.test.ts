@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AlipayChannel } from '../../src/channels/alipay';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { until } from '../support/wait';

@@ -19,7 +19,7 @@ import {
   DEPLOY_DYNAMIC_CONFIG,
   validateDynamicConfig,
 } from '../../src/cli/dev/temporal-server';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { DURAPAY_BIN } from '../../src/platform/paths';
 import { DurapayClient, DurapayError } from '../../src/sdk';

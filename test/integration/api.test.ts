@@ -5,7 +5,7 @@ import { createApp } from '../../src/api/app';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { createChannelRegistry } from '../../src/channels/registry';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { authDeps, probeConnection, readinessProbes } from '../../src/api/server';
 import { connectDatabase } from '../../src/platform/db';
 import { freePort } from '../support/ports';

@@ -25,7 +25,7 @@ import {
   type WechatpaySandboxKeys,
 } from '../../sandbox/wechatpay';
 import { CALLBACK_RETRY_DELAYS_MS } from '../../sandbox/wechatpay/callbacks';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { RecordedBackground } from '../support/background';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { until } from '../support/wait';

@@ -3,7 +3,7 @@
  * which finds them cached afterwards). `.ci/run` starts it in the background on a fresh machine,
  * so that the one-time Go builds overlap installing, linting and type-checking.
  */
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { ensureTemporalCli } from '../../src/cli/dev/temporal-cli';
 import { ensureTemporalServer } from '../../src/cli/dev/temporal-server';
 

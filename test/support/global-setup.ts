@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { connectDatabase, databaseUrlFor } from '../../src/platform/db';
 import { migrateUp } from '../../src/platform/db/migrate';
 import { migrateSandbox } from '../../sandbox';

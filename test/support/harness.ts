@@ -34,7 +34,7 @@ import {
   type OfflineUpstream,
   type RunningUpstream,
 } from '../../sandbox/upstreams';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { freePort } from './ports';
 import { createLogger, type Logger } from '../../src/platform/logger';
 import { WinstonTemporalLogger } from '../../src/platform/temporal';

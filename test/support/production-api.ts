@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runApi } from '../../src/api/server';
-import { loadConfig, type Config } from '../../src/platform/config';
+import { loadConfig, type Config } from '../../src/config';
 import { captureLogger, type TestStack } from './harness';
 import { responseConformance } from './openapi-conformance';
 import { freePort } from './ports';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 import { APP_ID_PATTERN, parseScopes } from '../../src/modules/apps/rules';
 import { generateAppId, generateSecret, generateWebhookSecret } from '../../src/platform/crypto/credentials';
 import { resolveMasterKey } from '../../src/platform/crypto/master-key';

@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/platform/config';
 import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/modules/applications/rules';
 import {
   DEFAULT_EXPIRE_MINUTES,

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
 import { channelSandboxUpstreams, developmentEnv } from '../../src/sandbox-hook';
 

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { ConfigError, loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/platform/config';
 import { FieldSealer, MissingKeyError } from '../../src/platform/crypto/field-sealer';
 import {
   Keyring,

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ChannelError } from '../../src/channels/errors';
 import { portOf } from '../../src/channels/ports';
 import { channelsFromConfig } from '../../src/channels/registry';
-import { loadConfig } from '../../src/platform/config';
+import { loadConfig } from '../../src/config';
 
 test('when a configured channel is asked for its statements, then it has none and the answer is not_supported', () => {
   const registry = channelsFromConfig(loadConfig({ DURAPAY_ENV: 'test' }), randomBytes(32));

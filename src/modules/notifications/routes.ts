@@ -7,7 +7,7 @@ import { NotificationRepository } from './repository';
 import { notificationView } from './view';
 import { resendNotification } from './service';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../platform/config';
+import type { CoreConfig } from '../../platform/config';
 import type { Database } from '../../platform/db';
 import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
@@ -25,7 +25,7 @@ export interface NotificationRoutesDeps {
   db: Database;
   client: Client;
   taskQueue: string;
-  notifications: Config['notifications'];
+  notifications: CoreConfig['notifications'];
   timeScale: number;
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { Config } from '../config';
+import type { CoreConfig } from '../config';
 import { dataDirSecret } from './data-dir-secret';
 
 export const CODEC_TOKEN_FILE = 'codec.token';
@@ -10,7 +10,7 @@ export const CODEC_TOKEN_FILE = 'codec.token';
  * once into the data directory (mode 0600), so `npm start` works with no setup and the operator
  * reads it from there. Production without it serves no decoding at all.
  */
-export function resolveCodecToken(config: Config): string | undefined {
+export function resolveCodecToken(config: CoreConfig): string | undefined {
   if (config.codec.token !== undefined) return config.codec.token;
   if (config.env === 'production') return undefined;
   return dataDirSecret(
@@ -20,6 +20,6 @@ export function resolveCodecToken(config: Config): string | undefined {
   ).trim();
 }
 
-export function codecTokenFile(config: Config): string {
+export function codecTokenFile(config: CoreConfig): string {
   return path.join(config.dataDir, CODEC_TOKEN_FILE);
 }

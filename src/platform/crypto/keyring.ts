@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, type Config } from '../config';
+import { ConfigError, type CoreConfig } from '../config';
 import { dataDirSecret } from './data-dir-secret';
 
 /**
@@ -90,7 +90,7 @@ export function newPayloadKeyEntry(id: string): string {
  * outside production, a key generated once into the data directory (mode 0600) and reused, so
  * development needs no setup. Production refuses to start without keys.
  */
-export function resolvePayloadKeys(config: Config): Keyring {
+export function resolvePayloadKeys(config: CoreConfig): Keyring {
   const { keys, keysFile } = config.payloadKeys;
   if (keys !== undefined) return parsePayloadKeys(keys, '"DURAPAY_PAYLOAD_KEYS"');
   if (keysFile !== undefined) {

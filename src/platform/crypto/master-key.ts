@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { ConfigError, type Config } from '../config';
+import { ConfigError, type CoreConfig } from '../config';
 import { dataDirSecret } from './data-dir-secret';
 
 export const MASTER_KEY_FILE = 'master.key';
@@ -9,7 +9,7 @@ export const MASTER_KEY_FILE = 'master.key';
  * The master key from DURAPAY_MASTER_KEY; outside production, a key generated once into the
  * data directory (mode 0600) and reused, so development needs no setup.
  */
-export function resolveMasterKey(config: Config): Buffer {
+export function resolveMasterKey(config: CoreConfig): Buffer {
   if (config.masterKey) return config.masterKey;
   if (config.env === 'production') {
     throw new ConfigError(
