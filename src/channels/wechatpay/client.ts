@@ -1,0 +1,201 @@
+/**
+ * One WeChat Pay service-provider account's transport, shared by its ports: the merchant key that
+ * signs requests (wechatpay-axios-plugin), the platform keys that verify answers and seal fields
+ * (certificates.ts), and `call`, which maps every failure onto a ChannelError.
+ */
+import type { KeyObject } from 'node:crypto';
+import axios, { isAxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
+import { Decorator } from 'wechatpay-axios-plugin';
+import { outboundHttpSpan } from '../../platform/spans';
+import { ChannelError } from '../errors';
+import type { ChannelContext } from '../ports';
+import { PlatformKeyring, type CertificatesAnswer } from './certificates';
+import type { WechatpayConfig } from './config';
+import { privateKeyFrom, publicKeyFrom } from './signature';
+
+export interface WechatpayChannelOptions extends WechatpayConfig {
+  /** How long one call may wait without receiving anything (axios' idle timeout, not a deadline). */
+  timeoutMs: number;
+  /** Platform-certificate mode: the shortest gap between downloads an unknown serial asks for (1 min). */
+  certificateRefreshGapMs?: number;
+}
+
+interface CallOptions {
+  /** The query string. */
+  params?: Record<string, string>;
+  /** A 404 with this code answers undefined: the object is unknown. */
+  notFoundCode?: string;
+  headers?: Record<string, string>;
+  /** A media upload's `meta`, the part of a multipart body the request signature covers. */
+  meta?: Record<string, string>;
+}
+
+interface WireError {
+  code?: string;
+  message?: string;
+}
+
+export class WechatpayClient {
+  readonly merchantKey: KeyObject;
+  readonly keyring: PlatformKeyring;
+  /** The client, made again whenever the set of platform keys it verifies answers with changes. */
+  private http: { instance: AxiosInstance; serials: string } | undefined;
+
+  constructor(readonly options: WechatpayChannelOptions) {
+    this.merchantKey = privateKeyFrom(options.merchantPrivateKey);
+    this.keyring = new PlatformKeyring({
+      apiV3Key: options.apiV3Key,
+      ...(options.publicKeyId && options.publicKey
+        ? { publicKey: { id: options.publicKeyId, key: publicKeyFrom(options.publicKey) } }
+        : {}),
+      ...(options.platformCertificates ? { download: () => this.downloadCertificates() } : {}),
+      ...(options.certificateRefreshGapMs === undefined
+        ? {}
+        : { minRefreshGapMs: options.certificateRefreshGapMs }),
+    });
+  }
+
+  /** The library's signing settings (its declared type omits axios' own, which it passes on). */
+  private get signing() {
+    return {
+      mchid: this.options.spMchid,
+      serial: this.options.merchantSerial,
+      privateKey: this.merchantKey,
+      baseURL: `${this.options.baseUrl}/`,
+      timeout: this.options.timeoutMs,
+    };
+  }
+
+  /** The library's client, verifying answers with every platform key trusted now. */
+  private async client(): Promise<AxiosInstance> {
+    const keys = await this.keyring.keys();
+    const serials = [...keys.keys()].sort().join(',');
+    if (this.http?.serials !== serials) {
+      this.http = {
+        instance: Decorator.jsonBased({ ...this.signing, certs: Object.fromEntries(keys) }),
+        serials,
+      };
+    }
+    return this.http.instance;
+  }
+
+  /**
+   * `GET /v3/certificates`, signed by the library's own request signer, its answer returned
+   * unverified as exact text: PlatformKeyring checks it, since no key is trusted before it.
+   */
+  private async downloadCertificates(): Promise<CertificatesAnswer> {
+    const http = axios.create({
+      ...this.signing,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      validateStatus: () => true,
+    });
+    http.interceptors.request.use(
+      Decorator.requestInterceptor() as (config: InternalAxiosRequestConfig) => InternalAxiosRequestConfig,
+    );
+    try {
+      const res = await outboundHttpSpan(
+        { method: 'GET', url: `${this.options.baseUrl}/v3/certificates` },
+        () => http.get<string>('v3/certificates'),
+        httpStatusOf,
+      );
+      const headers: Record<string, string | undefined> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (typeof value === 'string') headers[name.toLowerCase()] = value;
+      }
+      return { status: res.status, headers, body: typeof res.data === 'string' ? res.data : '' };
+    } catch (err) {
+      throw new ChannelError(
+        'unreachable',
+        `WeChat Pay unreachable for the platform certificates: ${isAxiosError(err) ? (err.code ?? err.message) : String(err)}`,
+      );
+    }
+  }
+
+  get account() {
+    return { spMchid: this.options.spMchid, spAppid: this.options.spAppid };
+  }
+
+  /** The sub-merchant every partner API call names: the order's merchant, onboarded at WeChat Pay. */
+  subMchid(ctx: ChannelContext): string {
+    if (!ctx.subMerchantNo) {
+      throw new ChannelError(
+        'refused',
+        'WeChat Pay needs the sub_mchid of an onboarded merchant: create the order with a merchant_id whose merchant is active at WeChat Pay',
+      );
+    }
+    return ctx.subMerchantNo;
+  }
+
+  field(value: string | undefined, name: string): string {
+    if (!value) throw new ChannelError('invalid_response', `WeChat Pay answer without ${name}`);
+    return value;
+  }
+
+  /**
+   * One v3 call. Answers the parsed body; undefined for a 404 with `notFoundCode` (the object
+   * is unknown). 4xx is a refusal (`CODE: message`), 5xx, 429 or no connection "unreachable",
+   * no answer in time "timeout", an answer whose signature fails "invalid_response".
+   */
+  async call(
+    what: string,
+    method: 'GET' | 'POST',
+    url: string,
+    data?: unknown,
+    options: CallOptions = {},
+  ): Promise<unknown> {
+    const { params, notFoundCode, headers, meta } = options;
+    try {
+      // `meta` is what a multipart upload is signed over (the library's request interceptor reads it).
+      const config = { method, url, data, params, headers, ...(meta ? { meta } : {}) };
+      const client = await this.client();
+      // By hand: axios goes through Node's http module, whose instrumentation is a require hook.
+      const res = await outboundHttpSpan(
+        { method, url: `${this.options.baseUrl}/${url}` },
+        () => client.request(config),
+        httpStatusOf,
+      );
+      return res.data;
+    } catch (err) {
+      if (!isAxiosError(err)) throw err;
+      // A 2xx whose signature, serial or timestamp failed: WeChat Pay may have done what was
+      // asked, so this is not a refusal; the caller retries (every call is idempotent).
+      if (err.code?.startsWith('EV3_')) {
+        // Perhaps signed by a platform certificate durapay has not fetched yet.
+        this.keyring.markStale();
+        throw new ChannelError(
+          'unreachable',
+          `WeChat Pay ${what}: the answer failed verification (${err.code})`,
+        );
+      }
+      const res = err.response;
+      if (!res) {
+        if (err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT') {
+          throw new ChannelError(
+            'timeout',
+            `WeChat Pay gave no answer to ${what} within ${this.options.timeoutMs} ms`,
+          );
+        }
+        throw new ChannelError(
+          'unreachable',
+          `WeChat Pay unreachable for ${what}: ${err.code ?? err.message}`,
+        );
+      }
+      const body = (typeof res.data === 'object' && res.data !== null ? res.data : {}) as WireError;
+      const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`;
+      const message = typeof body.message === 'string' ? body.message : '';
+      if (res.status === 404 && notFoundCode !== undefined && code === notFoundCode) return undefined;
+      if (res.status >= 400 && res.status < 500 && res.status !== 429) {
+        throw new ChannelError('refused', `${code}: ${message}`.trim());
+      }
+      throw new ChannelError('unreachable', `WeChat Pay could not ${what}: ${code} ${message}`.trim());
+    }
+  }
+}
+
+/** The HTTP status of an axios answer, or of the answer an axios error carries. */
+function httpStatusOf(resultOrError: unknown): number | undefined {
+  if (isAxiosError(resultOrError)) return resultOrError.response?.status;
+  const status = (resultOrError as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
