@@ -1,0 +1,127 @@
+/**
+ * The sandbox simulator's transport, shared by the adapter's ports: every request signed with
+ * Sandbox-Signature over a pooled connection. HTTP 4xx is a refusal (with the simulator's own
+ * text), 5xx or a failed connection is "unreachable", no answer within timeoutMs is "timeout".
+ */
+import { Agent, request } from 'undici';
+import { ChannelError } from '../errors';
+import type { PaymentState } from '../ports';
+import { SANDBOX_SIGNATURE_HEADER, signSandboxPayload } from './signature';
+import { parseErrorBody, parseJson, parsePaymentState } from './transformers';
+
+export interface SandboxChannelOptions {
+  /** Where the simulator's router is mounted, e.g. http://127.0.0.1:8080/sandbox. */
+  baseUrl: string;
+  secret: string;
+  /** Deadline of one call, connection included. */
+  timeoutMs: number;
+  /** A lower per-order limit than 10^12, to rehearse a real channel's limit (SANDBOX_MAX_AMOUNT). */
+  maxAmount?: number;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+const TIMEOUT_CODES = new Set<unknown>([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+// Duck-typed: socket errors come from node's realm, which under jest is not this module's.
+function errorCode(err: unknown): unknown {
+  return typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+}
+
+function describe(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return String(err);
+  const { code, message, errors } = err as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string') return code;
+  if (Array.isArray(errors) && errors.length > 0) return errors.map(describe).join('; ');
+  return typeof message === 'string' && message !== '' ? message : 'request failed';
+}
+
+export class SandboxClient {
+  readonly baseUrl: string;
+  private readonly agent: Agent;
+
+  constructor(readonly options: SandboxChannelOptions) {
+    const url = new URL(options.baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new Error(`sandbox base URL must be http or https, not ${url.protocol}`);
+    }
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.agent = new Agent({
+      connect: { timeout: options.timeoutMs },
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  paymentState(what: string, answer: Answer): PaymentState {
+    if (this.isUnknown(answer, 'order_not_found')) return { status: 'not_found' };
+    return parsePaymentState(this.ok(what, answer));
+  }
+
+  /** A 404 about the object itself, not about a wrong base URL (which answers without our code). */
+  isUnknown(answer: Answer, code: string): boolean {
+    return answer.status === 404 && parseErrorBody(answer.status, answer.text).code === code;
+  }
+
+  ok(what: string, answer: Answer): unknown {
+    if (answer.status >= 200 && answer.status < 300) return parseJson(`${what} answer`, answer.text);
+    const { error } = parseErrorBody(answer.status, answer.text);
+    if (answer.status >= 400 && answer.status < 500) throw new ChannelError('refused', error);
+    throw new ChannelError('unreachable', `sandbox could not ${what}: ${error}`);
+  }
+
+  async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<Answer> {
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(this.options.secret, payload),
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    try {
+      const res = await request(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : payload,
+        dispatcher: this.agent,
+        signal: controller.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      return { status: res.statusCode, text: await res.body.text() };
+    } catch (err) {
+      if (timedOut || TIMEOUT_CODES.has(errorCode(err))) {
+        throw new ChannelError(
+          'timeout',
+          `sandbox gave no answer to ${method} ${path} within ${timeoutMs} ms`,
+        );
+      }
+      throw new ChannelError('unreachable', `sandbox unreachable at ${this.baseUrl}: ${describe(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
