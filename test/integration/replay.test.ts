@@ -129,12 +129,9 @@ test('when scenarios run now, then their histories replay without a determinism 
       occurredAt: new Date().toISOString(),
       tradeNo: 'P1',
     });
-    // Most receivers answer the first attempt, which the publisher makes itself.
-    receiver.answer(200);
-    const atOnce = await publish(event('at-once'));
-    await stack.client.workflow.getHandle(notificationWorkflowId(atOnce)).result();
-    scenarios['notification-delivered-at-first-attempt'] = notificationWorkflowId(atOnce);
-
+    // Most receivers answer the first attempt, which the publisher makes itself: such a
+    // notification has no workflow now. notification-delivered-at-first-attempt.json stays, a
+    // history of a run its publisher started before, which must still replay.
     receiver.answer(500, 500, 200);
     const retried = await publish(event('retried'));
     await stack.client.workflow.getHandle(notificationWorkflowId(retried)).result();

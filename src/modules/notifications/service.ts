@@ -70,15 +70,17 @@ export interface NotificationPublisherDeps {
 
 /**
  * The one way an event becomes a merchant notification, for every module that has events:
- * store it (once per event key), make its first attempt, and start its delivery workflow with
- * that attempt's outcome. Safe to call again: the same event yields the same id, and an attempt
- * on record is not sent again.
+ * store it (once per event key), make its first attempt, and start its delivery workflow only
+ * when that attempt calls for a retry. Safe to call again: the same event yields the same id,
+ * and an attempt on record is not sent again (a retried publish finds its outcome).
  *
  * Most receivers answer the first attempt, so making it here, in the producer's own activity
  * (for an order, inside the workflow task that records the payment or the close), spares the
- * server an activity task and a workflow task per notification and the buyer's payment reaches
- * the merchant sooner. The workflow then only completes, or carries on with attempt 2 after
- * the first gap. SPEC §7 keeps one workflow per notification, so it still starts either way.
+ * buyer's payment a round trip before it reaches the merchant. A notification the first attempt
+ * settles (delivered, or refused for good: a forbidden destination, an unknown app) is a
+ * database row only, with no workflow (SPEC §7): most notifications cost Temporal nothing. One
+ * to retry starts its workflow, which waits the first gap and goes on from attempt 2. A resend
+ * starts a workflow for any notification (resendNotification).
  */
 export class NotificationPublisher {
   private readonly repo: NotificationRepository;
@@ -101,6 +103,8 @@ export class NotificationPublisher {
         nextGapMs: gapsMs[0] ?? null,
       });
       firstAttempt = { series, outcome: result.outcome };
+      // Settled at once: the row says so, and nothing is left for a workflow to do.
+      if (result.outcome !== 'retry') return notificationId;
     }
     await startNotificationWorkflow({
       client: this.deps.client,
