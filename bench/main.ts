@@ -16,6 +16,7 @@ import { latencyChartSvg, markdownSummary, type BenchResult, type PhaseResult } 
 import { stopAllStacks } from './lib/stack';
 import { ROOT, parseOptions } from './options';
 import { createPhases, floorPhases, fullPhases, laterRounds, oneWorkerPhases, openPhases } from './phases';
+import { orderCostPhase, type OrderCost } from './order-cost';
 import { growthPhases, steadyPhase } from './population-phases';
 import { ratiosOf, targets } from './targets';
 
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
   const phases: PhaseResult[] = [];
   const failures: { stage: string; error: string }[] = [];
   let stackDescription = '';
+  let orderCost: OrderCost | null = null;
   /** A failed stage is reported and the run goes on, so the phases measured so far are kept. */
   const attempt = async (stage: string, fn: () => Promise<void>) => {
     try {
@@ -82,6 +84,11 @@ async function main(): Promise<void> {
           if (b.opts.rounds > 1) await attempt('later rounds', () => laterRounds(b, phases, first));
           if (first.includes('open')) await attempt('open', () => openPhases(b, phases));
           if (first.includes('full')) await attempt('full', () => fullPhases(b, phases));
+          if (first.includes('full')) {
+            await attempt('order cost', async () => {
+              orderCost = await orderCostPhase(b);
+            });
+          }
           if (b.stack.cluster) await attempt('one worker', () => oneWorkerPhases(b, phases));
         }),
       );
@@ -139,6 +146,7 @@ async function main(): Promise<void> {
       open_rates_percent: opts.openRates,
     },
     phases,
+    order_cost: orderCost,
     failures,
     ratios,
     ratio_ranges: ratioRanges,

@@ -1,5 +1,6 @@
 /** The bench's outputs: the JSON result, the Markdown summary and the latency chart (SVG). */
 import type { LatencySummary } from './stats';
+import type { OrderCost } from '../order-cost';
 import type { Usage } from './procstat';
 
 export interface PhaseResult {
@@ -52,6 +53,8 @@ export interface BenchResult {
   stack: string;
   settings: Record<string, unknown>;
   phases: PhaseResult[];
+  /** What a paid order has cost Temporal (workflows, tasks, events), when the full phase ran. */
+  order_cost: OrderCost | null;
   /** Stages that could not finish (a stack that did not start, seeding that failed). */
   failures: { stage: string; error: string }[];
   ratios: {
@@ -126,6 +129,14 @@ export function markdownSummary(result: BenchResult): string {
       (result.ratios.growth_p50_10k_vs_0 === null
         ? ''
         : ` (at 10 000: ${fmt(result.ratios.growth_p50_10k_vs_0, 2)})`),
+    ...(result.order_cost
+      ? [
+          '',
+          `a paid order so far (${result.order_cost.orders} sampled): ${result.order_cost.workflows} workflows, ` +
+            `${result.order_cost.workflow_tasks} workflow tasks, ${result.order_cost.activity_tasks} activity tasks, ` +
+            `${result.order_cost.local_activities} local activities, ${result.order_cost.events} history events`,
+        ]
+      : []),
     '',
     ...result.failures.map((f) => `- FAILED: ${f.stage}: ${f.error}`),
     ...result.targets.map(

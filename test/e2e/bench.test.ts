@@ -115,6 +115,14 @@ test('when the bench runs every phase with tiny settings, then each phase report
   expect(result.phases[9]!.open_orders).toBeGreaterThanOrEqual(200);
   expect(result.phases[9]!.seeding).toMatchObject({ retries: 0 });
   expect(result.phases[9]!.seeding!.orders).toBeGreaterThan(0);
+  // What a paid order cost, from the histories: at least its own workflow and the tasks that
+  // took it from created to paid.
+  expect(result.order_cost).toMatchObject({ orders: 20 });
+  expect(result.order_cost!.workflows).toBeGreaterThanOrEqual(1);
+  expect(result.order_cost!.by_type.orderWorkflow).toMatchObject({ workflows: 1 });
+  expect(result.order_cost!.workflow_tasks).toBeGreaterThanOrEqual(2);
+  expect(result.order_cost!.events).toBeGreaterThan(result.order_cost!.workflow_tasks);
+  expect(stdout).toMatch(/a paid order so far \(20 sampled\): [\d.]+ workflows/);
   expect(result.ratios.create_vs_floor).toBeGreaterThan(0);
   expect(result.ratios.lifetime_cpu_vs_create).toBeGreaterThan(0);
   expect(result.ratios.create_cpu_vs_floor).toBeGreaterThan(0);

@@ -36,6 +36,16 @@ const result: BenchResult = {
     phase('growth-0', 8, 30, 20, { open_orders: 0 }),
     phase('growth-10000', 8, 28, 24, { open_orders: 10_000 }),
   ],
+  order_cost: {
+    orders: 20,
+    workflows: 1,
+    workflow_tasks: 4,
+    activity_tasks: 1,
+    local_activities: 3,
+    events: 21.5,
+    by_type: { orderWorkflow: { workflows: 1, events: 21.5 } },
+    measures: 'test',
+  },
   failures: [],
   ratios: {
     create_vs_floor: 0.5,
@@ -65,6 +75,9 @@ describe('bench report', () => {
       'create/floor throughput at the highest concurrency: 0.50 (rounds: 0.47–0.50); create/floor CPU per operation: 1.30; growth p50 at 10000 open orders / at 0: 1.20 (at 10 000: 1.20)',
     );
     expect(md).toContain('- met: create-c32 p99 ≤ 150 ms (measured 90 ms)');
+    expect(md).toContain(
+      'a paid order so far (20 sampled): 1 workflows, 4 workflow tasks, 1 activity tasks, 3 local activities, 21.5 history events',
+    );
   });
 
   test('when an open-loop phase is summarized, then its row says open and its arrival rate', () => {
