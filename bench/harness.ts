@@ -16,7 +16,7 @@ import { UsageMonitor, type Usage } from './lib/procstat';
 import { progressBar, silentProgress } from './lib/progress';
 import { WebhookReceiver } from './lib/receiver';
 import type { PhaseResult } from './lib/report';
-import { attachStack, startClusterStack, startOwnStack, type Stack } from './lib/stack';
+import { assertLoopback, attachStack, startClusterStack, startOwnStack, type Stack } from './lib/stack';
 import { cpuPerOp, summarize } from './lib/stats';
 import type { Options } from './options';
 
@@ -62,6 +62,23 @@ async function closeBench(b: Bench): Promise<void> {
 }
 
 export const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Pays an order as its buyer would, on the sandbox's pay page (loopback only). */
+export async function payAsBuyer(order: {
+  trade_no: string;
+  pay_credential: Record<string, unknown>;
+}): Promise<void> {
+  const payUrl = String(order.pay_credential.pay_url);
+  assertLoopback(payUrl);
+  const res = await fetch(payUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ result: 'success' }),
+  });
+  const text = await res.text();
+  if (res.status !== 200)
+    throw new Error(`paying ${order.trade_no} answered ${res.status} ${text.slice(0, 200)}`);
+}
 
 /** Runs a warm-up, then the measured closed loop with the stack's processes watched. */
 export async function measure(

@@ -8,9 +8,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { orderWorkflowId } from '../src/modules/orders/messages';
-import { REQUEST_TIMEOUT_MS, type Bench } from './harness';
+import { REQUEST_TIMEOUT_MS, payAsBuyer, type Bench } from './harness';
 import { say } from './lib/cli';
-import { assertLoopback } from './lib/stack';
 import { orderInput } from './phases';
 
 const { EventType } = temporal.api.enums.v1;
@@ -39,14 +38,7 @@ export async function orderCostPhase(b: Bench): Promise<OrderCost> {
   for (let i = 0; i < SAMPLE; i++) {
     const input = orderInput(b, 'cost');
     const order = await b.sdk.createOrder(input);
-    const payUrl = String(order.pay_credential.pay_url);
-    assertLoopback(payUrl);
-    const res = await fetch(payUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
-    if (res.status !== 200) throw new Error(`paying ${order.trade_no} answered ${res.status}`);
+    await payAsBuyer(order);
     await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS - 1_000);
     orders.push({
       tradeNo: order.trade_no,

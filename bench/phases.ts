@@ -8,8 +8,7 @@ import { benchFloorUpdate, benchFloorWorkflowId } from '../src/diagnostics/messa
 import { say } from './lib/cli';
 import type { Operation } from './lib/load';
 import type { PhaseResult } from './lib/report';
-import { assertLoopback } from './lib/stack';
-import { REQUEST_TIMEOUT_MS, measure, measureOpen, resetOrders, type Bench } from './harness';
+import { REQUEST_TIMEOUT_MS, measure, measureOpen, payAsBuyer, resetOrders, type Bench } from './harness';
 import type { PhaseKind } from './options';
 
 export function orderInput(b: Bench, label: string) {
@@ -197,17 +196,8 @@ async function fullPhase(b: Bench, c: number, out: PhaseResult[], suffix = ''): 
 function fullCycleOperation(b: Bench, label: string): Operation {
   return async () => {
     const order = await b.sdk.createOrder(orderInput(b, label));
-    const payUrl = String(order.pay_credential.pay_url);
-    assertLoopback(payUrl);
     const t0 = performance.now();
-    const res = await fetch(payUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
-    const text = await res.text();
-    if (res.status !== 200)
-      throw new Error(`paying ${order.trade_no} answered ${res.status} ${text.slice(0, 200)}`);
+    await payAsBuyer(order);
     const at = await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS - 1_000);
     return at - t0;
   };

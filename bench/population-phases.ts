@@ -8,9 +8,8 @@ import { say } from './lib/cli';
 import { UsageMonitor, type Usage } from './lib/procstat';
 import { progressBar } from './lib/progress';
 import type { PhaseResult } from './lib/report';
-import { assertLoopback } from './lib/stack';
 import { steadyFate, summarize } from './lib/stats';
-import { REQUEST_TIMEOUT_MS, measure, openLoopUsage, type Bench } from './harness';
+import { REQUEST_TIMEOUT_MS, measure, openLoopUsage, payAsBuyer, type Bench } from './harness';
 import { createOperation, orderInput } from './phases';
 
 /**
@@ -44,15 +43,7 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     amount: number,
   ) => {
     await new Promise((r) => setTimeout(r, Math.random() * (lifetimeMs / 2)));
-    const payUrl = String(order.pay_credential.pay_url);
-    assertLoopback(payUrl);
-    const res = await fetch(payUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
-    await res.text();
-    if (res.status !== 200) throw new Error(`paying ${order.trade_no} answered ${res.status}`);
+    await payAsBuyer(order);
     await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS);
     if (refund) await b.sdk.refund({ trade_no: order.trade_no, refund_amount: amount });
   };
