@@ -79,7 +79,7 @@ export function createActivities(given: ActivitiesDeps): Activities {
   const activities = {
     ...createDiagnosticActivities({ db }),
     ...createNotificationActivities({ db, publisher, deliver }),
-    ...createPaymentActivities({ db, logger, channels, metrics, timeScale, publisher }),
+    ...createPaymentActivities({ db, logger, channels, metrics, timeScale, publisher, payloadKeys }),
     ...createRefundActivities({ db, logger, channels, metrics, payloadKeys, publisher }),
     ...createApplicationActivities({ db, logger, channels, payloadKeys, publisher }),
     ...createCallbackActivities({ db, logger, metrics }),

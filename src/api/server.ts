@@ -114,6 +114,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       publicBaseUrl: config.payments.publicBaseUrl,
       defaultChannel: config.payments.defaultChannel,
       profitShareDelayMs: config.payments.profitShareDelayMs,
+      orderIdleEndMs: config.payments.orderIdleEndMs,
       requestTimeoutMs: config.api.requestTimeoutMs,
     },
     codec: {

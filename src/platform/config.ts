@@ -114,6 +114,8 @@ export interface CoreConfig {
     publicBaseUrl: string;
     defaultChannel: string;
     profitShareDelayMs: number;
+    /** How long a paid order with nothing left to wait for keeps its workflow run (SPEC §7). */
+    orderIdleEndMs: number;
   };
   sandbox: {
     enabled: boolean;
@@ -246,6 +248,7 @@ const coreSchema = Joi.object({
     .pattern(/^[a-z0-9_]{1,32}$/)
     .default('sandbox'),
   PROFIT_SHARE_DELAY: durations().default('60s'),
+  ORDER_IDLE_END: durations().default('10m'),
   SANDBOX_ENABLED: Joi.boolean(),
   DURAPAY_DIAGNOSTIC_WORKFLOWS: Joi.boolean(),
   SANDBOX_SECRET: Joi.string().min(16),
@@ -373,6 +376,7 @@ export function loadCoreConfig<S extends object = object>(
       publicBaseUrl: (str('PUBLIC_BASE_URL') ?? `http://127.0.0.1:${num('PORT')}`).replace(/\/+$/, ''),
       defaultChannel: str('DEFAULT_CHANNEL')!,
       profitShareDelayMs: parseDurationList(str('PROFIT_SHARE_DELAY')!)[0]!,
+      orderIdleEndMs: parseDurationList(str('ORDER_IDLE_END')!)[0]!,
     },
     sandbox: {
       enabled: v.SANDBOX_ENABLED === undefined ? envName !== 'production' : Boolean(v.SANDBOX_ENABLED),

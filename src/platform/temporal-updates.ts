@@ -32,6 +32,12 @@ export interface UpdateDelivery {
   log: Logger;
   /** The workflow the update goes to, when it exists already (not update-with-start). */
   workflowId?: string;
+  /**
+   * An update-with-start: a run that completed while the update waited for it (the server
+   * answers NOT_FOUND, "workflow execution already completed") never saw the update, and a new
+   * attempt starts the workflow's next run for it.
+   */
+  withStart?: boolean;
 }
 
 /**
@@ -65,8 +71,11 @@ export async function deliverUpdate<T>(fn: () => Promise<T>, opts: UpdateDeliver
     } catch (err) {
       const pause = Math.min(1_000, 25 * 2 ** attempt) * (0.5 + Math.random());
       if (Date.now() + pause >= opts.deadline) throw err;
-      if (!isTransientUpdateError(err) && !(await continuedAsNew(opts.client, err, opts.workflowId)))
-        throw err;
+      const again =
+        isTransientUpdateError(err) ||
+        (opts.withStart === true && err instanceof WorkflowNotFoundError) ||
+        (await continuedAsNew(opts.client, err, opts.workflowId));
+      if (!again) throw err;
       opts.log.info('workflow update sent again', {
         attempt: attempt + 1,
         after_ms: Date.now() - started,

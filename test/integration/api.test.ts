@@ -128,6 +128,7 @@ describe('readiness when a dependency is down', () => {
         publicBaseUrl: 'http://127.0.0.1:9',
         defaultChannel: 'sandbox',
         profitShareDelayMs: 60_000,
+        orderIdleEndMs: 600_000,
         requestTimeoutMs: 10_000,
         payloadKeys: parsePayloadKeys(globalState().payloadKeys, 'test'),
       },

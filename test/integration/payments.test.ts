@@ -808,14 +808,35 @@ describe('refunds', () => {
     ).toBe(0);
   });
 
-  test('when a refund or close reaches an order whose workflow has ended, then it answers from the read model, never 500', async () => {
+  test('when a refund or close reaches an order whose workflow has ended, then it reopens the order from its saved state, or answers from the read model, never 500', async () => {
+    const savedState = (tradeNo: string) =>
+      count('SELECT count(*) AS n FROM order_saved_states WHERE trade_no = :t', { t: tradeNo });
+    const terminated = async (tradeNo: string) => {
+      const merchantOrderNo = (await query(tradeNo)).merchant_order_no as string;
+      // A paid order with nothing to wait for saves its state in the task that paid it.
+      await until('its state saved', async () => ((await savedState(tradeNo)) === 1 ? true : undefined));
+      const handle = stack.client.workflow.getHandle(orderWorkflowId(app.app_id, merchantOrderNo));
+      // An operator ended the order's workflow (or it ended between the API's read and its update).
+      if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test');
+    };
+    // SPEC §7: a new run loads the state the order saved and refunds.
     const paid = await paidOrder(100);
-    const merchantOrderNo = (await query(paid.trade_no)).merchant_order_no as string;
-    // An operator ended the order's workflow (or it ended between the API's read and its update).
-    await stack.client.workflow.getHandle(orderWorkflowId(app.app_id, merchantOrderNo)).terminate('test');
+    await terminated(paid.trade_no);
     const refund = await post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 10 });
-    expect(refund.status).toBe(422);
-    expect((await envelope(refund)).code).toBe('refund_amount_exceed');
+    expect([refund.status, (await envelope(refund)).code]).toEqual([200, 'success']);
+
+    // With no state saved (a run that ended before runs saved theirs), the read model answers.
+    const unsaved = await paidOrder(100);
+    await terminated(unsaved.trade_no);
+    await stack.database.db.sequelize.query('DELETE FROM order_saved_states WHERE trade_no = :t', {
+      replacements: { t: unsaved.trade_no },
+    });
+    const answered = await post('/api/v1/pay/refund', { trade_no: unsaved.trade_no, refund_amount: 10 });
+    expect(answered.status).toBe(422);
+    expect((await envelope(answered)).code).toBe('refund_amount_exceed');
+    expect(
+      await count('SELECT count(*) AS n FROM sandbox_refunds WHERE trade_no = :t', { t: unsaved.trade_no }),
+    ).toBe(0);
 
     const pending = await create();
     const pendingNo = (await query(pending.trade_no)).merchant_order_no as string;

@@ -59,8 +59,10 @@ const replay = (histories: { workflowId: string; history: temporal.api.history.v
  * polled it; in before-publisher-attempts/ those recorded before a notification's publisher made
  * its first attempt; in before-payload-encryption/ those recorded while payloads were plain JSON;
  * in before-refund-book/ those recorded before refunds and profit sharing were decided against
- * each other, before the create recorded itself, and before handlers applied a queued payment.
- * Workflows started then must still replay (they take the unpatched paths).
+ * each other, before the create recorded itself, and before handlers applied a queued payment; in
+ * before-idle-end/ those recorded while a paid order's run stayed open for ever, before it ended
+ * idle with its state saved (SPEC §7). Workflows started then must still replay (they take the
+ * unpatched paths).
  */
 const FIXTURE_SETS = [
   '.',
@@ -71,6 +73,7 @@ const FIXTURE_SETS = [
   'before-publisher-attempts',
   'before-payload-encryption',
   'before-refund-book',
+  'before-idle-end',
 ];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
@@ -111,6 +114,8 @@ test('when scenarios run now, then their histories replay without a determinism 
   const publish = createActivities(stack.activityDeps).publishNotification;
   try {
     const scenarios: Record<string, string> = {};
+    /** Scenarios whose history is an earlier run of their workflow, not its latest. */
+    const runIds: Record<string, string> = {};
 
     const runId = randomUUID();
     await stack.client.workflow.execute('diagnosticWorkflow', {
@@ -245,6 +250,30 @@ test('when scenarios run now, then their histories replay without a determinism 
     });
     scenarios['order-shared-then-refunded'] = orderWorkflowId(app.app_id, shared.merchantOrderNo);
 
+    // Paid, its run ended idle with its state saved; a refund reopens it in a new run (SPEC §7).
+    const idle = await createOrder({});
+    await fetch(idle.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    const idleId = orderWorkflowId(app.app_id, idle.merchantOrderNo);
+    const idleRun = stack.client.workflow.getHandle(idleId);
+    expect(await idleRun.result()).toBe('idle');
+    runIds['order-ended-idle'] = (await idleRun.describe()).runId;
+    scenarios['order-ended-idle'] = idleId;
+    const reopening = await envelope<{ refund_no: string }>(
+      await post('/api/v1/pay/refund', { trade_no: idle.data!.trade_no, refund_amount: 40 }),
+    );
+    expect(reopening.code).toBe('success');
+    await stack.client.workflow.getHandle(refundWorkflowId(reopening.data!.refund_no)).result();
+    await waitFor(
+      'reopened and partially refunded',
+      async () => (await orderStatus(idle.data!.trade_no)) === 'partially_refunded',
+    );
+    expect(await stack.client.workflow.getHandle(idleId).result()).toBe('idle');
+    scenarios['order-reopened-for-refund'] = idleId;
+
     // A refund the channel ends abnormal, paid out to the merchant's bank card.
     const abnormal = await createOrder({});
     await fetch(abnormal.data!.pay_credential.pay_url, {
@@ -319,7 +348,8 @@ test('when scenarios run now, then their histories replay without a determinism 
       Object.entries(scenarios).map(async ([name, workflowId]) => ({
         name,
         workflowId,
-        history: await stack.client.workflow.getHandle(workflowId).fetchHistory(),
+        runId: runIds[name],
+        history: await stack.client.workflow.getHandle(workflowId, runIds[name]).fetchHistory(),
       })),
     );
     const results = await replay(histories);
@@ -335,6 +365,7 @@ test('when scenarios run now, then their histories replay without a determinism 
           'show',
           '--workflow-id',
           h.workflowId,
+          ...(h.runId ? ['--run-id', h.runId] : []),
           '--address',
           temporalAddress,
           '--output',

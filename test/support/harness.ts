@@ -166,6 +166,8 @@ export interface StackOptions extends StackUpstreamOptions {
   payloadKeys?: string;
   /** From payment to profit sharing, before scaling (production's 60 s by default). */
   profitShareDelayMs?: number;
+  /** How long a paid order idles before its run ends, before scaling (production's 10 minutes by default). */
+  orderIdleEndMs?: number;
   /**
    * The limit on callbacks that fail verification, per source address (every test's callbacks
    * come from 127.0.0.1), and the clock it refills by: a test that holds the clock still counts
@@ -358,6 +360,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     publicBaseUrl: baseUrl,
     defaultChannel: 'sandbox',
     profitShareDelayMs: options.profitShareDelayMs ?? 60_000,
+    orderIdleEndMs: options.orderIdleEndMs ?? 600_000,
     requestTimeoutMs: 10_000,
     payloadKeys,
   };

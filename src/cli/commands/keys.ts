@@ -3,6 +3,7 @@ import { resolvePayloadKeys } from '../../platform/crypto/keyring';
 import { retirePayloadKey } from '../../platform/crypto/key-registry';
 import { applicantDataSealedWith, describeSealed, sealLegacyApplicantData } from '../applicant-data';
 import { boot } from '../boot';
+import { resealSavedStates, savedStatesSealedWith } from '../../modules/orders';
 import { fail } from '../config';
 import { withDatabase } from '../database';
 
@@ -28,6 +29,12 @@ export async function retire(keyId: string): Promise<void> {
         `payload key ${keyId} still opens applicant data in ${rows} row(s): run \`durapay keys reseal --rotate\` first`,
       );
     }
+    const states = await savedStatesSealedWith(db, keyId);
+    if (states > 0) {
+      throw new ConfigError(
+        `payload key ${keyId} still opens the saved state of ${states} order(s): run \`durapay keys reseal --rotate\` first`,
+      );
+    }
     return retirePayloadKey(db, keyId, keyring.current.id);
   }).catch(fail);
   console.error(
@@ -40,8 +47,13 @@ export async function retire(keyId: string): Promise<void> {
 /** `durapay keys reseal`. */
 export async function reseal(opts: { rotate?: boolean }): Promise<void> {
   const { config, logger, keyring } = bootWithKeys();
-  const sealed = await withDatabase(config, logger, (db) =>
-    sealLegacyApplicantData(db, keyring, { rotate: opts.rotate === true }),
-  ).catch(fail);
+  const rotate = opts.rotate === true;
+  const { sealed, states } = await withDatabase(config, logger, async (db) => ({
+    sealed: await sealLegacyApplicantData(db, keyring, { rotate }),
+    // Orders' saved states are sealed from the start: only a rotation has anything to do.
+    states: rotate ? await resealSavedStates(db, keyring) : 0,
+  })).catch(fail);
   console.error(describeSealed(sealed, keyring.current.id));
+  if (rotate)
+    console.error(`orders' saved states: sealed ${states} again with payload key ${keyring.current.id}`);
 }

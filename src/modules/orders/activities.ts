@@ -14,9 +14,11 @@ import {
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
+import type { Keyring } from '../../platform/crypto/keyring';
 import type { OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
 import type { NotificationEvent } from '../notifications/rules';
 import { OrderRepository, type NewOrder, type ShareStep } from './repository';
+import { openSavedState, sealSavedState } from './saved-states';
 import { orderView } from './view';
 import { MerchantRepository } from '../merchants';
 import type { NotificationPublisher } from '../notifications';
@@ -132,10 +134,24 @@ export interface OrderActivityDeps {
   timeScale: number;
   /** How order events reach the merchant. */
   publisher: Pick<NotificationPublisher, 'publish'>;
+  /** Seal the state an order's run saves when it ends idle. */
+  payloadKeys: Keyring;
 }
 
 /** Every activity the order workflow calls, under the names the worker registers them by. */
 export type OrderActivities = ReturnType<typeof createPaymentActivities> & OrderRefundActivities;
+
+/** What an order's run saves when it ends idle (SPEC §7): its state, and what the row should say. */
+export interface SavedOrderState {
+  tradeNo: string;
+  /** The run's OrderState (order-actor.ts), as the workflow holds it. */
+  state: unknown;
+  status: OrderStatus;
+  refundedAmount: number;
+}
+
+export type LoadedOrderState =
+  { found: 'state'; state: unknown } | { found: 'none' } | { found: 'unrestorable'; reason: string };
 
 /** The activities of the order workflow: its channel calls, read-model writes and events. */
 export function createPaymentActivities(deps: OrderActivityDeps) {
@@ -459,6 +475,36 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
       sharedAmount?: number;
     }): Promise<void> {
       await repo.setProfitSharingStatus(input.tradeNo, input.status, input.sharedAmount);
+    },
+
+    /**
+     * Keeps the state the order's run decided with, for the run that reopens it (SPEC §7):
+     * sealed with the payload keys and bound to the order, beside the status and refunded
+     * amount it says, which the reopening run's load checks against the read model.
+     */
+    async saveOrderState(input: SavedOrderState): Promise<void> {
+      await repo.saveState(input.tradeNo, sealSavedState(deps.payloadKeys, input.tradeNo, input));
+    },
+
+    /** The state the order's last run saved, if it is still the read model's (saveOrderState). */
+    async loadOrderState(input: { tradeNo: string }): Promise<LoadedOrderState> {
+      const row = await repo.savedState(input.tradeNo);
+      if (!row) return { found: 'none' };
+      let saved: SavedOrderState;
+      try {
+        saved = openSavedState<SavedOrderState>(deps.payloadKeys, input.tradeNo, row.sealed);
+      } catch (err) {
+        return { found: 'unrestorable', reason: `its saved state does not open (${(err as Error).name})` };
+      }
+      if (saved.status !== row.status || saved.refundedAmount !== row.refundedAmount) {
+        return {
+          found: 'unrestorable',
+          reason:
+            `its saved state says ${saved.status} with ${saved.refundedAmount} refunded, the order's row ` +
+            `${row.status} with ${row.refundedAmount}: its last run ended without saving its last changes`,
+        };
+      }
+      return { found: 'state', state: saved.state };
     },
 
     /** Publishes an order event with the order as the query endpoint shows it. */

@@ -15,6 +15,7 @@ export {
   type RefundOutcome,
 } from './activities';
 export { OrderRepository } from './repository';
+export { resealSavedStates, savedStatesSealedWith } from './saved-states';
 export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';
 export { MAX_AMOUNT, refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
 export { refundWorkflowId, type RefundRequest, type RefundResult } from './messages';

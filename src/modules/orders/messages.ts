@@ -65,6 +65,13 @@ export const patches = {
    * other one from a create or close, and its refunds must replay as they were decided.
    */
   orderPreBookRefundsApplyQueuedPayments: 'order-pre-book-refunds-apply-queued-payments',
+  /**
+   * A paid order with nothing left to wait for (shared, no refund in flight) saves its state to
+   * the database and ends its run after the idle period (SPEC §7); the next request for it
+   * starts a new run of the same id (update-with-start) that loads that state. Runs that reached
+   * their paid phase before wait as they did (a year at a time).
+   */
+  orderEndsWhenIdle: 'order-ends-when-idle',
 } as const;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
@@ -94,6 +101,11 @@ export interface OrderTimings {
    * follows the return in the background (10 minutes, scaled; absent in runs started before).
    */
   returnAskForMs?: number;
+  /**
+   * How long a paid order with nothing left to wait for stays open before its run ends
+   * (10 minutes, scaled; absent in runs started before: they wait a year at a time).
+   */
+  idleEndMs?: number;
 }
 
 export interface OrderInput {
@@ -107,7 +119,20 @@ export interface OrderInput {
   callbackUrl: string;
   createdAt: string;
   timings: OrderTimings;
+  /**
+   * A run that reopens an order whose last run ended idle (patches.orderEndsWhenIdle): it loads
+   * the order's state from the database before it takes any request.
+   */
+  resume?: true;
 }
+
+/**
+ * What a reopened run finds (SPEC §7): `ended` when the order's last run saved no state (it
+ * ended closed, failed, or before runs saved their state), for the caller to read the read
+ * model; `unrestorable` when the saved state is not the read model's (a run that ended without
+ * saving its last changes), which an operator must look at.
+ */
+export const ORDER_RUN_ENDED = 'order_run_ended';
 
 /** One create request (POST /api/v1/pay/unified-order), already validated. */
 export interface CreateOrderRequest {

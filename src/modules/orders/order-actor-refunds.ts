@@ -49,6 +49,7 @@ export class OrderRefunds {
   private async refundBooked(req: RefundRequest): Promise<RefundResult> {
     const { order } = this;
     const decided = await order.exclusive(async () => {
+      order.refuseIfEnded();
       if (order.state.phase === 'open') await order.payment.applyQueued();
       const d = this.decideBooked(req);
       if ('existing' in d) return { outcome: d.existing };

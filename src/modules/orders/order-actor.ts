@@ -9,7 +9,7 @@
  * Replay: each method keeps the `await`s, and each `patched()` its place among the commands, of
  * the code recorded histories were made with.
  */
-import { log, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { PaymentState } from '../../channels/ports';
 import type { ErrorCode } from '../../platform/errors';
 import { handlerLock, legacyConditionGate, type HandlerLock } from '../../platform/workflow/lock';
@@ -24,8 +24,9 @@ import {
   type CreateIdentity,
   type OrderStatus,
 } from './rules';
-import { bookFromTotals, openBook, type PlannedReturn, type RefundBook } from './refund-book';
+import { bookFromTotals, openBook, refundedOf, type PlannedReturn, type RefundBook } from './refund-book';
 import {
+  ORDER_RUN_ENDED,
   patches,
   type CreateOrderRequest,
   type CreateOrderResult,
@@ -39,6 +40,7 @@ import {
   channelActivities,
   createAtChannelActivity,
   paymentActivities,
+  savedStateActivities,
   type PaymentActivities,
 } from './order-calls';
 import { OrderPayment } from './order-actor-payment';
@@ -119,6 +121,15 @@ export class OrderActor {
   readonly payment: OrderPayment;
   readonly refunds: OrderRefunds;
   readonly sharing: OrderSharing;
+  /**
+   * A run that reopens an order (input.resume): its state, loaded from the database under the
+   * lock before any request is taken. Null in every other run.
+   */
+  readonly restored: Promise<void> | null = null;
+  /** Why a reopening run has no state to go on with: every request is refused with it. */
+  private ended: { type: string; message: string } | null = null;
+  /** The state as this run last saved (or loaded) it, serialized: unsaved changes differ. */
+  savedJson: string | undefined;
 
   constructor(
     readonly input: OrderInput,
@@ -150,6 +161,70 @@ export class OrderActor {
     this.payment = new OrderPayment(this);
     this.refunds = new OrderRefunds(this);
     this.sharing = new OrderSharing(this);
+    // Taken before any handler is set, so every request waits for the state behind it.
+    if (input.resume) this.restored = this.exclusive(() => this.restore());
+  }
+
+  /** Whether a reopening run found no state to go on with (its requests are refused). */
+  get hasEnded(): boolean {
+    return this.ended !== null;
+  }
+
+  /** Refuses a request to a reopening run that found no state to go on with. */
+  refuseIfEnded(): void {
+    if (this.ended) throw ApplicationFailure.nonRetryable(this.ended.message, this.ended.type);
+  }
+
+  /** Loads the state the order's last run saved when it ended idle (SPEC §7). */
+  private async restore(): Promise<void> {
+    const loaded = await savedStateActivities.load({ tradeNo: this.input.tradeNo });
+    if (loaded.found === 'state') {
+      Object.assign(this.state, loaded.state as OrderState);
+      this.savedJson = JSON.stringify(this.state);
+      return;
+    }
+    if (loaded.found === 'none') {
+      // Its last run ended closed or refunded before runs saved their state: the read model says how.
+      this.ended = { type: ORDER_RUN_ENDED, message: 'the order has ended' };
+      return;
+    }
+    log.error("an order's saved state is not its read model's: an operator must look at it", {
+      trade_no: this.input.tradeNo,
+      reason: loaded.reason,
+    });
+    this.ended = {
+      type: 'internal_system',
+      message: `order ${this.input.tradeNo} cannot be reopened: ${loaded.reason}`,
+    };
+  }
+
+  /**
+   * Saves the order's state for the run that reopens it (SPEC §7). False when the database
+   * refused it for good (logged): the run then does not end idle.
+   */
+  async saveState(): Promise<boolean> {
+    const json = JSON.stringify(this.state);
+    try {
+      await savedStateActivities.save({
+        tradeNo: this.state.tradeNo,
+        state: this.state,
+        status: this.state.status,
+        refundedAmount: this.state.book ? refundedOf(this.state.book) : this.state.refundedAmount,
+      });
+    } catch (err) {
+      log.error("an order's state could not be saved; its run stays open", {
+        trade_no: this.state.tradeNo,
+        error: failureOf(err, 'internal_system').message,
+      });
+      return false;
+    }
+    this.savedJson = json;
+    return true;
+  }
+
+  /** Whether the state has changed since this run last saved (or loaded) it. */
+  hasUnsavedChanges(): boolean {
+    return JSON.stringify(this.state) !== this.savedJson;
   }
 
   /** Runs `fn` under the order's lock (or, in runs recorded before it, its gate). */
@@ -223,6 +298,7 @@ export class OrderActor {
   create(req: CreateOrderRequest): Promise<CreateOrderResult> {
     const { state, input } = this;
     return this.exclusive(async () => {
+      this.refuseIfEnded();
       if (state.phase === 'failed') throw appFailure(state.failure!.code, state.failure!.message);
       const identity: CreateIdentity = {
         amount: req.amount,
@@ -315,6 +391,7 @@ export class OrderActor {
   close(): Promise<null> {
     const { state, input } = this;
     return this.exclusive(async () => {
+      this.refuseIfEnded();
       if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
       await this.payment.applyQueued();
       const decision = closeDecision(state.status);

@@ -31,6 +31,16 @@ export const createAtChannelActivity = proxyLocalActivities<Activities>(
 ).createOrderAtChannel;
 
 /**
+ * Saving the order's state when its run ends idle, and loading it in the run that reopens it
+ * (patches.orderEndsWhenIdle): local, in the task that decides it. Saving repeats harmlessly
+ * (the same state again); loading reads.
+ */
+export const savedStateActivities = {
+  save: localDbActivities.saveOrderState,
+  load: localDbActivities.loadOrderState,
+};
+
+/**
  * Taking a share back: asked until the channel says how it ended, for the order's return window
  * (10 minutes, scaled; the profile's own in runs started before), then followed on its own.
  */

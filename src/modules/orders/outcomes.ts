@@ -32,6 +32,13 @@ const OUTCOME_UNKNOWN = {
 
 export type OrderOperation = keyof typeof OUTCOME_UNKNOWN;
 
+/** The type of the application failure a workflow update failed with, if it failed with one. */
+export function failureType(err: unknown): string | undefined {
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure)
+    return err.cause.type ?? undefined;
+  return undefined;
+}
+
 /** A workflow update's business failure becomes the SPEC error it carries. */
 export function toAppError(err: unknown, operation: OrderOperation): AppError {
   if (err instanceof AppError) return err;

@@ -207,6 +207,34 @@ export class OrderRepository {
     return rows.length > 0;
   }
 
+  /** Keeps the state an order's run decided with, sealed, for its next run (SPEC §7). */
+  async saveState(tradeNo: string, sealed: string): Promise<void> {
+    await this.db.sequelize.query(
+      `INSERT INTO order_saved_states (trade_no, state, saved_at) VALUES (:tradeNo, :sealed, now())
+       ON CONFLICT (trade_no) DO UPDATE SET state = EXCLUDED.state, saved_at = EXCLUDED.saved_at`,
+      { replacements: { tradeNo, sealed } },
+    );
+  }
+
+  /** The state the order's last run saved, sealed, with the read model's figures to check it by. */
+  async savedState(
+    tradeNo: string,
+  ): Promise<{ sealed: string; status: OrderStatus; refundedAmount: number } | null> {
+    const [row] = await this.db.sequelize.query<{
+      state: string;
+      status: OrderStatus;
+      refunded_amount: string;
+    }>(
+      `SELECT s.state, o.status, o.refunded_amount
+         FROM order_saved_states s JOIN orders o ON o.trade_no = s.trade_no
+        WHERE s.trade_no = :tradeNo`,
+      { replacements: { tradeNo }, type: QueryTypes.SELECT },
+    );
+    return row
+      ? { sealed: row.state, status: row.status, refundedAmount: Number(row.refunded_amount) }
+      : null;
+  }
+
   /** Returns the status the order had before, or null when it is not in a refundable status. */
   async setRefundTotals(
     tradeNo: string,

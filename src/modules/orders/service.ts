@@ -10,7 +10,9 @@ import type { Logger } from '../../platform/logger';
 import { deliverUpdate } from '../../platform/temporal-updates';
 import { ORDER_WORKFLOW_TASK_TIMEOUT, searchAttributes } from '../../platform/workflow/definitions';
 import { DEFAULT_MAX_SHARING_RATIO, MerchantRepository } from '../merchants';
+import type { orderWorkflow } from './workflow';
 import {
+  ORDER_RUN_ENDED,
   closeOrderUpdate,
   createOrderUpdate,
   orderWorkflowId,
@@ -25,7 +27,7 @@ import {
 } from './messages';
 import { subMerchantOf } from './activities';
 import type { Order } from './model';
-import { toAppError } from './outcomes';
+import { failureType, toAppError } from './outcomes';
 import { OrderRepository } from './repository';
 import {
   callbackEventRefusal,
@@ -55,6 +57,8 @@ export interface OrderServiceDeps {
   publicBaseUrl: string;
   defaultChannel: string;
   profitShareDelayMs: number;
+  /** How long a paid order with nothing left to wait for keeps its workflow run, unscaled (SPEC §7). */
+  orderIdleEndMs: number;
   /** The deadline of work done inside one request (workflow updates that call a channel). */
   requestTimeoutMs: number;
 }
@@ -114,6 +118,55 @@ export class OrderService {
       pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
       pollForMs: this.scale(REFUND_POLL_WINDOW_MS),
     };
+  }
+
+  /** The durations an order's run waits, scaled. */
+  private timings(expireMinutes: number): OrderInput['timings'] {
+    return {
+      pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
+      expireAfterMs: this.scale(expireMinutes * 60_000),
+      profitShareDelayMs: this.scale(this.deps.profitShareDelayMs),
+      refundPollGapsMs: this.refundFollowTimings().pollGapsMs,
+      refundPollForMs: this.refundFollowTimings().pollForMs,
+      latePaymentWindowMs: this.scale(LATE_PAYMENT_WINDOW_MS),
+      returnAskForMs: this.scale(RETURN_ASK_FOR_MS),
+      idleEndMs: this.scale(this.deps.orderIdleEndMs),
+    };
+  }
+
+  /**
+   * A new run of an order whose last run has ended (SPEC §7), or its open run: the run loads the
+   * order's state from the database before it takes the request sent with it.
+   */
+  private reopening(order: Order): WithStartWorkflowOperation<typeof orderWorkflow> {
+    const input: OrderInput = {
+      appId: order.appId,
+      merchantOrderNo: order.merchantOrderNo,
+      tradeNo: order.tradeNo,
+      channelCode: order.channelCode,
+      currency: order.currency,
+      callbackUrl: `${this.deps.publicBaseUrl}/api/v1/notify/payment/${order.channelCode}`,
+      createdAt: order.createdAt.toISOString(),
+      timings: this.timings(
+        Math.max(1, Math.round((order.expireTime.getTime() - order.createdAt.getTime()) / 60_000)),
+      ),
+      resume: true,
+    };
+    return new WithStartWorkflowOperation('orderWorkflow', {
+      workflowId: orderWorkflowIdOf(order),
+      taskQueue: this.deps.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowTaskTimeout: ORDER_WORKFLOW_TASK_TIMEOUT,
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: searchAttributes.AppId, value: order.appId },
+        { key: searchAttributes.MerchantOrderNo, value: order.merchantOrderNo },
+        { key: searchAttributes.ChannelCode, value: order.channelCode },
+        { key: searchAttributes.TradeNo, value: order.tradeNo },
+        { key: searchAttributes.BizStatus, value: order.status },
+        ...(order.merchantId ? [{ key: searchAttributes.MerchantId, value: order.merchantId }] : []),
+      ]),
+    });
   }
 
   /** The app's order, or 422 order_not_found. */
@@ -214,18 +267,10 @@ export class OrderService {
       currency: channel.capabilities.currency,
       callbackUrl: `${deps.publicBaseUrl}/api/v1/notify/payment/${channelCode}`,
       createdAt: now.toISOString(),
-      timings: {
-        pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
-        expireAfterMs: this.scale(request.expireMinutes * 60_000),
-        profitShareDelayMs: this.scale(deps.profitShareDelayMs),
-        refundPollGapsMs: this.refundFollowTimings().pollGapsMs,
-        refundPollForMs: this.refundFollowTimings().pollForMs,
-        latePaymentWindowMs: this.scale(LATE_PAYMENT_WINDOW_MS),
-        returnAskForMs: this.scale(RETURN_ASK_FOR_MS),
-      },
+      timings: this.timings(request.expireMinutes),
     };
     const startWorkflowOperation = () =>
-      new WithStartWorkflowOperation('orderWorkflow', {
+      new WithStartWorkflowOperation<typeof orderWorkflow>('orderWorkflow', {
         workflowId: orderWorkflowId(appId, body.merchant_order_no),
         taskQueue: deps.taskQueue,
         args: [input],
@@ -276,21 +321,26 @@ export class OrderService {
   }
 
   /**
-   * Sends a refund to its order's workflow, which decides it under the order's lock. Throws
-   * WorkflowNotFoundError when the order's workflow has ended, for the caller to read the outcome.
+   * Sends a refund to its order's workflow, which decides it under the order's lock: its open
+   * run, or a new run that reopens it (SPEC §7). Throws WorkflowNotFoundError when the order has
+   * ended (closed, or refunded before runs saved their state), for the caller to read the outcome.
    */
   async refund(order: Order, request: RefundRequest, log: Logger): Promise<RefundResult> {
-    const workflowId = orderWorkflowId(order.appId, order.merchantOrderNo);
     try {
       return await deliverUpdate(
         () =>
-          this.deps.client.workflow
-            .getHandle(workflowId)
-            .executeUpdate(refundOrderUpdate, { args: [request] }),
-        this.delivery(log, workflowId),
+          this.deps.client.workflow.executeUpdateWithStart(refundOrderUpdate, {
+            args: [request],
+            // An operation is used once; a retry needs a fresh one.
+            startWorkflowOperation: this.reopening(order),
+          }),
+        { ...this.delivery(log), withStart: true },
       );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw err;
+      if (failureType(err) === ORDER_RUN_ENDED) {
+        throw new WorkflowNotFoundError('the order has ended', orderWorkflowIdOf(order), undefined);
+      }
       throw toAppError(err, 'refund');
     }
   }

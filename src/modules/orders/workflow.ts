@@ -39,6 +39,15 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   setHandler(paymentSignal, (s) => actor.receivePayment(s));
   setHandler(refundSettledSignal, (s) => actor.receiveSettlement(s));
 
+  // ---- Reopened (SPEC §7): the state its last run saved, or, with none, its requests refused. ----
+  if (actor.restored) {
+    await actor.restored;
+    if (actor.hasEnded) {
+      await condition(allHandlersFinished);
+      return 'ended';
+    }
+  }
+
   // ---- Creation: the first update creates the order; a failed create ends this run. ----
   if (state.phase === 'new') {
     await condition(() => state.phase !== 'new', '5 minutes');
@@ -109,6 +118,19 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
   async function paidWithBook(): Promise<string> {
     const book = state.book!;
     const { sharing } = actor;
+    // Asked where the run enters this phase: runs that got here before wait as they did.
+    const idleEndMs =
+      input.timings.idleEndMs !== undefined && patched(patches.orderEndsWhenIdle)
+        ? input.timings.idleEndMs
+        : undefined;
+    let saveRefused = false;
+    /** Nothing reached the run (a request, a signal, a step) since its state was saved. */
+    const quietSinceSaved = () =>
+      !actor.hasUnsavedChanges() &&
+      payments.length === 0 &&
+      settlements.length === 0 &&
+      allHandlersFinished() &&
+      !lock.isLocked();
     for (;;) {
       if (sharing.isDue()) {
         await sharing.shareWhenDue();
@@ -131,7 +153,13 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
         !sharing.isFollowing()
       ) {
         await condition(allHandlersFinished);
-        return 'refunded';
+        if (idleEndMs === undefined) return 'refunded';
+        // Saved for a request that reopens it (a repeat of a refund, one over the amount); one
+        // that reached the run while it saved is taken first.
+        // (A state the database refuses for good is left stale: a run reopening it refuses.)
+        const saved = !actor.hasUnsavedChanges() || (await actor.saveState());
+        if (!saved || quietSinceSaved()) return 'refunded';
+        continue;
       }
       if (workflowInfo().continueAsNewSuggested) {
         await condition(() => !lock.isLocked() && allHandlersFinished());
@@ -144,15 +172,32 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       const followAt = sharing.nextFollowAtMs();
       const wakeAt = [state.profitShareAtMs, followAt].filter((t): t is number => t != null);
       const wait = wakeAt.length === 0 ? undefined : Math.max(0, Math.min(...wakeAt) - Date.now());
-      await condition(
+      // Nothing left to wait for (shared, no refund in flight): the state is saved, and the run
+      // ends when nothing reaches it for the idle period (SPEC §7).
+      const idle =
+        idleEndMs !== undefined &&
+        !saveRefused &&
+        wakeAt.length === 0 &&
+        book.inFlight === 0 &&
+        book.share.status !== 'processing' &&
+        !sharing.isFollowing() &&
+        payments.length === 0 &&
+        settlements.length === 0;
+      if (idle && actor.hasUnsavedChanges()) {
+        saveRefused = !(await actor.saveState());
+        continue;
+      }
+      const woken = await condition(
         () =>
           settlements.length > 0 ||
           payments.length > 0 ||
           (state.profitShareAtMs !== null && nothingLeftToShare(book)) ||
           sharing.nextFollowAtMs() !== followAt ||
           (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
-        wait ?? '365 days',
+        idle ? idleEndMs : (wait ?? '365 days'),
       );
+      // A request that reached the run as the period ended is taken: the run goes on.
+      if (idle && !woken && quietSinceSaved()) return 'idle';
     }
   }
 }

@@ -14,6 +14,7 @@ import { payloadKeys } from './0011-payload-keys';
 import { sealedApplicantData } from './0012-sealed-applicant-data';
 import { refundsAndSharing } from './0013-refunds-and-sharing';
 import { callbackRetention } from './0014-callback-retention';
+import { orderSavedStates } from './0015-order-saved-states';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -36,4 +37,5 @@ export const migrations: Migration[] = [
   sealedApplicantData,
   refundsAndSharing,
   callbackRetention,
+  orderSavedStates,
 ];
