@@ -175,7 +175,7 @@ test('when the payload keys rotate, then `keys reseal --rotate` seals saved stat
   expect(before.status).toBe('paid');
   expect(await savedStatesSealedWith(stack.database.db, old.current.id)).toBeGreaterThan(0);
 
-  expect(await resealSavedStates(stack.database.db, rotated)).toBeGreaterThan(0);
+  expect((await resealSavedStates(stack.database.db, rotated)).resealed).toBeGreaterThan(0);
   expect(await savedStatesSealedWith(stack.database.db, old.current.id)).toBe(0);
   const resealed = await stateOf();
   expect(openSavedState(rotated, paid.trade_no, resealed)).toEqual(before);
@@ -183,9 +183,16 @@ test('when the payload keys rotate, then `keys reseal --rotate` seals saved stat
   // Bound to its order: under another order's number it does not open.
   expect(() => openSavedState(rotated, `${paid.trade_no}0`, resealed)).toThrow();
 
+  // A state whose key is not listed is named and left as it is; the others go on.
+  const stranger = parsePayloadKeys(newPayloadKeyEntry('stranger'), 'stranger');
+  const unlisted = await resealSavedStates(stack.database.db, stranger);
+  expect(unlisted.resealed).toBe(0);
+  expect(unlisted.unopened.map((u) => u.tradeNo)).toContain(paid.trade_no);
+  expect(await stateOf()).toBe(resealed);
+
   // Sealed back with the stack's key, which its worker opens with.
   const back = parsePayloadKeys(`${globalState().payloadKeys},${entry}`, 'back');
-  expect(await resealSavedStates(stack.database.db, back)).toBeGreaterThan(0);
+  expect((await resealSavedStates(stack.database.db, back)).resealed).toBeGreaterThan(0);
   expect(openSavedState(old, paid.trade_no, await stateOf())).toEqual(before);
 });
 

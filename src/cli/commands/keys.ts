@@ -51,9 +51,14 @@ export async function reseal(opts: { rotate?: boolean }): Promise<void> {
   const { sealed, states } = await withDatabase(config, logger, async (db) => ({
     sealed: await sealLegacyApplicantData(db, keyring, { rotate }),
     // Orders' saved states are sealed from the start: only a rotation has anything to do.
-    states: rotate ? await resealSavedStates(db, keyring) : 0,
+    states: rotate ? await resealSavedStates(db, keyring) : null,
   })).catch(fail);
   console.error(describeSealed(sealed, keyring.current.id));
-  if (rotate)
-    console.error(`orders' saved states: sealed ${states} again with payload key ${keyring.current.id}`);
+  if (!states) return;
+  console.error(
+    `orders' saved states: sealed ${states.resealed} again with payload key ${keyring.current.id}`,
+  );
+  for (const { tradeNo, reason } of states.unopened) {
+    console.error(`orders' saved states: order ${tradeNo}'s does not open, left as it is: ${reason}`);
+  }
 }

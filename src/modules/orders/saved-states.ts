@@ -30,17 +30,19 @@ export async function savedStatesSealedWith(db: Database, keyId: string): Promis
 
 /**
  * Seals the saved states an older key sealed again with the current one, in batches. A state
- * its order's run replaced meanwhile is left as that run wrote it (compare and set). Returns how
- * many were sealed again.
+ * its order's run replaced meanwhile is left as that run wrote it (compare and set). One that
+ * does not open (its key is no longer listed, or it was altered) is left as it is and named:
+ * its order cannot be reopened, whatever is done here. Returns how many were sealed again.
  */
 export async function resealSavedStates(
   db: Database,
   keyring: Keyring,
   options: { batchSize?: number } = {},
-): Promise<number> {
+): Promise<{ resealed: number; unopened: { tradeNo: string; reason: string }[] }> {
   const current = `${SEALED_FIELD_PREFIX}${keyring.current.id}:`;
   let after = '';
   let resealed = 0;
+  const unopened: { tradeNo: string; reason: string }[] = [];
   for (;;) {
     const rows = await db.sequelize.query<{ trade_no: string; state: string }>(
       `SELECT trade_no, state FROM order_saved_states
@@ -48,14 +50,15 @@ export async function resealSavedStates(
         ORDER BY trade_no LIMIT :limit`,
       { replacements: { after, current, limit: options.batchSize ?? 500 }, type: QueryTypes.SELECT },
     );
-    if (rows.length === 0) return resealed;
+    if (rows.length === 0) return { resealed, unopened };
     for (const row of rows) {
       let value: unknown;
       try {
         value = openSavedState(keyring, row.trade_no, row.state);
       } catch (err) {
         // Names the order for an operator, never the value.
-        throw new Error(`the saved state of order ${row.trade_no} does not open (${(err as Error).message})`);
+        unopened.push({ tradeNo: row.trade_no, reason: (err as Error).message });
+        continue;
       }
       const [, changed] = await db.sequelize.query(
         'UPDATE order_saved_states SET state = :sealed WHERE trade_no = :t AND state = :old',

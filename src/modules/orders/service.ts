@@ -321,12 +321,29 @@ export class OrderService {
   }
 
   /**
-   * Sends a refund to its order's workflow, which decides it under the order's lock: its open
-   * run, or a new run that reopens it (SPEC §7). Throws WorkflowNotFoundError when the order has
-   * ended (closed, or refunded before runs saved their state), for the caller to read the outcome.
+   * Sends a refund to its order's workflow, which decides it under the order's lock: to its open
+   * run, or, when that has ended, by update-with-start to a new run that reopens it (SPEC §7).
+   * Throws WorkflowNotFoundError when the order has ended (closed, or refunded before runs saved
+   * their state), for the caller to read the outcome.
    */
   async refund(order: Order, request: RefundRequest, log: Logger): Promise<RefundResult> {
+    const workflowId = orderWorkflowIdOf(order);
+    // One deadline for both ways.
+    const delivery = this.delivery(log, workflowId);
     try {
+      try {
+        // To the open run, as most refunds of a busy order are (20 at once share its update limit).
+        return await deliverUpdate(
+          () =>
+            this.deps.client.workflow
+              .getHandle(workflowId)
+              .executeUpdate(refundOrderUpdate, { args: [request] }),
+          delivery,
+        );
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      // Its run has ended (or ended before it saw this refund): the next run takes it.
       return await deliverUpdate(
         () =>
           this.deps.client.workflow.executeUpdateWithStart(refundOrderUpdate, {
@@ -334,12 +351,12 @@ export class OrderService {
             // An operation is used once; a retry needs a fresh one.
             startWorkflowOperation: this.reopening(order),
           }),
-        { ...this.delivery(log), withStart: true },
+        { ...delivery, workflowId: undefined, withStart: true },
       );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw err;
       if (failureType(err) === ORDER_RUN_ENDED) {
-        throw new WorkflowNotFoundError('the order has ended', orderWorkflowIdOf(order), undefined);
+        throw new WorkflowNotFoundError('the order has ended', workflowId, undefined);
       }
       throw toAppError(err, 'refund');
     }
