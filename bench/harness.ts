@@ -242,6 +242,7 @@ export async function measureOpen(
     ...openLoopUsage(processes, r.offered),
     error_messages: r.errorCounts,
     rate_per_s: rate,
+    offered: r.offered,
     rate_fraction: fraction,
     measures,
   };

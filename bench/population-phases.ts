@@ -12,6 +12,9 @@ import { steadyFate, summarize } from './lib/stats';
 import { REQUEST_TIMEOUT_MS, measure, openLoopUsage, payAsBuyer, type Bench } from './harness';
 import { createOperation, orderInput } from './phases';
 
+/** The stack's idle period before scaling (ORDER_IDLE_END's default). */
+const IDLE_END_MS = 10 * 60_000;
+
 /**
  * The steady state (own stack, time scaled): orders arrive at a fixed rate for one order
  * lifetime (a 30-minute expiry, scaled) before the measured window, so that within it the
@@ -37,6 +40,9 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     sideTasks.add(p);
     void p.finally(() => sideTasks.delete(p));
   };
+  /** Orders paid in the phase and not refunded: what the idle count and the late refund take. */
+  const paidKept: string[] = [];
+  let paid = 0;
   const payLater = async (
     order: { trade_no: string; pay_credential: Record<string, unknown> },
     refund: boolean,
@@ -45,7 +51,9 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     await new Promise((r) => setTimeout(r, Math.random() * (lifetimeMs / 2)));
     await payAsBuyer(order);
     await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS);
+    paid += 1;
     if (refund) await b.sdk.refund({ trade_no: order.trade_no, refund_amount: amount });
+    else paidKept.push(order.trade_no);
   };
 
   const monitor = new UsageMonitor({ ...b.stack.roles, bench: process.pid }, new Set(['bench']));
@@ -74,6 +82,7 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     process.stdout.write(`steady: ${count} × payment or refund error: ${message}\n`);
   }
   const sideErrors = Object.values(side.errors).reduce((a, n) => a + n, 0);
+  const idle = await afterIdle(b, paid, paidKept);
   out.push({
     name: 'steady',
     concurrency: 0,
@@ -85,8 +94,41 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     error_messages: { ...r.errorCounts, ...side.errors },
     rate_per_s: rate,
     time_scale: timeScale,
+    idle,
     measures: `orders created open-loop at ${rate}/s with DURAPAY_TIME_SCALE=${timeScale} (a 30-minute expiry lasts ${(lifetimeMs / 1000).toFixed(0)} s): 7 in 10 expire unpaid, 3 are paid, 1 of those refunded; latency is the create's; CPU over ${windowS} s after one lifetime of warm-up, per order created in it, is an order's lifetime CPU`,
   });
+}
+
+/**
+ * SPEC §7: once the orders paid in the steady phase have had the idle period (10 minutes,
+ * scaled) with nothing to wait for, how many of their workflows are still open; and a refund of
+ * one of them, which reopens it, made once.
+ */
+async function afterIdle(b: Bench, paid: number, paidKept: string[]): Promise<PhaseResult['idle']> {
+  const waitedMs = 2 * IDLE_END_MS * b.opts.timeScale + 5_000;
+  say(`  steady: ${paid} orders paid; waiting ${(waitedMs / 1000).toFixed(0)} s (the idle period, twice) …`);
+  await new Promise((r) => setTimeout(r, waitedMs));
+  const { count: open } = await b.temporal.workflow.count(
+    `WorkflowType = 'orderWorkflow' AND ExecutionStatus = 'Running' AND AppId = '${b.stack.app.app_id}' ` +
+      "AND BizStatus IN ('paid', 'partially_refunded', 'refunded')",
+  );
+  let refund = 'no paid order to refund';
+  const tradeNo = paidKept[0];
+  if (tradeNo) {
+    try {
+      const r = await b.sdk.refund({ trade_no: tradeNo, refund_amount: 1 });
+      await b.receiver.waitFor('refund.succeeded', tradeNo, REQUEST_TIMEOUT_MS);
+      refund = `${r.status}, then refund.succeeded`;
+    } catch (err) {
+      refund = describeError(err);
+    }
+  }
+  return {
+    paid_orders: paid,
+    open_after_idle: open,
+    waited_s: Math.round(waitedMs / 1000),
+    refund_after_idle: refund,
+  };
 }
 
 async function countOpenOrders(b: Bench): Promise<number> {

@@ -23,6 +23,8 @@ export interface PhaseResult {
   cpu_ms_per_op?: Record<string, number> | null;
   /** Open-loop phases: the arrival rate, and the floor's throughput fraction it is. */
   rate_per_s?: number;
+  /** Open-loop phases: arrivals in the measured window (`requests` of them completed). */
+  offered?: number;
   rate_fraction?: number;
   /** Floor and create phases: which of the alternating rounds (1 = the first) it was. */
   round?: number;
@@ -30,6 +32,11 @@ export interface PhaseResult {
   time_scale?: number;
   /** Every distinct error message with its count (warm-up included). */
   error_messages: Record<string, number>;
+  /**
+   * The steady phase (SPEC §7): orders it paid, how many of their workflows were still open
+   * after the idle period (twice, scaled), and how a refund of one of them then went.
+   */
+  idle?: { paid_orders: number; open_after_idle: number; waited_s: number; refund_after_idle: string };
   /** growth phases: open order workflows when the phase began. */
   open_orders?: number;
   /** growth phases: how the open orders were created before the phase (through the API). */
@@ -74,6 +81,15 @@ export interface BenchResult {
     cluster_create_2_vs_1_workers: number | null;
     /** --topology cluster: full-cN throughput with 2 workers / with 1. */
     cluster_full_2_vs_1_workers: number | null;
+    /** The steady phase's paid orders whose workflow was still open after the idle period / those paid. */
+    open_workflows_after_idle_fraction: number | null;
+    /** open-full-50 completed ≥ 98 % of its arrivals with p50 ≤ 250 ms; null unless it ran. */
+    full_cycle_keeps_up_at_50: boolean | null;
+    /**
+     * One node's full-cycle capacity: the highest open-full rate (orders a second) that completed
+     * ≥ 98 % of its arrivals with p50 ≤ 250 ms; null when none did or none ran.
+     */
+    full_cycle_capacity_rps: number | null;
   };
   /**
    * The ratios measured once per round of the alternating floor and create phases (round r's
@@ -129,6 +145,9 @@ export function markdownSummary(result: BenchResult): string {
       (result.ratios.growth_p50_10k_vs_0 === null
         ? ''
         : ` (at 10 000: ${fmt(result.ratios.growth_p50_10k_vs_0, 2)})`),
+    `full cycle: one node's capacity ${result.ratios.full_cycle_capacity_rps ?? '–'} orders/s ` +
+      `(highest open-loop rate with ≥ 98 % completed and p50 ≤ 250 ms); paid order workflows open ` +
+      `after the idle period: ${fmt(result.ratios.open_workflows_after_idle_fraction, 4)} of those paid`,
     ...(result.order_cost
       ? [
           '',

@@ -1,4 +1,6 @@
 import { latencyChartSvg, markdownSummary, type BenchResult, type PhaseResult } from '../../bench/lib/report';
+import { parseOptions } from '../../bench/options';
+import { keepsUp, ratiosOf } from '../../bench/targets';
 
 function phase(
   name: string,
@@ -57,6 +59,9 @@ const result: BenchResult = {
     worker_rss_mb_at_10k: 300,
     cluster_create_2_vs_1_workers: null,
     cluster_full_2_vs_1_workers: null,
+    open_workflows_after_idle_fraction: 0.004,
+    full_cycle_keeps_up_at_50: true,
+    full_cycle_capacity_rps: 20.2,
   },
   ratio_ranges: { create_vs_floor: [0.47, 0.5], create_cpu_vs_floor: [1.3, 1.3] },
   targets: [{ name: 'create-c32 p99', target: '≤ 150 ms', measured: '90 ms', met: true }],
@@ -98,5 +103,49 @@ describe('bench report', () => {
     const width = (title: string) =>
       Number(svg.match(new RegExp(`width="([\\d.]+)" height="8" fill="[^"]+"><title>${title}`))![1]);
     expect(width('full-c8 p50 90 ms')).toBeGreaterThan(width('floor-c32 p50 12 ms'));
+  });
+});
+
+describe('bench ratios of open-loop full cycles and idle orders', () => {
+  const opts = parseOptions(['node', 'bench']);
+  const open = (pct: number, rate: number, offered: number, completed: number, p50: number) =>
+    phase(`open-full-${pct}`, 0, completed / 10.5, p50, {
+      rate_per_s: rate,
+      offered,
+      requests: completed,
+      rate_fraction: pct / 100,
+    });
+
+  test('when a phase completes every arrival at p50 ≤ 250 ms, then it keeps up, though its completions per second trail its rate', () => {
+    expect(keepsUp(open(25, 8.3, 83, 83, 130.5))).toBe(true);
+    // Every arrival completed, but the queue grew: p50 past 250 ms.
+    expect(keepsUp(open(50, 16.6, 166, 166, 1060.9))).toBe(false);
+    // Fast, but more than 2 % of arrivals never completed.
+    expect(keepsUp(open(50, 16.6, 166, 160, 120))).toBe(false);
+  });
+
+  test('when open-loop and steady phases ran, then capacity is the highest rate that kept up, and the idle fraction is open over paid', () => {
+    const phases = [
+      open(25, 8.3, 83, 83, 130.5),
+      open(50, 16.6, 166, 166, 1060.9),
+      open(75, 24.9, 249, 181, 838.9),
+      phase('steady', 0, 4, 109, {
+        idle: {
+          paid_orders: 84,
+          open_after_idle: 1,
+          waited_s: 29,
+          refund_after_idle: 'processing, then refund.succeeded',
+        },
+      }),
+    ];
+    const { ratios } = ratiosOf(phases, opts);
+    expect(ratios.full_cycle_capacity_rps).toBe(8.3);
+    expect(ratios.full_cycle_keeps_up_at_50).toBe(false);
+    expect(ratios.open_workflows_after_idle_fraction).toBe(0.0119);
+    expect(ratiosOf([], opts).ratios).toMatchObject({
+      full_cycle_capacity_rps: null,
+      full_cycle_keeps_up_at_50: null,
+      open_workflows_after_idle_fraction: null,
+    });
   });
 });
