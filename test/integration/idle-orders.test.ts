@@ -141,6 +141,64 @@ test('when a paid order waits the idle period, then its run ends with its state 
   expect(pay.notificationsFor(paid.trade_no, 'refund.succeeded')).toHaveLength(2);
 });
 
+test('when the refund that reopens an order is refused by the channel, then the reopened run ends idle again', async () => {
+  const paid = await pay.paidOrder({ amount: 100 });
+  const workflowId = await workflowIdOf(paid.trade_no);
+  await ended(workflowId);
+  // Reserved, then released when the channel refuses it: the run has nothing to wait for again.
+  const refused = await pay.post('/api/v1/pay/refund', {
+    trade_no: paid.trade_no,
+    refund_amount: 10,
+    reason: 'no [sandbox:refuse]',
+  });
+  expect([refused.status, refused.code]).toEqual([502, 'channel_refund_fail']);
+  expect(await ended(workflowId)).toBe('COMPLETED');
+  expect((await runsOf(workflowId)).map((r) => r.result)).toEqual(['idle', 'idle']);
+  // And the next run still knows the whole amount is there.
+  const whole = await pay.post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 100 });
+  expect([whole.status, whole.code]).toEqual([200, 'success']);
+  await pay.statusIs(paid.trade_no, 'refunded');
+});
+
+test('when a reopened run continues as new with refunds in flight, then the next run goes on from its state, not the saved one', async () => {
+  const paid = await pay.paidOrder({ amount: 100 });
+  const workflowId = await workflowIdOf(paid.trade_no);
+  await ended(workflowId);
+  // Twelve refunds at once keep the reopened run busy past the events after which the tests'
+  // Temporal server suggests continuing as new (120).
+  const answers = await Promise.all(
+    Array.from({ length: 12 }, (_, k) =>
+      pay.post('/api/v1/pay/refund', {
+        trade_no: paid.trade_no,
+        refund_amount: 1,
+        merchant_refund_no: `MR-can-${k}`,
+      }),
+    ),
+  );
+  expect(answers.map((a) => a.code)).toEqual(Array.from({ length: 12 }, () => 'success'));
+  await until('the refunds settled', async () =>
+    (await pay.query(paid.trade_no)).refunded_amount === 12 ? true : undefined,
+  );
+  const rest = await pay.post('/api/v1/pay/refund', { trade_no: paid.trade_no, refund_amount: 88 });
+  expect([rest.status, rest.code]).toEqual([200, 'success']);
+  await pay.statusIs(paid.trade_no, 'refunded');
+  await pay.settled(paid.trade_no);
+  const runs = await runsOf(workflowId);
+  // Ended idle, reopened, continued as new at least once, ended refunded.
+  expect(runs.length).toBeGreaterThanOrEqual(3);
+  expect(runs.filter((r) => r.status === 'CONTINUED_AS_NEW').length).toBeGreaterThan(0);
+  expect(runs.at(-1)).toEqual({ status: 'COMPLETED', result: 'refunded' });
+  expect(await channelRefunds(paid.trade_no)).toBe(13);
+  expect(
+    await pay.count(
+      "SELECT SUM(amount) AS n FROM sandbox_refunds WHERE trade_no = :t AND status = 'success'",
+      {
+        t: paid.trade_no,
+      },
+    ),
+  ).toBe(100);
+});
+
 test('when the saved state is not what the read model says, then a refund that reopens the order is refused and nothing is refunded', async () => {
   const paid = await pay.paidOrder({ amount: 100 });
   const workflowId = await workflowIdOf(paid.trade_no);

@@ -161,8 +161,9 @@ export class OrderActor {
     this.payment = new OrderPayment(this);
     this.refunds = new OrderRefunds(this);
     this.sharing = new OrderSharing(this);
-    // Taken before any handler is set, so every request waits for the state behind it.
-    if (input.resume) this.restored = this.exclusive(() => this.restore());
+    // Taken before any handler is set, so every request waits for the state behind it. A run
+    // that continued as new carries its state: the saved one may be older.
+    if (input.resume && !carried) this.restored = this.exclusive(() => this.restore());
   }
 
   /** Whether a reopening run found no state to go on with (its requests are refused). */
@@ -177,7 +178,15 @@ export class OrderActor {
 
   /** Loads the state the order's last run saved when it ended idle (SPEC §7). */
   private async restore(): Promise<void> {
-    const loaded = await savedStateActivities.load({ tradeNo: this.input.tradeNo });
+    let loaded;
+    try {
+      loaded = await savedStateActivities.load({ tradeNo: this.input.tradeNo });
+    } catch (err) {
+      loaded = {
+        found: 'unrestorable' as const,
+        reason: `its saved state could not be read (${failureOf(err, 'internal_system').message})`,
+      };
+    }
     if (loaded.found === 'state') {
       Object.assign(this.state, loaded.state as OrderState);
       this.savedJson = JSON.stringify(this.state);

@@ -164,7 +164,8 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       if (workflowInfo().continueAsNewSuggested) {
         await condition(() => !lock.isLocked() && allHandlersFinished());
         if (payments.length === 0 && settlements.length === 0) {
-          await continueAsNew<typeof orderWorkflow>(input, state);
+          // The next run carries the state: it is not a run that reopens the order.
+          await continueAsNew<typeof orderWorkflow>({ ...input, resume: undefined }, state);
         }
       }
       // Woken by the share when it is due, or by the next step of it the channel is asked about
@@ -174,15 +175,17 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
       const wait = wakeAt.length === 0 ? undefined : Math.max(0, Math.min(...wakeAt) - Date.now());
       // Nothing left to wait for (shared, no refund in flight): the state is saved, and the run
       // ends when nothing reaches it for the idle period (SPEC §7).
-      const idle =
+      const idleNow = () =>
         idleEndMs !== undefined &&
         !saveRefused &&
-        wakeAt.length === 0 &&
+        state.profitShareAtMs === null &&
+        sharing.nextFollowAtMs() == null &&
         book.inFlight === 0 &&
         book.share.status !== 'processing' &&
         !sharing.isFollowing() &&
         payments.length === 0 &&
         settlements.length === 0;
+      const idle = idleNow();
       if (idle && actor.hasUnsavedChanges()) {
         saveRefused = !(await actor.saveState());
         continue;
@@ -193,8 +196,11 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
           payments.length > 0 ||
           (state.profitShareAtMs !== null && nothingLeftToShare(book)) ||
           sharing.nextFollowAtMs() !== followAt ||
-          (workflowInfo().continueAsNewSuggested && !lock.isLocked()),
-        idle ? idleEndMs : (wait ?? '365 days'),
+          (workflowInfo().continueAsNewSuggested && !lock.isLocked()) ||
+          // A refund that reserved its amount and then released it (refused) leaves the order
+          // idle again; one that reserved while the run idled makes it busy.
+          idleNow() !== idle,
+        idle && idleEndMs !== undefined ? idleEndMs : (wait ?? '365 days'),
       );
       // A request that reached the run as the period ended is taken: the run goes on.
       if (idle && !woken && quietSinceSaved()) return 'idle';
