@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
+import { scaleDuration } from '../../src/platform/durations';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import type { TestStack } from './harness';
 import { envelope, type Envelope } from './http';
@@ -92,7 +93,15 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
     });
 
   /** Waits until nothing more can come of the order (./settled.ts): then counts are final. */
-  const settled = (tradeNo: string) => orderSettled({ client: stack.client, db: stack.database.db }, tradeNo);
+  const settled = (tradeNo: string) =>
+    orderSettled(
+      {
+        client: stack.client,
+        db: stack.database.db,
+        idleEndMs: scaleDuration(stack.services.orderIdleEndMs, stack.services.timeScale),
+      },
+      tradeNo,
+    );
 
   return {
     post,

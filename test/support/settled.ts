@@ -26,13 +26,22 @@ const { EVENT_TYPE_TIMER_STARTED, EVENT_TYPE_TIMER_FIRED, EVENT_TYPE_TIMER_CANCE
  */
 const SOON_MS = 10_000;
 
-/** When the first of the run's open timers is due, or undefined when none is open. */
-async function nextTimerDue(client: Client, workflowId: string): Promise<number | undefined> {
+/**
+ * When the first of the run's open timers is due, or undefined when none is open. A timer of
+ * `restingMs` is where the workflow stands, however soon it is due: a paid order's idle period
+ * (SPEC §7), whose end only ends the run.
+ */
+async function nextTimerDue(
+  client: Client,
+  workflowId: string,
+  restingMs?: number,
+): Promise<number | undefined> {
   const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
   const open = new Map<string, number>();
   for (const e of events ?? []) {
     if (e.eventType === EVENT_TYPE_TIMER_STARTED) {
       const a = e.timerStartedEventAttributes!;
+      if (restingMs !== undefined && tsToMs(a.startToFireTimeout) === restingMs) continue;
       open.set(a.timerId!, tsToMs(e.eventTime) + tsToMs(a.startToFireTimeout));
     } else if (e.eventType === EVENT_TYPE_TIMER_FIRED) {
       open.delete(e.timerFiredEventAttributes!.timerId!);
@@ -43,7 +52,7 @@ async function nextTimerDue(client: Client, workflowId: string): Promise<number 
   return open.size > 0 ? Math.min(...open.values()) : undefined;
 }
 
-async function stateOf(client: Client, workflowId: string): Promise<State> {
+async function stateOf(client: Client, workflowId: string, restingMs?: number): Promise<State> {
   let d;
   try {
     d = await client.workflow.getHandle(workflowId).describe();
@@ -59,7 +68,7 @@ async function stateOf(client: Client, workflowId: string): Promise<State> {
     (pendingChildren ?? []).length > 0 ||
     (pendingNexusOperations ?? []).length > 0;
   if (pending) return 'busy';
-  const due = await nextTimerDue(client, workflowId);
+  const due = await nextTimerDue(client, workflowId, restingMs);
   return due !== undefined && due - Date.now() < SOON_MS ? 'busy' : 'at rest';
 }
 
@@ -72,11 +81,12 @@ export function reaches(
   workflowId: string,
   states: State[],
   timeoutMs = 30_000,
+  restingMs?: number,
 ): Promise<State> {
   return until(
     `${workflowId} ${states.join(' or ')}`,
     async () => {
-      const state = await stateOf(client, workflowId);
+      const state = await stateOf(client, workflowId, restingMs);
       return states.includes(state) ? state : undefined;
     },
     timeoutMs,
@@ -92,7 +102,12 @@ export function reaches(
  * durapay.
  */
 export async function orderSettled(
-  deps: { client: Client; db: Database },
+  deps: {
+    client: Client;
+    db: Database;
+    /** The stack's idle period, scaled: an order waiting it is at rest. */
+    idleEndMs?: number;
+  },
   tradeNo: string,
   timeoutMs = 30_000,
 ): Promise<void> {
@@ -105,12 +120,12 @@ export async function orderSettled(
   const orderId = orderWorkflowId(order.app_id, order.merchant_order_no);
   // The order records its refunds; each refund tells the order when it ends, so the order is
   // looked at again after them.
-  await reaches(deps.client, orderId, ['closed', 'at rest'], timeoutMs);
+  await reaches(deps.client, orderId, ['closed', 'at rest'], timeoutMs, deps.idleEndMs);
   const refunds = await rows<{ refund_no: string }>('SELECT refund_no FROM refunds WHERE trade_no = :t');
   for (const r of refunds) {
     await reaches(deps.client, refundWorkflowId(r.refund_no), ['closed', 'absent'], timeoutMs);
   }
-  await reaches(deps.client, orderId, ['closed', 'at rest'], timeoutMs);
+  await reaches(deps.client, orderId, ['closed', 'at rest'], timeoutMs, deps.idleEndMs);
   // Published by the steps above, all finished: every notification they made is in the table.
   const notifications = await rows<{ notification_id: string; status: string }>(
     `SELECT notification_id, status FROM notifications
