@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import { scaleDuration } from '../../src/platform/durations';
 import { Webhook } from 'standardwebhooks';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { WithStartWorkflowOperation } from '@temporalio/client';
@@ -13,7 +12,7 @@ import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { decodeQrDataUrl } from '../support/qr';
 import { activityCalls } from '../support/history';
-import { orderSettled } from '../support/settled';
+import { settledIn } from '../support/settled';
 
 jest.setTimeout(120_000);
 
@@ -71,15 +70,7 @@ async function query(tradeNo: string): Promise<Record<string, unknown>> {
 }
 
 /** Nothing more can come of the order (support/settled.ts): counts taken next are final. */
-const settled = (tradeNo: string) =>
-  orderSettled(
-    {
-      client: stack.client,
-      db: stack.database.db,
-      idleEndMs: scaleDuration(stack.services.orderIdleEndMs, stack.services.timeScale),
-    },
-    tradeNo,
-  );
+const settled = (tradeNo: string) => settledIn(stack)(tradeNo);
 
 async function count(sql: string, replacements: Record<string, unknown>): Promise<number> {
   const rows = await stack.database.db.sequelize.query<{ n: string }>(sql, {

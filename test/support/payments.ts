@@ -4,12 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import { scaleDuration } from '../../src/platform/durations';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import type { TestStack } from './harness';
 import { envelope, type Envelope } from './http';
 import type { Receiver } from './receiver';
-import { orderSettled } from './settled';
+import { settledIn } from './settled';
 import { signedFetch } from './signing';
 import { until } from './wait';
 
@@ -93,15 +92,7 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
     });
 
   /** Waits until nothing more can come of the order (./settled.ts): then counts are final. */
-  const settled = (tradeNo: string) =>
-    orderSettled(
-      {
-        client: stack.client,
-        db: stack.database.db,
-        idleEndMs: scaleDuration(stack.services.orderIdleEndMs, stack.services.timeScale),
-      },
-      tradeNo,
-    );
+  const settled = settledIn(stack);
 
   return {
     post,

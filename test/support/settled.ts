@@ -12,6 +12,8 @@ import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { notificationWorkflowId } from '../../src/modules/notifications/messages';
 import type { Database } from '../../src/platform/db';
+import { scaleDuration } from '../../src/platform/durations';
+import type { TestStack } from './harness';
 import { until } from './wait';
 
 type State = 'closed' | 'at rest' | 'busy' | 'absent';
@@ -141,4 +143,16 @@ export async function orderSettled(
       timeoutMs,
     );
   }
+}
+
+/** orderSettled for a test stack's orders, its idle period taken from the stack's settings. */
+export function settledIn(
+  stack: Pick<TestStack, 'client' | 'database' | 'services'>,
+): (tradeNo: string) => Promise<void> {
+  const { orderIdleEndMs, timeScale } = stack.services;
+  return (tradeNo) =>
+    orderSettled(
+      { client: stack.client, db: stack.database.db, idleEndMs: scaleDuration(orderIdleEndMs, timeScale) },
+      tradeNo,
+    );
 }

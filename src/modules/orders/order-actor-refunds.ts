@@ -1,3 +1,4 @@
+// Longer than 400 lines: a refund's decision, its making and its settlement share the in-flight map.
 /**
  * The order actor's refunds (SPEC §3.5, §3.7): decided against the refund book under the lock,
  * made outside it, followed by their own workflows, and settled by what those report. Runs

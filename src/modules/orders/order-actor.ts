@@ -1,3 +1,5 @@
+// Longer than 400 lines: the actor's state, lock, create and close, and the saving and restoring
+// of its state share its fields; its payment, refunds and profit share are files of their own.
 /**
  * The order's actor (SPEC §3, §7): its single writer. It owns the order's state and decides;
  * create, payment results, close and refunds pass through it one at a time, each public method

@@ -1,3 +1,5 @@
+// Longer than 400 lines: the one class that starts, updates and signals order workflows (SPEC
+// §3.1–3.4, §7), each with the read-model checks it makes before it reaches the workflow.
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { CallbacksPort, CallbackSubject, ChannelEvent } from '../../channels/ports';
