@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { createActivities } from '../../src/activities';
-import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { orderWorkflowId, patches } from '../../src/modules/orders/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { notificationWorkflowId } from '../../src/modules/notifications/messages';
 import { applicationWorkflowId } from '../../src/modules/applications/messages';
@@ -46,6 +46,22 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** The patches a history's markers recorded, and how many upserts of TemporalChangeVersion it made. */
+function patchesAsked(history: temporal.api.history.v1.IHistory) {
+  const markers: string[] = [];
+  let changeVersionUpserts = 0;
+  for (const e of history.events ?? []) {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_patch') {
+      const data = marker.details?.['patch-data']?.payloads?.[0]?.data;
+      markers.push((JSON.parse(Buffer.from(data ?? []).toString('utf8')) as { id: string }).id);
+    }
+    const upserted = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    if (upserted?.TemporalChangeVersion) changeVersionUpserts += 1;
+  }
+  return { markers, changeVersionUpserts };
+}
+
 const replay = (histories: { workflowId: string; history: temporal.api.history.v1.IHistory }[]) =>
   replayHistories(histories, FIXTURE_KEYS);
 
@@ -61,8 +77,9 @@ const replay = (histories: { workflowId: string; history: temporal.api.history.v
  * in before-refund-book/ those recorded before refunds and profit sharing were decided against
  * each other, before the create recorded itself, and before handlers applied a queued payment; in
  * before-idle-end/ those recorded while a paid order's run stayed open for ever, before it ended
- * idle with its state saved (SPEC §7). Workflows started then must still replay (they take the
- * unpatched paths).
+ * idle with its state saved (SPEC §7); in before-baseline/ those recorded while a new order asked
+ * each of its patches, before one baseline patch stood for them all. Workflows started then must
+ * still replay (they take the unpatched paths).
  */
 const FIXTURE_SETS = [
   '.',
@@ -74,6 +91,7 @@ const FIXTURE_SETS = [
   'before-payload-encryption',
   'before-refund-book',
   'before-idle-end',
+  'before-baseline',
 ];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
@@ -355,6 +373,17 @@ test('when scenarios run now, then their histories replay without a determinism 
     const results = await replay(histories);
     expect(results).toHaveLength(histories.length);
     expect(results.filter((r) => r.error)).toEqual([]);
+
+    // An order started now asks one patch, the baseline that stands for all before it: one
+    // marker and one TemporalChangeVersion upsert, not one of each per patch.
+    const orderRuns = histories.filter((h) => h.workflowId.startsWith('order:'));
+    expect(orderRuns.length).toBeGreaterThanOrEqual(5);
+    for (const h of orderRuns) {
+      expect([h.name, patchesAsked(h.history)]).toEqual([
+        h.name,
+        { markers: [patches.orderBaseline], changeVersionUpserts: 1 },
+      ]);
+    }
 
     if (process.env.RECORD_HISTORIES === '1') {
       // The Temporal CLI's JSON export is the canonical history format (what the UI downloads).

@@ -3,10 +3,10 @@
  * closing, by a merchant or at expiry, unless the channel says the buyer paid. `apply`,
  * `applyAnswer` and `closeAtExpiry` take the lock; the others run inside a step that holds it.
  */
-import { log, patched } from '@temporalio/workflow';
+import { log } from '@temporalio/workflow';
 import type { PaymentState } from '../../channels/ports';
 import { isPaidStatus } from './rules';
-import { patches } from './messages';
+import { patches, type OrderPatch } from './messages';
 import { expiryActivities, type ExpiryActivities } from './order-calls';
 import type { OrderActor } from './order-actor';
 
@@ -74,12 +74,10 @@ export class OrderPayment {
    * queue, and the main loop finds the queue empty afterwards. `patch`: the marker the handler's
    * runs record it under.
    */
-  async applyQueued(
-    patch: (typeof patches)[keyof typeof patches] = patches.orderHandlersApplyQueuedPayments,
-  ): Promise<void> {
+  async applyQueued(patch: OrderPatch = patches.orderHandlersApplyQueuedPayments): Promise<void> {
     const { state, payments } = this.order;
     if (!this.hasQueued()) return;
-    if (!patched(patch)) return;
+    if (!this.order.has(patch)) return;
     while (payments.length > 0 && !isPaidStatus(state.status)) {
       const p = payments.shift()!;
       if (p.status === 'paid') await this.markPaid(p);
@@ -111,7 +109,7 @@ export class OrderPayment {
           tradeNo: state.tradeNo,
         });
       } catch (err) {
-        if (patched(patches.orderExpiryWaitsForChannel)) {
+        if (this.order.has(patches.orderExpiryWaitsForChannel)) {
           log.warn('closing at the channel failed; will try again', {
             trade_no: state.tradeNo,
             attempt: unansweredCloses + 1,

@@ -33,6 +33,7 @@ import {
   type CreateOrderRequest,
   type CreateOrderResult,
   type OrderInput,
+  type OrderPatch,
   type PaymentSignal,
   type RefundRequest,
   type RefundResult,
@@ -104,6 +105,8 @@ export class OrderActor {
   readonly payments: PaymentSignal[] = [];
   /** Refunds' results from signals, taken by the main loop. */
   readonly settlements: RefundSettledSignal[] = [];
+  /** A run started with every patch of the order as of patches.orderBaseline. */
+  private readonly baseline: boolean;
   /** Orders started before local activities replay with the activities they recorded. */
   readonly paymentCalls: PaymentActivities;
   /** Orders started before the payment sweeper poll the channel themselves. */
@@ -137,11 +140,13 @@ export class OrderActor {
     readonly input: OrderInput,
     carried?: OrderState,
   ) {
-    // The patches are asked in the order (and at the point) recorded histories asked them.
-    this.paymentCalls = patched(patches.orderLocalActivities)
+    // The baseline first: a run that holds it asks no other patch. Runs started before ask the
+    // patches in the order (and at the point) their histories asked them.
+    this.baseline = patched(patches.orderBaseline);
+    this.paymentCalls = this.has(patches.orderLocalActivities)
       ? paymentActivities.local
       : paymentActivities.regular;
-    this.swept = patched(patches.orderPollsBySweeper);
+    this.swept = this.has(patches.orderPollsBySweeper);
     this.state = carried ?? {
       phase: 'new',
       tradeNo: input.tradeNo,
@@ -155,17 +160,25 @@ export class OrderActor {
       refunds: {},
       refundsByMerchantNo: {},
     };
-    this.lockedRuns = patched(patches.orderHandlerLock);
+    this.lockedRuns = this.has(patches.orderHandlerLock);
     this.lock = this.lockedRuns ? handlerLock() : legacyConditionGate();
-    this.booked = patched(patches.orderRefundBook);
+    this.booked = this.has(patches.orderRefundBook);
     if (this.booked && this.state.phase === 'open' && !this.state.book) this.state.book = this.bookOfTotals();
-    this.createsRecordItself = patched(patches.orderCreateRecordsItself);
+    this.createsRecordItself = this.has(patches.orderCreateRecordsItself);
     this.payment = new OrderPayment(this);
     this.refunds = new OrderRefunds(this);
     this.sharing = new OrderSharing(this);
     // Taken before any handler is set, so every request waits for the state behind it. A run
     // that continued as new carries its state: the saved one may be older.
     if (input.resume && !carried) this.restored = this.exclusive(() => this.restore());
+  }
+
+  /**
+   * Whether this run takes the change `patch` names: every change when the run holds the
+   * baseline (patches.orderBaseline), else what `patched()` answers, asked here as before.
+   */
+  has(patch: OrderPatch): boolean {
+    return this.baseline || patched(patch);
   }
 
   /** Whether a reopening run found no state to go on with (its requests are refused). */
@@ -263,7 +276,7 @@ export class OrderActor {
     const state = this.state;
     if (state.book) return true;
     if (!this.lockedRuns || state.phase !== 'open' || !isPaidStatus(state.status)) return false;
-    if (!patched(patches.orderAdoptsBook)) return false;
+    if (!this.has(patches.orderAdoptsBook)) return false;
     state.book = this.bookOfTotals();
     return true;
   }

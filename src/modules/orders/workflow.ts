@@ -7,7 +7,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -86,7 +85,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
 
   // ---- Pending: callbacks, polling on a backoff, and expiry. ----
   if (actor.swept) await waitWhilePendingSwept();
-  else if (patched(patches.orderPollsAsActivity)) await waitWhilePendingByActivity(actor);
+  else if (actor.has(patches.orderPollsAsActivity)) await waitWhilePendingByActivity(actor);
   else await waitWhilePendingByTimers(actor);
 
   // ---- Closed: accept a late payment for a while, then end. ----
@@ -120,7 +119,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
     const { sharing } = actor;
     // Asked where the run enters this phase: runs that got here before wait as they did.
     const idleEndMs =
-      input.timings.idleEndMs !== undefined && patched(patches.orderEndsWhenIdle)
+      input.timings.idleEndMs !== undefined && actor.has(patches.orderEndsWhenIdle)
         ? input.timings.idleEndMs
         : undefined;
     let saveRefused = false;
