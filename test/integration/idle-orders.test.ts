@@ -6,6 +6,7 @@
  * counted at the channel, over many rounds.
  */
 import { QueryTypes } from 'sequelize';
+import { createActivities } from '../../src/activities';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import {
@@ -214,6 +215,40 @@ test('when the saved state is not what the read model says, then a refund that r
   await ended(workflowId);
   expect((await runsOf(workflowId)).at(-1)).toEqual({ status: 'COMPLETED', result: 'ended' });
   expect(await channelRefunds(paid.trade_no)).toBe(0);
+});
+
+test("when an older save of an order's state reaches the database after the newer one, then the newer stays and the order reopens from it", async () => {
+  const paid = await pay.paidOrder({ amount: 100 });
+  await ended(await workflowIdOf(paid.trade_no));
+  const [kept] = await stack.database.db.sequelize.query<{ run_started_at: Date; history_length: number }>(
+    'SELECT run_started_at, history_length FROM order_saved_states WHERE trade_no = :t',
+    { replacements: { t: paid.trade_no }, type: QueryTypes.SELECT },
+  );
+  expect(kept!.history_length).toBeGreaterThan(1);
+  // Saves decided before the kept one (earlier in its run's history, and in an earlier run),
+  // arriving late, as a local activity of a workflow task that timed out may: each says the
+  // order was refunded 10, which its row does not, so a reopened run would refuse it.
+  const { saveOrderState } = createActivities(stack.activityDeps);
+  const stale = (runStartedMs: number, historyLength: number) =>
+    saveOrderState({
+      tradeNo: paid.trade_no,
+      state: { stale: true },
+      status: 'partially_refunded',
+      refundedAmount: 10,
+      version: { runStartedMs, historyLength },
+    });
+  await stale(kept!.run_started_at.getTime(), kept!.history_length - 1);
+  await stale(kept!.run_started_at.getTime() - 1, 1_000_000);
+
+  const refund = await pay.post<{ status: string }>('/api/v1/pay/refund', {
+    trade_no: paid.trade_no,
+    refund_amount: 30,
+  });
+  expect([refund.status, refund.code, refund.data?.status]).toEqual([200, 'success', 'processing']);
+  await until('the refund succeeded', async () =>
+    (await pay.query(paid.trade_no)).refunded_amount === 30 ? true : undefined,
+  );
+  expect(await channelRefunds(paid.trade_no)).toBe(1);
 });
 
 test('when the payload keys rotate, then `keys reseal --rotate` seals saved states again with the new key, and the old key no longer opens any', async () => {

@@ -148,6 +148,12 @@ export interface SavedOrderState {
   state: unknown;
   status: OrderStatus;
   refundedAmount: number;
+  /**
+   * Which decision this is: the saving run's start (epoch ms) and its history's length then. A
+   * save older than the one kept is dropped (repository.saveState). Absent only in saves of
+   * runs that decided before versions: those are taken as the oldest.
+   */
+  version?: { runStartedMs: number; historyLength: number };
 }
 
 export type LoadedOrderState =
@@ -483,7 +489,11 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
      * amount it says, which the reopening run's load checks against the read model.
      */
     async saveOrderState(input: SavedOrderState): Promise<void> {
-      await repo.saveState(input.tradeNo, sealSavedState(deps.payloadKeys, input.tradeNo, input));
+      const { version, ...saved } = input;
+      await repo.saveState(input.tradeNo, sealSavedState(deps.payloadKeys, input.tradeNo, saved), {
+        runStartedAt: new Date(version?.runStartedMs ?? 0),
+        historyLength: version?.historyLength ?? 0,
+      });
     },
 
     /** The state the order's last run saved, if it is still the read model's (saveOrderState). */

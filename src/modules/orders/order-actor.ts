@@ -11,7 +11,7 @@
  * Replay: each method keeps the `await`s, and each `patched()` its place among the commands, of
  * the code recorded histories were made with.
  */
-import { ApplicationFailure, log, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PaymentState } from '../../channels/ports';
 import type { ErrorCode } from '../../platform/errors';
 import { handlerLock, legacyConditionGate, type HandlerLock } from '../../platform/workflow/lock';
@@ -228,12 +228,14 @@ export class OrderActor {
    */
   async saveState(): Promise<boolean> {
     const json = JSON.stringify(this.state);
+    const info = workflowInfo();
     try {
       await savedStateActivities.save({
         tradeNo: this.state.tradeNo,
         state: this.state,
         status: this.state.status,
         refundedAmount: this.state.book ? refundedOf(this.state.book) : this.state.refundedAmount,
+        version: { runStartedMs: info.runStartTime.getTime(), historyLength: info.historyLength },
       });
     } catch (err) {
       log.error("an order's state could not be saved; its run stays open", {

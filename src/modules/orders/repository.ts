@@ -207,12 +207,26 @@ export class OrderRepository {
     return rows.length > 0;
   }
 
-  /** Keeps the state an order's run decided with, sealed, for its next run (SPEC §7). */
-  async saveState(tradeNo: string, sealed: string): Promise<void> {
+  /**
+   * Keeps the state an order's run decided with, sealed, for its next run (SPEC §7), unless a
+   * later decision is saved already: `version` orders saves by the run that made them (its
+   * start) and how long its history was, so a save that arrives late never replaces a newer one.
+   * The same decision saved again (a workflow task run twice) replaces itself.
+   */
+  async saveState(
+    tradeNo: string,
+    sealed: string,
+    version: { runStartedAt: Date; historyLength: number },
+  ): Promise<void> {
     await this.db.sequelize.query(
-      `INSERT INTO order_saved_states (trade_no, state, saved_at) VALUES (:tradeNo, :sealed, now())
-       ON CONFLICT (trade_no) DO UPDATE SET state = EXCLUDED.state, saved_at = EXCLUDED.saved_at`,
-      { replacements: { tradeNo, sealed } },
+      `INSERT INTO order_saved_states AS s (trade_no, state, saved_at, run_started_at, history_length)
+       VALUES (:tradeNo, :sealed, now(), :runStartedAt, :historyLength)
+       ON CONFLICT (trade_no) DO UPDATE
+          SET state = EXCLUDED.state, saved_at = EXCLUDED.saved_at,
+              run_started_at = EXCLUDED.run_started_at, history_length = EXCLUDED.history_length
+        WHERE s.run_started_at IS NULL
+           OR (s.run_started_at, s.history_length) <= (EXCLUDED.run_started_at, EXCLUDED.history_length)`,
+      { replacements: { tradeNo, sealed, ...version } },
     );
   }
 

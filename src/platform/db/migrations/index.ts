@@ -15,6 +15,7 @@ import { sealedApplicantData } from './0012-sealed-applicant-data';
 import { refundsAndSharing } from './0013-refunds-and-sharing';
 import { callbackRetention } from './0014-callback-retention';
 import { orderSavedStates } from './0015-order-saved-states';
+import { savedStateVersions } from './0016-saved-state-versions';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -38,4 +39,5 @@ export const migrations: Migration[] = [
   refundsAndSharing,
   callbackRetention,
   orderSavedStates,
+  savedStateVersions,
 ];
