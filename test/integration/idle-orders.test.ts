@@ -220,25 +220,31 @@ test('when the saved state is not what the read model says, then a refund that r
 test("when an older save of an order's state reaches the database after the newer one, then the newer stays and the order reopens from it", async () => {
   const paid = await pay.paidOrder({ amount: 100 });
   await ended(await workflowIdOf(paid.trade_no));
-  const [kept] = await stack.database.db.sequelize.query<{ run_started_at: Date; history_length: number }>(
-    'SELECT run_started_at, history_length FROM order_saved_states WHERE trade_no = :t',
-    { replacements: { t: paid.trade_no }, type: QueryTypes.SELECT },
-  );
+  const [kept] = await stack.database.db.sequelize.query<{
+    run_id: string;
+    run_started_at: Date;
+    history_length: number;
+    save_seq: number;
+  }>('SELECT run_id, run_started_at, history_length, save_seq FROM order_saved_states WHERE trade_no = :t', {
+    replacements: { t: paid.trade_no },
+    type: QueryTypes.SELECT,
+  });
   expect(kept!.history_length).toBeGreaterThan(1);
-  // Saves decided before the kept one (earlier in its run's history, and in an earlier run),
-  // arriving late, as a local activity of a workflow task that timed out may: each says the
-  // order was refunded 10, which its row does not, so a reopened run would refuse it.
+  // Saves decided before the kept one (earlier in its run's history, and in a run that started
+  // before it), arriving late, as a local activity of a workflow task that timed out may: each
+  // says the order was refunded 10, which its row does not, so a reopened run would refuse it.
   const { saveOrderState } = createActivities(stack.activityDeps);
-  const stale = (runStartedMs: number, historyLength: number) =>
+  const stale = (runId: string, runStartedMs: number, historyLength: number, saveSeq: number) =>
     saveOrderState({
       tradeNo: paid.trade_no,
       state: { stale: true },
       status: 'partially_refunded',
       refundedAmount: 10,
-      version: { runStartedMs, historyLength },
+      version: { runId, runStartedMs, historyLength, saveSeq },
     });
-  await stale(kept!.run_started_at.getTime(), kept!.history_length - 1);
-  await stale(kept!.run_started_at.getTime() - 1, 1_000_000);
+  const started = kept!.run_started_at.getTime();
+  await stale(kept!.run_id, started, kept!.history_length - 1, kept!.save_seq + 5);
+  await stale('an-earlier-run', started - 1, 1_000_000, 0);
 
   const refund = await pay.post<{ status: string }>('/api/v1/pay/refund', {
     trade_no: paid.trade_no,

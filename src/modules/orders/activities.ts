@@ -149,11 +149,11 @@ export interface SavedOrderState {
   status: OrderStatus;
   refundedAmount: number;
   /**
-   * Which decision this is: the saving run's start (epoch ms) and its history's length then. A
-   * save older than the one kept is dropped (repository.saveState). Absent only in saves of
-   * runs that decided before versions: those are taken as the oldest.
+   * Which decision this is: the saving run (its id and start, epoch ms), its history's length
+   * then, and how many saves the run made before. A save older than the one kept is dropped
+   * (repository.saveState). Absent only in saves of runs that decided before versions.
    */
-  version?: { runStartedMs: number; historyLength: number };
+  version?: { runId: string; runStartedMs: number; historyLength: number; saveSeq: number };
 }
 
 export type LoadedOrderState =
@@ -490,10 +490,23 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
      */
     async saveOrderState(input: SavedOrderState): Promise<void> {
       const { version, ...saved } = input;
-      await repo.saveState(input.tradeNo, sealSavedState(deps.payloadKeys, input.tradeNo, saved), {
-        runStartedAt: new Date(version?.runStartedMs ?? 0),
-        historyLength: version?.historyLength ?? 0,
-      });
+      const written = await repo.saveState(
+        input.tradeNo,
+        sealSavedState(deps.payloadKeys, input.tradeNo, saved),
+        {
+          runId: version?.runId ?? '',
+          runStartedAt: new Date(version?.runStartedMs ?? 0),
+          historyLength: version?.historyLength ?? 0,
+          saveSeq: version?.saveSeq ?? 0,
+        },
+      );
+      if (!written) {
+        deps.logger.warn('a save of an order state older than the one kept was dropped', {
+          trade_no: input.tradeNo,
+          run_id: version?.runId,
+          history_length: version?.historyLength,
+        });
+      }
     },
 
     /** The state the order's last run saved, if it is still the read model's (saveOrderState). */

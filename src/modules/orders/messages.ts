@@ -76,13 +76,31 @@ export const patches = {
    * A run started by this code asks this one patch, first, and it stands for every patch above:
    * each of those recorded a marker and an upsert of TemporalChangeVersion in every new run
    * (12 of the 36 events of a paid order that ends idle). Runs started before ask each one where
-   * they did (OrderActor.has). A patch added later is asked as usual, until the next baseline.
+   * they did (OrderActor.has, for the patches OrderPatch lists). A patch added later is asked
+   * with `patched()` in every run, until a new baseline stands for it.
    */
   orderBaseline: 'order-baseline-2026-11',
 } as const;
 
-/** The patches a run that holds patches.orderBaseline takes without asking. */
-export type OrderPatch = Exclude<(typeof patches)[keyof typeof patches], typeof patches.orderBaseline>;
+/**
+ * The patches a run that holds patches.orderBaseline takes without asking (OrderActor.has): those
+ * made before the baseline, listed by hand. A patch added later must not join this list: a
+ * baseline run started before that patch's code must replay without it, so it is asked with
+ * `patched()` in every run, until a new baseline stands for it.
+ */
+export type OrderPatch =
+  | typeof patches.orderLocalActivities
+  | typeof patches.orderHandlerLock
+  | typeof patches.orderExpiryWaitsForChannel
+  | typeof patches.refundUnansweredStaysInFlight
+  | typeof patches.orderPollsAsActivity
+  | typeof patches.orderPollsBySweeper
+  | typeof patches.orderRefundBook
+  | typeof patches.orderCreateRecordsItself
+  | typeof patches.orderHandlersApplyQueuedPayments
+  | typeof patches.orderAdoptsBook
+  | typeof patches.orderPreBookRefundsApplyQueuedPayments
+  | typeof patches.orderEndsWhenIdle;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
   `order:${appId}:${merchantOrderNo}`;

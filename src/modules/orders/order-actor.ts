@@ -133,6 +133,8 @@ export class OrderActor {
   readonly restored: Promise<void> | null = null;
   /** Why a reopening run has no state to go on with: every request is refused with it. */
   private ended: { type: string; message: string } | null = null;
+  /** How many saves of its state this run has made (each save's place among them). */
+  private saves = 0;
   /** The state as this run last saved (or loaded) it, serialized: unsaved changes differ. */
   savedJson: string | undefined;
 
@@ -235,7 +237,12 @@ export class OrderActor {
         state: this.state,
         status: this.state.status,
         refundedAmount: this.state.book ? refundedOf(this.state.book) : this.state.refundedAmount,
-        version: { runStartedMs: info.runStartTime.getTime(), historyLength: info.historyLength },
+        version: {
+          runId: info.runId,
+          runStartedMs: info.runStartTime.getTime(),
+          historyLength: info.historyLength,
+          saveSeq: this.saves++,
+        },
       });
     } catch (err) {
       log.error("an order's state could not be saved; its run stays open", {

@@ -54,6 +54,14 @@ export interface DuePoll {
  * The orders read model and the channel callback log. Only activities write orders (each
  * write idempotent on its key and guarded by the state it moves from); the API reads them.
  */
+/** Which decision a saved state is (saveState). */
+export interface SaveVersion {
+  runId: string;
+  runStartedAt: Date;
+  historyLength: number;
+  saveSeq: number;
+}
+
 export class OrderRepository {
   constructor(private readonly db: Database) {}
 
@@ -209,25 +217,28 @@ export class OrderRepository {
 
   /**
    * Keeps the state an order's run decided with, sealed, for its next run (SPEC §7), unless a
-   * later decision is saved already: `version` orders saves by the run that made them (its
-   * start) and how long its history was, so a save that arrives late never replaces a newer one.
-   * The same decision saved again (a workflow task run twice) replaces itself.
+   * later decision is saved already; false when this one was older and is dropped. Within a run,
+   * saves are ordered by its history's length, then by how many it made before; a run's saves
+   * replace another run's when it started no earlier (a later run, or a run reset from it, which
+   * keeps its start). The same decision saved again (a workflow task run twice) replaces itself.
    */
-  async saveState(
-    tradeNo: string,
-    sealed: string,
-    version: { runStartedAt: Date; historyLength: number },
-  ): Promise<void> {
-    await this.db.sequelize.query(
-      `INSERT INTO order_saved_states AS s (trade_no, state, saved_at, run_started_at, history_length)
-       VALUES (:tradeNo, :sealed, now(), :runStartedAt, :historyLength)
+  async saveState(tradeNo: string, sealed: string, version: SaveVersion): Promise<boolean> {
+    const rows = await this.db.sequelize.query(
+      `INSERT INTO order_saved_states AS s
+              (trade_no, state, saved_at, run_id, run_started_at, history_length, save_seq)
+       VALUES (:tradeNo, :sealed, now(), :runId, :runStartedAt, :historyLength, :saveSeq)
        ON CONFLICT (trade_no) DO UPDATE
-          SET state = EXCLUDED.state, saved_at = EXCLUDED.saved_at,
-              run_started_at = EXCLUDED.run_started_at, history_length = EXCLUDED.history_length
-        WHERE s.run_started_at IS NULL
-           OR (s.run_started_at, s.history_length) <= (EXCLUDED.run_started_at, EXCLUDED.history_length)`,
-      { replacements: { tradeNo, sealed, ...version } },
+          SET state = EXCLUDED.state, saved_at = EXCLUDED.saved_at, run_id = EXCLUDED.run_id,
+              run_started_at = EXCLUDED.run_started_at, history_length = EXCLUDED.history_length,
+              save_seq = EXCLUDED.save_seq
+        WHERE s.run_id IS NULL
+           OR (s.run_id <> EXCLUDED.run_id AND s.run_started_at <= EXCLUDED.run_started_at)
+           OR (s.run_id = EXCLUDED.run_id
+               AND (s.history_length, s.save_seq) <= (EXCLUDED.history_length, EXCLUDED.save_seq))
+       RETURNING s.trade_no`,
+      { replacements: { tradeNo, sealed, ...version }, type: QueryTypes.SELECT },
     );
+    return rows.length > 0;
   }
 
   /** The state the order's last run saved, sealed, with the read model's figures to check it by. */

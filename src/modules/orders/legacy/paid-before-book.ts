@@ -4,8 +4,8 @@
  * the lock leaves it for the book's loop as soon as it adopts the book (patches.orderAdoptsBook);
  * a run started before the lock stays in it until it ends.
  *
- * When it can be deleted: with legacy/refunds-before-book.ts, once no open order run lacks the
- * `order-refund-book` marker, and with the recorded histories that replay through it
+ * When it can be deleted: with legacy/refunds-before-book.ts, once no open order run lacks both
+ * the `order-refund-book` and the `order-baseline-2026-11` markers (a baseline run took the book), and with the recorded histories that replay through it
  * (test/fixtures/histories/before-*, their order-paid-partly-refunded.json and
  * order-paid-by-polling.json).
  */

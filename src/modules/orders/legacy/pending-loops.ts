@@ -6,7 +6,8 @@
  * When they can be deleted: a run that waited in one of these loops replays through it for as
  * long as it is open, and an order stays open long after it stopped pending (closed: for the late
  * payment window; paid: until refunded in full, or until it continues as new, which starts a run
- * on today's code). Each loop goes once no open order run lacks the marker that retired it, with
+ * on today's code). Each loop goes once every open order run holds the marker that retired it
+ * or the `order-baseline-2026-11` marker (which stands for it), with
  * the recorded histories that replay through it:
  * - `waitWhilePendingByTimers`: runs with neither `order-polls-as-activity` nor
  *   `order-polls-by-sweeper`; test/fixtures/histories/before-local-activities,

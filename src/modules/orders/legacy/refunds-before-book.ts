@@ -5,7 +5,8 @@
  * recorded; new runs never come here, and a paid run started under the lock adopts the book at
  * its next refund, result or share (patches.orderAdoptsBook).
  *
- * When it can be deleted: once no open order run lacks the `order-refund-book` marker (a paid
+ * When it can be deleted: once no open order run lacks both the `order-refund-book` and the
+ * `order-baseline-2026-11` markers (a baseline run took the book; a paid
  * order stays open until it is refunded in full or continues as new, which takes the book), and
  * with the recorded histories that replay through it: test/fixtures/histories/before-refund-book,
  * before-payload-encryption, before-publisher-attempts, before-payment-sweeper,
