@@ -151,9 +151,9 @@ export interface SavedOrderState {
   /**
    * Which decision this is: the saving run (its id and start, epoch ms), its history's length
    * then, and how many saves the run made before. A save older than the one kept is dropped
-   * (repository.saveState). Absent only in saves of runs that decided before versions.
+   * (repository.saveState).
    */
-  version?: { runId: string; runStartedMs: number; historyLength: number; saveSeq: number };
+  version: { runId: string; runStartedMs: number; historyLength: number; saveSeq: number };
 }
 
 export type LoadedOrderState =
@@ -494,17 +494,17 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
         input.tradeNo,
         sealSavedState(deps.payloadKeys, input.tradeNo, saved),
         {
-          runId: version?.runId ?? '',
-          runStartedAt: new Date(version?.runStartedMs ?? 0),
-          historyLength: version?.historyLength ?? 0,
-          saveSeq: version?.saveSeq ?? 0,
+          runId: version.runId,
+          runStartedAt: new Date(version.runStartedMs),
+          historyLength: version.historyLength,
+          saveSeq: version.saveSeq,
         },
       );
       if (!written) {
         deps.logger.warn('a save of an order state older than the one kept was dropped', {
           trade_no: input.tradeNo,
-          run_id: version?.runId,
-          history_length: version?.historyLength,
+          run_id: version.runId,
+          history_length: version.historyLength,
         });
       }
     },

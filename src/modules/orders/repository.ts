@@ -50,10 +50,6 @@ export interface DuePoll {
   merchantOrderNo: string;
 }
 
-/**
- * The orders read model and the channel callback log. Only activities write orders (each
- * write idempotent on its key and guarded by the state it moves from); the API reads them.
- */
 /** Which decision a saved state is (saveState). */
 export interface SaveVersion {
   runId: string;
@@ -62,6 +58,10 @@ export interface SaveVersion {
   saveSeq: number;
 }
 
+/**
+ * The orders read model and the channel callback log. Only activities write orders (each
+ * write idempotent on its key and guarded by the state it moves from); the API reads them.
+ */
 export class OrderRepository {
   constructor(private readonly db: Database) {}
 
