@@ -90,7 +90,8 @@ async function workerOf(taskQueue: string, code: string): Promise<{ stop(): Prom
 async function upgradeScene(): Promise<{
   api: ExtraApi;
   pay: PaymentsClient;
-  upgrade(): Promise<void>;
+  /** The earlier release's worker stops once the order's run is at rest, and this code's takes over. */
+  upgrade(tradeNo: string): Promise<void>;
   stop(): Promise<void>;
 }> {
   const taskQueue = uniqueName('tq-upgrade');
@@ -100,7 +101,8 @@ async function upgradeScene(): Promise<{
   return {
     api,
     pay,
-    async upgrade() {
+    async upgrade(tradeNo: string) {
+      await atRest(tradeNo);
       await worker.stop();
       worker = await workerOf(taskQueue, fs.readFileSync(globalState().bundlePath, 'utf8'));
     },
@@ -109,6 +111,35 @@ async function upgradeScene(): Promise<{
       await api.close();
     },
   };
+}
+
+/** The order's workflow, by its trade number. */
+async function orderHandle(tradeNo: string) {
+  const [row] = await stack.database.db.sequelize.query<{ merchant_order_no: string }>(
+    'SELECT merchant_order_no FROM orders WHERE trade_no = :t',
+    { replacements: { t: tradeNo }, type: QueryTypes.SELECT },
+  );
+  const workflowId = orderWorkflowId(app.app_id, row!.merchant_order_no);
+  return { workflowId, handle: stack.client.workflow.getHandle(workflowId) };
+}
+
+/**
+ * Until the earlier release has finished what it began for the order: no workflow task and no
+ * activity under way. The read model says "shared" as soon as the share is recorded, while the
+ * run's task that follows may still be running; a worker stopped in the middle of a task leaves
+ * it to time out (30 s, ORDER_WORKFLOW_TASK_TIMEOUT) before another worker can take the run,
+ * which is a worker dying, not the upgrade this file is about.
+ */
+async function atRest(tradeNo: string): Promise<void> {
+  const { handle } = await orderHandle(tradeNo);
+  await until(
+    'the earlier release at rest',
+    async () => {
+      const { raw } = await handle.describe();
+      return !raw.pendingWorkflowTask && (raw.pendingActivities ?? []).length === 0 ? true : undefined;
+    },
+    30_000,
+  );
 }
 
 async function sharingMerchant(pay: PaymentsClient): Promise<string> {
@@ -183,7 +214,7 @@ test('when an order shared under the earlier release is refunded in full under t
       async () => ((await pay.query(order.trade_no)).profit_sharing_status === 'finished' ? true : undefined),
       60_000,
     );
-    await scene.upgrade();
+    await scene.upgrade(order.trade_no);
 
     const refund = await refundInFull(pay, order.trade_no);
     expect({ status: refund.status, code: refund.code }).toEqual({ status: 200, code: 'success' });
@@ -216,7 +247,7 @@ test('when an order paid under the earlier release is refunded in full under thi
   try {
     const { pay } = scene;
     const order = await pay.paidOrder({ merchant_id: await sharingMerchant(pay), profit_sharing_amount: 60 });
-    await scene.upgrade();
+    await scene.upgrade(order.trade_no);
 
     const refund = await refundInFull(pay, order.trade_no);
     expect({ status: refund.status, code: refund.code }).toEqual({ status: 200, code: 'success' });
