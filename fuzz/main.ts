@@ -95,6 +95,10 @@ async function makeFixtures(stack: Stack): Promise<Fixtures> {
   const stamp = Date.now().toString(36);
   const merchantId = `fuzz-${stamp}`;
   await call(stack, 'POST', '/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Fuzz' });
+  // Its account at the sandbox channel (SPEC §5.8): the creates naming it reach the channel.
+  await call(stack, 'PUT', `/api/v1/merchant/${merchantId}/channel-accounts/sandbox`, {
+    sub_merchant_no: `S-${merchantId}`,
+  });
   const order = (no: string) => ({
     merchant_order_no: `FZ-${stamp}-${no}`,
     pay_method: 'qr_code',

@@ -59,6 +59,7 @@ import type {
   WireRefundState,
   WireShareReturnRequest,
   WireShareReturnState,
+  WireSubMerchant,
   WireSubmitApplication,
   WireUnfreezeRequest,
   WireUnfreezeState,
@@ -194,6 +195,13 @@ const applyAbnormalSchema = Joi.object<WireApplyAbnormalRefund>({
   bank_account: personalText.required(),
   real_name: personalText.required(),
 }).required();
+
+/**
+ * A sub-merchant number starting so stands for another platform's merchant: asked about, it is
+ * refused. Every other number is this platform's, the onboarding's own (SBXM…) and any a demo or
+ * a test makes up, so that any number can be attached.
+ */
+const FOREIGN_SUB_MERCHANT = /^foreign/i;
 
 /** A return from a receiver whose account holds this is refused, as by a receiver's channel. */
 const RETURN_REFUSE_MARKER = '[sandbox:refuse-return]';
@@ -742,6 +750,23 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       );
     }
     res.json(applicationState(app));
+  });
+
+  // Whether a sub-merchant is this platform's, asked before an account names it.
+  router.get('/v1/sub-merchants/:sub_merchant_no', (req, res) => {
+    const subMerchantNo = req.params.sub_merchant_no;
+    if (subMerchantNo.length > 64) {
+      throw new SandboxRefusal(400, 'invalid_request', 'a sub_merchant_no is at most 64 characters');
+    }
+    if (FOREIGN_SUB_MERCHANT.test(subMerchantNo)) {
+      throw new SandboxRefusal(
+        404,
+        'sub_merchant_not_found',
+        `sub-merchant ${subMerchantNo} does not belong to this platform`,
+      );
+    }
+    const answer: WireSubMerchant = { sub_merchant_no: subMerchantNo, status: 'active' };
+    res.json(answer);
   });
 
   router.use((req: Request, res: Response) => {

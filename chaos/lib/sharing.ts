@@ -68,6 +68,19 @@ export async function makeMerchants(
       Date.now() + 60_000,
     );
     if (a?.status !== 200) throw new Error(`merchant ${merchantId} not created: ${JSON.stringify(a)}`);
+    // Its account at the sandbox channel (SPEC §5.8), which its orders are made with.
+    const attached = await decided(
+      baseUrl,
+      app,
+      'PUT',
+      `/api/v1/merchant/${merchantId}/channel-accounts/sandbox`,
+      { sub_merchant_no: `S-${merchantId}` },
+      stats,
+      Date.now() + 60_000,
+    );
+    if (attached?.status !== 200) {
+      throw new Error(`merchant ${merchantId} account not attached: ${JSON.stringify(attached)}`);
+    }
     ids.push(merchantId);
   }
   return ids;

@@ -5,6 +5,7 @@
  * brings it up to date, so a query never sees an expired trade still waiting for its buyer.
  */
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { AppAuthBook, type AppAuthLifetimes } from './app-auth';
 import type { AlipaySandboxKeys } from './keys';
 import { Notifier, signedForm } from './notify';
 import { expiryOf, readOrder } from './order';
@@ -38,10 +39,14 @@ export interface GatewayOptions {
   refundDelayMs: number;
   logger: GatewayLogger;
   background?: Background;
+  /** The tokens' expires_in and re_expires_in, and an app_auth_code's life before scale. */
+  appAuth?: Partial<AppAuthLifetimes> & { codeTtlMs?: number };
 }
 
 export class AlipayGateway {
   readonly trades = new TradeStore();
+  /** The merchants' authorisations of apps: whose trades a call with an app_auth_token reaches. */
+  readonly appAuth: AppAuthBook;
   readonly scheduler: Background;
   readonly notifier: Notifier;
   readonly app: App;
@@ -51,6 +56,7 @@ export class AlipayGateway {
     this.scheduler = options.background ?? new Scheduler(options.logger);
     this.alipayPrivateKey = createPrivateKey(options.keys.alipayPrivateKeyPem);
     this.app = { appId: options.keys.appId, publicKey: createPublicKey(options.keys.appPublicKeyPem) };
+    this.appAuth = new AppAuthBook({ ...options.appAuth, appId: options.keys.appId, scale: options.scale });
     this.notifier = new Notifier({
       privateKey: this.alipayPrivateKey,
       scheduler: this.scheduler,
@@ -82,7 +88,9 @@ export class AlipayGateway {
       {
         ...(call.params.notify_url ? { notifyUrl: call.params.notify_url } : {}),
         ...(call.params.return_url ? { returnUrl: call.params.return_url } : {}),
-        ...(call.params.app_auth_token ? { appAuthToken: call.params.app_auth_token } : {}),
+        ...(call.params.app_auth_token
+          ? { appAuthToken: call.params.app_auth_token, merchant: this.merchantOf(call)! }
+          : {}),
       },
       totalFen,
       expiresAt,
@@ -110,9 +118,22 @@ export class AlipayGateway {
     return trade;
   }
 
-  /** The trade a method names (trade_no or out_trade_no), up to date, or ACQ.TRADE_NOT_EXIST. */
+  /**
+   * The trade a method names (trade_no or out_trade_no) among the calling merchant's, up to date,
+   * or ACQ.TRADE_NOT_EXIST.
+   */
   find(call: Call, ref: { out_trade_no?: string; trade_no?: string }): TradeRecord {
-    return this.touch(this.trades.find(ref, call.params.app_auth_token), call.now);
+    return this.touch(this.trades.find(ref, this.merchantOf(call)), call.now);
+  }
+
+  /**
+   * The merchant a call acts for (app-auth.ts): its authorisation for a token this gateway made
+   * (so a refreshed token finds the trades of the one before), else the token itself; undefined
+   * for the app's own trades. A token granted to the app but expired or replaced is refused.
+   */
+  merchantOf(call: Call): string | undefined {
+    const token = call.params.app_auth_token;
+    return token ? this.appAuth.merchantOf(token, call.params.app_id ?? '', call.now) : undefined;
   }
 
   notify(trade: TradeRecord, refund?: RefundRecord): void {

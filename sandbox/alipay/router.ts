@@ -2,13 +2,22 @@
  * An offline Alipay open-platform gateway as an Express router: `gateway.do` (API v2, RSA2) with
  * every request's signature checked against the app public key and every answer signed with the
  * Alipay private key, the app's submit of an order string (`/app-pay`, as the Alipay app would),
- * and the buyer's cashier (`/cashier/<trade_no>`). Any client with its answer verification on can
+ * the buyer's cashier (`/cashier/<trade_no>`) and the merchant's authorisation of the app
+ * (`/oauth2/appToAppAuth.htm`, app-auth-page.ts). Any client with its answer verification on can
  * talk to it; it is written on node:crypto alone (./wire.ts) so that such a test is one of
- * interoperability. The methods are in trade-methods.ts, royalty-methods.ts and zft.ts.
+ * interoperability. The methods are in trade-methods.ts, royalty-methods.ts, zft.ts and
+ * app-auth.ts (the exchange, refresh and query of app_auth_tokens, which a test may also mint).
  */
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import { readRawBody } from '../../src/platform/http/raw-body';
 import type { Background } from '../background';
+import {
+  appAuthHandlers,
+  type AlipaySandboxAppAuth,
+  type AppAuthGrant,
+  type AppAuthLifetimes,
+} from './app-auth';
+import { appAuthPageRoutes } from './app-auth-page';
 import { AlipayGateway, type Call, type GatewayLogger } from './gateway';
 import { pageOrScriptBody, readGatewayRequest, type GatewayRequest } from './http';
 import type { AlipaySandboxKeys } from './keys';
@@ -52,6 +61,12 @@ export interface AlipaySandboxOptions {
    * scheduled. A Scheduler of its own by default.
    */
   background?: Background;
+  /** expires_in of the app_auth_tokens it hands out, in seconds; 365 days by default. */
+  appAuthExpiresInSeconds?: number;
+  /** re_expires_in of their refresh tokens, in seconds; 372 days by default. */
+  appAuthReExpiresInSeconds?: number;
+  /** How long an app_auth_code stays usable, before timeScale; a day by default (Alipay's). */
+  appAuthCodeTtlMs?: number;
 }
 
 export interface AlipaySandbox {
@@ -80,6 +95,25 @@ export interface AlipaySandbox {
   zftOrder(externalId: string): AlipaySandboxZftOrder | undefined;
   /** How many requests of a method arrived (gateway.do and the app's submit), valid or not. */
   requests(method: string): number;
+  /**
+   * A merchant's authorisation of an app, as if the merchant had granted it: its app_auth_token,
+   * which alipay.open.auth.token.app.query answers `valid` until its auth_end (`invalid` after),
+   * and as unknown (isv.invalid-app-auth-token) to any app but `isvAppId` (this gateway's app).
+   * Its appRefreshToken refreshes it as a token from the page's code would be.
+   */
+  mintAppAuthToken(grant?: AppAuthGrant): AlipaySandboxAppAuth;
+  /**
+   * Sets expires_in and re_expires_in (seconds) of the tokens made from now on, by the exchange
+   * of a code, a refresh or a mint; answers the lifetimes now in force.
+   */
+  setAppAuthLifetimes(lifetimes: Partial<AppAuthLifetimes>): AppAuthLifetimes;
+  /**
+   * Ends now an app_auth_token (query: `invalid`; trade calls: 20001) or a refresh token
+   * (refresh: isv.refresh-token-time-out), found by its value; false when the gateway has neither.
+   */
+  expireAppAuth(tokenOrRefreshToken: string): boolean;
+  /** A token as it stands now, found by its app_auth_token or its refresh token. */
+  appAuth(tokenOrRefreshToken: string): AlipaySandboxAppAuth | undefined;
 }
 
 const silentLogger: GatewayLogger = { info() {}, warn() {} };
@@ -98,13 +132,24 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     refundDelayMs: (options.refundDelayMs ?? 1000) * scale,
     logger,
     ...(options.background ? { background: options.background } : {}),
+    appAuth: {
+      ...(options.appAuthExpiresInSeconds === undefined
+        ? {}
+        : { expiresInSeconds: options.appAuthExpiresInSeconds }),
+      ...(options.appAuthReExpiresInSeconds === undefined
+        ? {}
+        : { reExpiresInSeconds: options.appAuthReExpiresInSeconds }),
+      ...(options.appAuthCodeTtlMs === undefined ? {} : { codeTtlMs: options.appAuthCodeTtlMs }),
+    },
   });
   const royalty = new RoyaltyBook();
   const zft = new ZftBook();
+  const appAuth = gateway.appAuth;
   const handlers = {
     ...tradeHandlers(gateway, royalty),
     ...royaltyHandlers(gateway, royalty),
     ...zftHandlers(zft),
+    ...appAuthHandlers(appAuth),
   };
   const counts = new Map<string, number>();
 
@@ -270,6 +315,8 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     });
   });
 
+  appAuthPageRoutes(router, appAuth);
+
   router.use((req: Request, res: Response) => {
     res.status(404).json({ error: 'NOT_FOUND', message: `no such path: ${req.method} ${req.path}` });
   });
@@ -305,5 +352,9 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     royaltyUnfreeze: (tradeNo) => royalty.unfreezeOf(tradeNo),
     zftOrder: (externalId) => zft.peek(externalId),
     requests: (method) => counts.get(method) ?? 0,
+    mintAppAuthToken: (grant) => appAuth.mint(grant),
+    setAppAuthLifetimes: (lifetimes) => appAuth.setLifetimes(lifetimes),
+    expireAppAuth: (value) => appAuth.expire(value, Date.now()),
+    appAuth: (value) => appAuth.peek(value),
   };
 }

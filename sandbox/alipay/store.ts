@@ -35,7 +35,10 @@ export interface TradeOrder {
 export interface TradeContext {
   notifyUrl?: string;
   returnUrl?: string;
+  /** The app_auth_token the trade was made with, as sent. */
   appAuthToken?: string;
+  /** Whose trade it is (AlipayGateway.merchantOf): the token's authorisation, or the token. */
+  merchant?: string;
 }
 
 export interface RefundRecord {
@@ -76,7 +79,7 @@ function identity(method: PayMethod, order: TradeOrder, context: TradeContext): 
     order.buyer_id ?? null,
     order.buyer_open_id ?? null,
     order.sub_merchant?.merchant_id ?? null,
-    context.appAuthToken ?? null,
+    context.merchant ?? null,
   ]);
 }
 
@@ -149,14 +152,15 @@ export class TradeStore {
 
   /**
    * The trade a method names by trade_no or else out_trade_no (trade_no wins when both are
-   * given, as documented), among the merchant's (app_auth_token's) own; or TRADE_NOT_EXIST.
+   * given, as documented), among the merchant's own (an app_auth_token's authorisation, or the
+   * app's own trades without one); or TRADE_NOT_EXIST.
    */
-  find(ref: { out_trade_no?: string; trade_no?: string }, appAuthToken: string | undefined): TradeRecord {
+  find(ref: { out_trade_no?: string; trade_no?: string }, merchant: string | undefined): TradeRecord {
     const trade =
       ref.trade_no !== undefined
         ? this.byTradeNo.get(ref.trade_no)
         : this.byOutTradeNo.get(ref.out_trade_no!);
-    if (!trade || !trade.exists || (trade.context.appAuthToken ?? null) !== (appAuthToken ?? null)) {
+    if (!trade || !trade.exists || (trade.context.merchant ?? null) !== (merchant ?? null)) {
       throw tradeNotExist();
     }
     return trade;

@@ -7,9 +7,20 @@ import {
   loadOrCreateAlipaySandboxKeys,
   type AlipaySandboxKeys,
 } from './keys';
-import { createAlipaySandbox, type AlipaySandbox } from './router';
+import { createAlipaySandbox, type AlipaySandbox, type AlipaySandboxOptions } from './router';
 
-export const alipayUpstream: OfflineUpstream<'alipay', AlipaySandboxKeys, AlipaySandbox, object> = {
+/** Its own options beyond every upstream's: how long the app authorisations it grants last. */
+export type AlipayUpstreamOptions = Pick<
+  AlipaySandboxOptions,
+  'appAuthExpiresInSeconds' | 'appAuthReExpiresInSeconds' | 'appAuthCodeTtlMs'
+>;
+
+export const alipayUpstream: OfflineUpstream<
+  'alipay',
+  AlipaySandboxKeys,
+  AlipaySandbox,
+  AlipayUpstreamOptions
+> = {
   code: 'alipay',
   title: 'offline Alipay gateway',
   shortTitle: 'offline gateway',

@@ -59,11 +59,12 @@ export function signedAnswer(key: string, value: Record<string, unknown>, privat
   return `{${JSON.stringify(key)}:${json},"sign":${JSON.stringify(rsa2Sign(json, privateKey))}}`;
 }
 
-export type AnswerCode = '10000' | '20000' | '40001' | '40002' | '40004';
+export type AnswerCode = '10000' | '20000' | '20001' | '40001' | '40002' | '40004';
 
 const MESSAGES: Record<AnswerCode, string> = {
   '10000': 'Success',
   '20000': 'Service Currently Unavailable',
+  '20001': 'Insufficient Token Permissions',
   '40001': 'Missing Required Arguments',
   '40002': 'Invalid Arguments',
   '40004': 'Business Failed',
@@ -94,6 +95,8 @@ export const missingArgument = (subCode: string, subMsg: string) => new AlipayEr
 export const invalidArgument = (subCode: string, subMsg: string) => new AlipayError('40002', subCode, subMsg);
 /** 40004: well-formed, but the business refuses it (ACQ.* and the like). */
 export const businessFailed = (subCode: string, subMsg: string) => new AlipayError('40004', subCode, subMsg);
+/** 20001: the app_auth_token the call was made with is not (or no longer) valid. */
+export const tokenRefused = (subCode: string, subMsg: string) => new AlipayError('20001', subCode, subMsg);
 /** 20000: the outcome is unknown; the client is to ask again. */
 export const systemError = (subMsg: string) => new AlipayError('20000', 'ACQ.SYSTEM_ERROR', subMsg);
 

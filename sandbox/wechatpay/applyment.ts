@@ -218,6 +218,14 @@ export class WechatpayApplymentStore {
     return this.byCode.get(`${mchid}:${businessCode}`);
   }
 
+  /** The finished applyment that issued a sub_mchid to this service provider, if any. */
+  bySubMchid(mchid: string, subMchid: string): ApplymentRecord | undefined {
+    for (const record of this.byCode.values()) {
+      if (record.mchid === mchid && record.subMchid === subMchid) return record;
+    }
+    return undefined;
+  }
+
   byPageToken(token: string): ApplymentRecord | undefined {
     return this.byToken.get(token);
   }

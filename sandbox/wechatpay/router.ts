@@ -3,10 +3,11 @@
  * Express router: create (JSAPI, APP, H5, Native), query, close, refund, refund query and
  * abnormal refund (payment-routes.ts), profit sharing (add a receiver, share, query a sharing
  * order, unfreeze, return and query a return: sharing-routes.ts), onboarding (media upload,
- * applyment submit and query: applyment.ts), each request's WECHATPAY2-SHA256-RSA2048 signature
- * checked here and every answer signed with the platform key (platform-key.ts), plus a buyer's
- * checkout page (checkout.ts) and signed, encrypted callbacks retried on WeChat's rhythm
- * (callbacks.ts). Any v3 client with its response verification on can talk to it; it is written
+ * applyment submit and query: applyment.ts), a sub-merchant's settlement account read, which
+ * tells this service provider's sub-merchants from another's (sub-merchants.ts), each request's
+ * WECHATPAY2-SHA256-RSA2048 signature checked here and every answer signed with the platform key
+ * (platform-key.ts), plus a buyer's checkout page (checkout.ts) and signed, encrypted callbacks
+ * retried on WeChat's rhythm (callbacks.ts). Any v3 client with its response verification on can talk to it; it is written
  * on node:crypto alone (./wire.ts) so that such a test is one of interoperability. The request
  * schemas are in schemas.ts, the state and its transitions in store.ts, sharing.ts and
  * applyment.ts.
@@ -32,6 +33,7 @@ import {
   type WechatpaySandboxUnfreeze,
 } from './sharing';
 import { sharingRoutes } from './sharing-routes';
+import { DEFAULT_FOREIGN_SUB_MCHID_PREFIXES, subMerchantRoutes } from './sub-merchants';
 import { WechatpaySandboxStore, type AbnormalRefundApplication, type OrderRecord } from './store';
 import { WechatpayError, requestId, verifyRequest, wechatpayHeaders } from './wire';
 
@@ -56,6 +58,12 @@ export interface WechatpaySandboxOptions {
    * before timeScale; refundDelayMs by default.
    */
   returnDelayMs?: number;
+  /**
+   * Sub_mchids starting with one of these stand for another service provider's sub-merchants:
+   * the settlement account read answers them 403 NO_AUTH, unless an applyment here issued them.
+   * `['19999']` by default, so that a test can name a foreign sub_mchid (1999900001).
+   */
+  foreignSubMchidPrefixes?: readonly string[];
   logger?: WechatpaySandboxLogger;
   /** How callbacks are posted; the global fetch unless set. */
   callbackFetch?: typeof fetch;
@@ -212,6 +220,11 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     answer,
     unseal,
     log: (message, meta) => logger.info(message, meta),
+  });
+  subMerchantRoutes(router, {
+    applyments,
+    foreignSubMchidPrefixes: options.foreignSubMchidPrefixes ?? DEFAULT_FOREIGN_SUB_MCHID_PREFIXES,
+    answer,
   });
 
   router.use((req: Request, res: Response) => {

@@ -9,7 +9,10 @@ import {
 } from './keys';
 import { createWechatpaySandbox, type WechatpaySandbox } from './router';
 
-/** Its own options: the platform key's name, and how long a kept-processing return lasts. */
+/**
+ * Its own options: the platform key's name, how long a kept-processing return lasts, and which
+ * sub_mchids stand for another service provider's.
+ */
 export interface WechatpayUpstreamOptions {
   /**
    * `certificate`: the key is named by platform-certificate serial, and durapay is told to
@@ -18,6 +21,8 @@ export interface WechatpayUpstreamOptions {
   platformIdentity?: 'public_key' | 'certificate';
   /** How long a return whose description holds `[sandbox:return-processing]` stays so. */
   returnDelayMs?: number;
+  /** Sub_mchids of another service provider (`19999…` by default): see sub-merchants.ts. */
+  foreignSubMchidPrefixes?: readonly string[];
 }
 
 export const wechatpayUpstream: OfflineUpstream<

@@ -12,6 +12,7 @@ import { createDiagnosticActivities, type DiagnosticActivities } from '../diagno
 import { createApplicationActivities, type ApplicationActivities } from '../modules/applications';
 import type { AppRepository } from '../modules/apps';
 import { createCallbackActivities, type CallbackActivities } from '../modules/callbacks';
+import { createMerchantActivities, type MerchantActivities } from '../modules/merchants';
 import {
   createDelivery,
   createNotificationActivities,
@@ -52,6 +53,7 @@ export type Activities = OrderActivities &
   RefundActivities &
   NotificationActivities &
   ApplicationActivities &
+  MerchantActivities &
   CallbackActivities &
   DiagnosticActivities;
 
@@ -82,6 +84,7 @@ export function createActivities(given: ActivitiesDeps): Activities {
     ...createPaymentActivities({ db, logger, channels, metrics, timeScale, publisher, payloadKeys }),
     ...createRefundActivities({ db, logger, channels, metrics, payloadKeys, publisher }),
     ...createApplicationActivities({ db, logger, channels, payloadKeys, publisher }),
+    ...createMerchantActivities({ db, logger, channels, payloadKeys, publisher, timeScale }),
     ...createCallbackActivities({ db, logger, metrics }),
   };
   return failingPermanentDatabaseErrors(logger, activities);

@@ -28,6 +28,12 @@ export interface ChannelContext {
    * adapter finds the merchant's `app_auth_token` by it). Absent for a direct merchant.
    */
   subMerchantNo?: string;
+  /**
+   * The app_auth_token of an Alipay merchant that authorised durapay's app (its channel account,
+   * SPEC §5.8), opened from the account when the call is made: a refreshed token is used by the
+   * orders made before. When present, `subMerchantNo` is only the merchant's user id.
+   */
+  appAuthToken?: string;
   /** The channel's own number of the payment (WeChat `transaction_id`, Alipay `trade_no`); null: none yet. */
   channelTradeNo?: string | null;
   /** The order's currency (ISO 4217). */
@@ -268,6 +274,70 @@ export interface OnboardingPort {
   query(ctx: ChannelContext, applicationId: string): Promise<ApplicationState>;
 }
 
+// ---- merchant accounts ----
+
+/**
+ * A merchant's account at a channel as a client names it when it attaches one (SPEC §5.8): the
+ * WeChat Pay `sub_mchid`, the Alipay `smid` (直付通 secondary merchant) or `app_auth_token` (the
+ * merchant authorised durapay's app), the sandbox's `sub_merchant_no`.
+ */
+export type AccountClaim =
+  | { kind: 'sub_mchid'; subMchid: string }
+  | { kind: 'smid'; smid: string }
+  | { kind: 'app_auth_token'; appAuthToken: string }
+  | { kind: 'sub_merchant_no'; subMerchantNo: string };
+
+export type AccountKind = AccountClaim['kind'];
+
+/** What the channel says of a claimed account it confirmed. */
+export interface ConfirmedAccount {
+  /**
+   * The account's number at the channel, as orders record it: the sub_mchid, the smid, the
+   * sandbox's number; for an app_auth_token, the authorising merchant's user id (2088…).
+   */
+  accountNo: string | null;
+  /** When an app_auth_token stops working, when the channel says. */
+  tokenExpiresAt?: Date | null;
+}
+
+/**
+ * Confirms an account before durapay saves it (SPEC §5.8): WeChat Pay — the sub-merchant belongs
+ * to this service provider; Alipay — the token is valid and names this app, an smid is this
+ * provider's secondary merchant. A refused account throws ChannelError('refused') with the
+ * channel's reason; no answer throws ChannelError('unreachable' | 'timeout'). A channel that
+ * cannot confirm accounts leaves the port out, and an attached account is saved as given.
+ */
+export interface AccountsPort {
+  confirm(ctx: ChannelContext, claim: AccountClaim): Promise<ConfirmedAccount>;
+  /**
+   * Third-party authorisation (Alipay 第三方应用授权), where the channel has it: the merchant
+   * authorises durapay's app on the channel's page, which sends the browser back to `redirectUri`
+   * with a one-time code; the code is exchanged for a token, and the token refreshed before it
+   * expires. Refusals (an unknown or used code, a refresh token no longer valid) throw
+   * ChannelError('refused'); no answer throws ChannelError('unreachable' | 'timeout').
+   */
+  readonly authorization?: {
+    /** The page the merchant is sent to; `state` comes back unchanged with the code. */
+    pageUrl(input: { redirectUri: string; state: string }): string;
+    exchange(code: string): Promise<AuthorizedToken>;
+    refresh(refreshToken: string): Promise<AuthorizedToken>;
+  };
+}
+
+/** A token the channel issued for a merchant that authorised durapay's app. */
+export interface AuthorizedToken {
+  appAuthToken: string;
+  refreshToken: string;
+  /** The authorising merchant's user id at the channel (Alipay 2088…). */
+  userId: string;
+  /** The authorising merchant's own app id, as the channel names it. */
+  authAppId: string;
+  /** When the token stops working; null when the channel does not say (it is then never refreshed). */
+  expiresAt: Date | null;
+  /** When the refresh token stops working, when the channel says. */
+  refreshExpiresAt: Date | null;
+}
+
 // ---- callbacks ----
 
 /** A callback as it arrived: the raw body (signatures cover bytes) and first header values. */
@@ -411,6 +481,7 @@ export interface Channel {
   readonly refunds?: RefundsPort;
   readonly profitSharing?: ProfitSharingPort;
   readonly onboarding?: OnboardingPort;
+  readonly accounts?: AccountsPort;
   readonly callbacks?: CallbacksPort;
   readonly statements?: StatementsPort;
 }
@@ -421,6 +492,7 @@ const PORT_WORDS: Record<ChannelPortName, string> = {
   refunds: 'refunds',
   profitSharing: 'profit sharing',
   onboarding: 'onboarding',
+  accounts: 'merchant accounts',
   callbacks: 'callbacks',
   statements: 'statements',
 };

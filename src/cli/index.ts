@@ -56,6 +56,22 @@ registerAppCommands(program);
 registerKeyCommands(program);
 
 program
+  .command('merchants')
+  .description("manage merchants' channel accounts")
+  .command('attach')
+  .description(
+    "attach merchants' existing channel accounts, each confirmed by its channel first: one from the arguments (durapay merchants attach --app APP m-1 wechatpay sub_mchid=1900000109), or many from a CSV whose header names merchant_id, channel_code and the fields (sub_mchid, smid, app_auth_token, sub_merchant_no); exits 1 when any row is refused",
+  )
+  .argument('[account...]', '<merchant_id> <channel_code> field=value…')
+  .requiredOption('--app <app_id>', 'the app the merchants belong to')
+  .option('--csv <file>', 'a CSV of accounts to attach (- for standard input)')
+  .option('--concurrency <n>', 'accounts confirmed at once', '4')
+  .option('--json', "print each row's outcome as one JSON line")
+  .action((account: string[], opts: { app: string; csv?: string; concurrency: string; json?: boolean }) =>
+    commands.merchants().attach(account, opts),
+  );
+
+program
   .command('try')
   .description(
     'create a sandbox order through the running gateway, signed as the dev app, and print its pay_url',

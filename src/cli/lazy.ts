@@ -15,6 +15,7 @@ import type * as Bundle from './commands/bundle';
 import type * as Doctor from './commands/doctor';
 import type * as Keys from './commands/keys';
 import type * as KeysNew from './commands/keys-new';
+import type * as Merchants from './commands/merchants';
 import type * as Migrate from './commands/migrate';
 import type * as Postgres from './commands/postgres';
 import type * as Sandbox from './commands/sandbox';
@@ -30,6 +31,7 @@ export const commands = {
   doctor: (): typeof Doctor => require('./commands/doctor'),
   keys: (): typeof Keys => require('./commands/keys'),
   keysNew: (): typeof KeysNew => require('./commands/keys-new'),
+  merchants: (): typeof Merchants => require('./commands/merchants'),
   migrate: (): typeof Migrate => require('./commands/migrate'),
   postgres: (): typeof Postgres => require('./commands/postgres'),
   sandbox: (): typeof Sandbox => require('./commands/sandbox'),

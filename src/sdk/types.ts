@@ -224,7 +224,8 @@ export type NotificationEventType =
   | 'refund.succeeded'
   | 'refund.failed'
   | 'refund.abnormal'
-  | 'merchant.application.updated';
+  | 'merchant.application.updated'
+  | 'merchant.channel_account.updated';
 
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';
 

@@ -106,6 +106,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     client,
     channels,
     logger,
+    payloadKeys,
     tickMs: sweepTickMs(PAYMENT_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, config.timeScale))),
   });
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.

@@ -5,3 +5,4 @@ export { orderWorkflow } from '../modules/orders/workflow';
 export { refundWorkflow } from '../modules/refunds/workflow';
 export { merchantApplicationWorkflow } from '../modules/applications/workflow';
 export { callbackRetentionWorkflow } from '../modules/callbacks/workflow';
+export { channelTokenWorkflow } from '../modules/merchants/workflow';

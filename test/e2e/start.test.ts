@@ -8,7 +8,6 @@ import { envelope } from '../support/http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as PgClient } from 'pg';
 import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { signedFetch } from '../support/signing';
@@ -154,17 +153,16 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
     code: 'SIGN_ERROR',
   });
   // A WeChat Pay order through the whole stack: the worker reaches the sandbox with the settings
-  // npm start gave it. (Onboarding at WeChat Pay is not built: the merchant gets its sub_mchid here.)
+  // npm start gave it. The merchant's sub_mchid is attached as a client attaches it (SPEC §5.8),
+  // and the offline WeChat Pay confirms it belongs to this service provider.
   const merchant = await signedFetch(api, dev, 'POST', '/api/v1/merchant', {
     json: { merchant_id: 'TEA-1', merchant_name: 'Tea House' },
   });
   expect((await envelope(merchant)).code).toBe('success');
-  const pg = new PgClient({ connectionString: `postgres://postgres:durapay@127.0.0.1:${ports.pg}/durapay` });
-  await pg.connect();
-  await pg.query(
-    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = '1900000109', status = 'active' WHERE merchant_id = 'TEA-1'",
-  );
-  await pg.end();
+  const attached = await signedFetch(api, dev, 'PUT', '/api/v1/merchant/TEA-1/channel-accounts/wechatpay', {
+    json: { sub_mchid: '1900000109' },
+  });
+  expect((await envelope(attached)).code).toBe('success');
   const wechatpay = await envelope<{ pay_credential: { code_url: string } }>(
     await signedFetch(api, dev, 'POST', '/api/v1/pay/unified-order', {
       json: {

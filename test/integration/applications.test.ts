@@ -47,6 +47,15 @@ async function merchant(extra: Record<string, unknown> = {}): Promise<string> {
   return merchantId;
 }
 
+/** Attaches the merchant's account at the sandbox channel (SPEC §5.8), which its orders need. */
+async function attachSandbox(merchantId: string): Promise<void> {
+  const path = `/api/v1/merchant/${merchantId}/channel-accounts/sandbox`;
+  const res = await signedFetch(stack.baseUrl, app, 'PUT', path, {
+    json: { sub_merchant_no: `S-${merchantId}` },
+  });
+  expect((await envelope(res)).code).toBe('success');
+}
+
 async function apply(merchantId: string, body: Record<string, unknown> = {}): Promise<string> {
   const res = await post(`/api/v1/merchant/${merchantId}/apply`, {
     channel_code: 'sandbox',
@@ -261,6 +270,7 @@ describe('profit sharing through a merchant', () => {
         max_ratio: 0.1,
       },
     });
+    await attachSandbox(merchantId);
     const over = await post('/api/v1/pay/unified-order', order(merchantId, { profit_sharing_amount: 11 }));
     expect(over.status).toBe(422);
     expect((await envelope(over)).code).toBe('sharing_fee_exceed');

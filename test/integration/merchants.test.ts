@@ -39,6 +39,7 @@ interface MerchantRecord {
   channel_code: string | null;
   sub_merchant_no: string | null;
   profit_sharing: { receivers: Record<string, unknown>[]; max_ratio: number } | null;
+  channel_accounts: Record<string, unknown>[];
   created_at: string;
   updated_at: string;
 }
@@ -278,6 +279,7 @@ describe('GET /api/v1/merchant/{merchantID}', () => {
       channel_code: null,
       sub_merchant_no: null,
       profit_sharing: null,
+      channel_accounts: [],
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
     });

@@ -166,6 +166,13 @@ describe('POST /api/v1/pay/unified-order', () => {
         profit_sharing: { receivers: [{ type: 'merchant', account: 'r1', weight: 1 }] },
       });
       expect(made.code).toBe('success');
+      const account = `/api/v1/merchant/${merchant_id}/channel-accounts/sandbox`;
+      const attached = await envelope(
+        await signedFetch(stack.baseUrl, owner, 'PUT', account, {
+          json: { sub_merchant_no: `S-${merchant_id}` },
+        }),
+      );
+      expect(attached.code).toBe('success');
     }
     const base = () =>
       order({ amount: 100, merchant_id: merchants[0], profit_sharing_amount: 10, channel_code: 'sandbox' });

@@ -15,8 +15,6 @@ import { payloadsOf } from '../support/history';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type Answer, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
-import { signedFetch } from '../support/signing';
-import { envelope } from '../support/http';
 import { until } from '../support/wait';
 
 jest.setTimeout(600_000);
@@ -40,18 +38,9 @@ afterAll(async () => {
 
 type ReceiverSpec = { type: string; account: string; name?: string; weight: number };
 
-async function merchantWith(receivers: ReceiverSpec[]): Promise<string> {
-  const merchantId = `m-${randomUUID().slice(0, 12)}`;
-  const res = await signedFetch(stack.baseUrl, app, 'POST', '/api/v1/merchant', {
-    json: {
-      merchant_id: merchantId,
-      merchant_name: 'Shared Tea',
-      profit_sharing: { receivers, max_ratio: 1 },
-    },
-  });
-  expect((await envelope(res)).code).toBe('success');
-  return merchantId;
-}
+/** A merchant sharing with these receivers, with its account at the sandbox channel. */
+const merchantWith = (receivers: ReceiverSpec[]): Promise<string> =>
+  pay.merchant({ merchant_name: 'Shared Tea', profit_sharing: { receivers, max_ratio: 1 } });
 
 const MERCHANT: ReceiverSpec = { type: 'MERCHANT_ID', account: '1900000101', name: 'Tea Partner', weight: 1 };
 const PERSON: ReceiverSpec = { type: 'PERSONAL_OPENID', account: 'o-person', weight: 1 };

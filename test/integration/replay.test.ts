@@ -245,6 +245,12 @@ test('when scenarios run now, then their histories replay without a determinism 
       }),
     );
     expect(madeSharer.code).toBe('success');
+    const attached = await envelope(
+      await signedFetch(stack.baseUrl, app, 'PUT', `/api/v1/merchant/${sharer}/channel-accounts/sandbox`, {
+        json: { sub_merchant_no: `S-${sharer}` },
+      }),
+    );
+    expect(attached.code).toBe('success');
     const shared = await createOrder({ merchant_id: sharer, profit_sharing_amount: 60 });
     await fetch(shared.data!.pay_credential.pay_url, {
       method: 'POST',

@@ -56,10 +56,7 @@ async function sharingMerchant(): Promise<string> {
     },
   });
   expect(created.code).toBe('success');
-  await stack.database.db.sequelize.query(
-    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-    { replacements: { sub: SUB_MCHID, app: app.app_id, id }, type: QueryTypes.UPDATE },
-  );
+  await pay.attach(id, 'wechatpay', { sub_mchid: SUB_MCHID });
   return id;
 }
 

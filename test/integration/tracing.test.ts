@@ -12,7 +12,6 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { installTracing, type Tracing } from '../../src/platform/tracing';
@@ -55,10 +54,7 @@ beforeAll(async () => {
   expect((await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea' })).code).toBe(
     'success',
   );
-  await stack.database.db.sequelize.query(
-    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = '1900000109', status = 'active' WHERE app_id = :app AND merchant_id = :id",
-    { replacements: { app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
-  );
+  await pay.attach(merchantId, 'wechatpay', { sub_mchid: '1900000109' });
 });
 afterAll(async () => {
   await receiver?.stop();

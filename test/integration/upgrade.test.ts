@@ -153,6 +153,7 @@ async function sharingMerchant(pay: PaymentsClient): Promise<string> {
     },
   });
   expect(made.code).toBe('success');
+  await pay.attach(merchantId, 'sandbox', { sub_merchant_no: `S-${merchantId}` });
   return merchantId;
 }
 

@@ -41,10 +41,7 @@ beforeAll(async () => {
   expect(
     (await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' })).code,
   ).toBe('success');
-  await stack.database.db.sequelize.query(
-    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-    { replacements: { sub: SUB_MCHID, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
-  );
+  await pay.attach(merchantId, 'wechatpay', { sub_mchid: SUB_MCHID });
 });
 afterAll(async () => {
   await receiver?.stop();

@@ -34,10 +34,7 @@ beforeAll(async () => {
   merchantId = `MWX-${randomUUID().slice(0, 8)}`;
   const created = await pay.post('/api/v1/merchant', { merchant_id: merchantId, merchant_name: 'Tea House' });
   expect(created.code).toBe('success');
-  await stack.database.db.sequelize.query(
-    "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-    { replacements: { sub: SUB_MCHID, app: app.app_id, id: merchantId }, type: QueryTypes.UPDATE },
-  );
+  await pay.attach(merchantId, 'wechatpay', { sub_mchid: SUB_MCHID });
 });
 afterAll(async () => {
   await receiver?.stop();
@@ -255,11 +252,7 @@ describe('payments', () => {
     expect((await pay.post('/api/v1/merchant', { merchant_id: id, merchant_name: 'Moving Tea' })).code).toBe(
       'success',
     );
-    const setSub = (sub: string) =>
-      stack.database.db.sequelize.query(
-        "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-        { replacements: { sub, app: app.app_id, id }, type: QueryTypes.UPDATE },
-      );
+    const setSub = (sub: string) => pay.attach(id, 'wechatpay', { sub_mchid: sub });
     await setSub('1900000301');
     const paid = await create({ merchant_id: id });
     const lost = await create({ merchant_id: id, subject: 'Tea [sandbox:callback-lost]' });
@@ -488,10 +481,7 @@ describe('profit sharing', () => {
       profit_sharing: { receivers, max_ratio: 0.3 },
     });
     expect(created.code).toBe('success');
-    await stack.database.db.sequelize.query(
-      "UPDATE merchants SET channel_code = 'wechatpay', sub_merchant_no = :sub, status = 'active' WHERE app_id = :app AND merchant_id = :id",
-      { replacements: { sub: SUB_MCHID, app: app.app_id, id }, type: QueryTypes.UPDATE },
-    );
+    await pay.attach(id, 'wechatpay', { sub_mchid: SUB_MCHID });
     return id;
   }
 

@@ -345,6 +345,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     client,
     channels,
     logger,
+    payloadKeys,
     tickMs: sweepTickMs(PAYMENT_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, timeScale))),
   });
   sweeper.start();

@@ -31,6 +31,34 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
     const res = await signedFetch(stack.baseUrl, app, 'GET', path);
     return { status: res.status, ...(await envelope<T>(res)) };
   };
+  const put = async <T = Record<string, unknown>>(path: string, json: unknown): Promise<Answer<T>> => {
+    const res = await signedFetch(stack.baseUrl, app, 'PUT', path, { json });
+    return { status: res.status, ...(await envelope<T>(res)) };
+  };
+  const del = async <T = Record<string, unknown>>(path: string): Promise<Answer<T>> => {
+    const res = await signedFetch(stack.baseUrl, app, 'DELETE', path);
+    return { status: res.status, ...(await envelope<T>(res)) };
+  };
+
+  /** Attaches the merchant's account at a channel (SPEC §5.8); throws unless it succeeded. */
+  const attach = async (merchantId: string, channelCode: string, fields: Record<string, string>) => {
+    const a = await put(`/api/v1/merchant/${merchantId}/channel-accounts/${channelCode}`, fields);
+    if (a.code !== 'success') throw new Error(`attach failed: ${a.code} ${a.message}`);
+    return a.data!;
+  };
+
+  /** A new merchant of this app with an account at the sandbox channel, for its orders. */
+  const merchant = async (fields: Record<string, unknown> = {}): Promise<string> => {
+    const merchantId = `m-${randomUUID().slice(0, 12)}`;
+    const made = await post('/api/v1/merchant', {
+      merchant_id: merchantId,
+      merchant_name: 'Tea House',
+      ...fields,
+    });
+    if (made.code !== 'success') throw new Error(`merchant failed: ${made.code} ${made.message}`);
+    await attach(merchantId, 'sandbox', { sub_merchant_no: `S-${merchantId}` });
+    return merchantId;
+  };
 
   const orderBody = (overrides: Record<string, unknown> = {}) => ({
     merchant_order_no: `M-${randomUUID()}`,
@@ -97,6 +125,10 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
   return {
     post,
     get,
+    put,
+    del,
+    attach,
+    merchant,
     settled,
     orderBody,
     count,

@@ -7,7 +7,7 @@ import {
   callbackEventRefusal,
   callbackOrderRefusal,
   channelRefusal,
-  merchantChannelRefusal,
+  merchantAccountRefusal,
   refundRefusal,
   repeatCreateRefusal,
   sharingAmountRefusal,
@@ -192,28 +192,23 @@ describe('sharingRefusal', () => {
   });
 });
 
-describe('merchantChannelRefusal', () => {
-  const merchant = { merchantId: 'm1', subMerchantNo: '1900000001', channelCode: 'wechatpay' };
-
-  test('when the merchant has a sub-merchant number at another channel, then channel_create_fail naming it', () => {
-    expect(merchantChannelRefusal(merchant, 'alipay')).toEqual({
+describe('merchantAccountRefusal', () => {
+  test('when the merchant has no account at the channel, then channel_create_fail naming the channel', () => {
+    expect(merchantAccountRefusal('m1', 'alipay', null)).toEqual({
       code: 'channel_create_fail',
-      message: 'merchant m1 has no account at channel alipay: its account is at wechatpay',
+      message: 'merchant m1 has no account at channel alipay',
     });
   });
 
-  test('when the sub-merchant number names no channel, then the refusal says only where it is not', () => {
-    expect(merchantChannelRefusal({ ...merchant, channelCode: null }, 'alipay')?.message).toBe(
-      'merchant m1 has no account at channel alipay',
-    );
+  test('when its account there has expired, then channel_create_fail saying so', () => {
+    expect(merchantAccountRefusal('m1', 'alipay', { status: 'expired' })).toEqual({
+      code: 'channel_create_fail',
+      message: "merchant m1's account at channel alipay is expired: authorise it again",
+    });
   });
 
-  test.each([
-    ['the same channel', merchant, 'wechatpay'],
-    ['no sub-merchant number', { ...merchant, subMerchantNo: null }, 'alipay'],
-    ['no merchant', undefined, 'alipay'],
-  ])('when the order goes to %s, then nothing is refused', (_what, m, channelCode) => {
-    expect(merchantChannelRefusal(m, channelCode)).toBeNull();
+  test('when its account there is active, then nothing is refused', () => {
+    expect(merchantAccountRefusal('m1', 'alipay', { status: 'active' })).toBeNull();
   });
 });
 

@@ -165,6 +165,31 @@ export function apiPaths(): Record<string, Record<string, Schema>> {
     description,
     content: { 'text/html': { schema: { type: 'string' } } },
   });
+  paths['/api/v1/channels/alipay/app-auth'] = {
+    get: {
+      operationId: 'alipayAppAuthReturn',
+      tags: ['Merchants'],
+      summary: "Alipay's return from a merchant's authorisation",
+      description:
+        "Where Alipay sends the merchant's browser after it authorised this app (`app_id`, `app_auth_code`, `state`), from the page `POST /api/v1/merchant/{merchantID}/channel-accounts/alipay/authorization` answered. No app signs it: the state, single use and an hour old at most, says which app and merchant it is for. durapay exchanges the code, saves the token sealed as the merchant's Alipay account, and sends the browser on to the authorisation's `redirect_url` (with `merchant_id`, `channel_code=alipay`, `result=authorized`) or shows that it is saved. A forged, used or expired state, a cancelled authorisation or a code Alipay refuses: a page saying so, and nothing saved.",
+      security: [],
+      parameters: ['app_id', 'app_auth_code', 'state', 'source', 'error'].map((name) => ({
+        name,
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+      })),
+      responses: {
+        200: html('Saved (no redirect_url was given).'),
+        303: { description: 'Saved: on to the redirect_url.' },
+        400: html(
+          'A forged, used or expired state, a cancelled authorisation, or a code Alipay refused: nothing saved.',
+        ),
+        500: html('durapay could not save it: nothing saved.'),
+        502: html('Alipay did not answer: nothing saved.'),
+      },
+    },
+  };
   paths['/codec/decode'] = { post: codecOperation('decode'), options: preflight('Decode') };
   paths['/codec/encode'] = { post: codecOperation('encode'), options: preflight('Encode') };
   paths['/codec/login'] = {

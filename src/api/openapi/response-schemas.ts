@@ -76,6 +76,7 @@ const NOTIFICATION_EVENTS = [
   'refund.failed',
   'refund.abnormal',
   'merchant.application.updated',
+  'merchant.channel_account.updated',
 ] as const;
 
 const tradeNo: Schema = {
@@ -120,6 +121,36 @@ const profitSharing: Schema = {
   },
   additionalProperties: false,
 };
+
+/** SPEC §5.8: a merchant's account at one channel. */
+const channelAccount = {
+  type: 'object',
+  description:
+    "A merchant's account at one channel. The fields that name it are the channel's: `sub_mchid` (wechatpay), `smid` or `app_auth_token` with `user_id` (alipay), `sub_merchant_no` (sandbox).",
+  required: ['channel_code', 'status', 'source', 'activated_at', 'updated_at'],
+  properties: {
+    channel_code: { type: 'string', enum: ['wechatpay', 'alipay', 'sandbox'] },
+    sub_mchid: text,
+    smid: text,
+    app_auth_token: {
+      ...textOrNull,
+      description: 'Masked: all but the last 4 characters replaced by `*`.',
+    },
+    user_id: { ...textOrNull, description: "The authorising merchant's Alipay user id, when known." },
+    sub_merchant_no: text,
+    status: {
+      type: 'string',
+      enum: ['active', 'expired'],
+      description:
+        '`expired`: an Alipay authorisation that could not be refreshed; orders at it are refused.',
+    },
+    source: { type: 'string', enum: ['onboarding', 'attached', 'authorized', 'migrated'] },
+    token_expires_at: timeOrNull,
+    activated_at: time,
+    updated_at: time,
+  },
+  additionalProperties: false,
+} satisfies Schema & { required: string[]; properties: Record<string, Schema> };
 
 /** The data of each successful answer, by name under `components.schemas`. */
 export const DATA_SCHEMAS: Record<string, Schema> = {
@@ -223,10 +254,38 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       channel_code: textOrNull,
       sub_merchant_no: textOrNull,
       profit_sharing: { oneOf: [profitSharing, { type: 'null' }] },
+      channel_accounts: {
+        type: 'array',
+        items: ref('ChannelAccount'),
+        description: 'Its attached accounts, the most recently activated first (SPEC §5.8).',
+      },
       created_at: time,
       updated_at: time,
     },
-    'A merchant record, as get and list return it.',
+    'A merchant record, as get and list return it. `channel_code` and `sub_merchant_no` show its most recently activated account.',
+  ),
+  ChannelAccount: channelAccount,
+  MerchantChannelAccount: {
+    ...channelAccount,
+    description:
+      "A merchant's account at one channel, with the merchant's id (merchant.channel_account.updated).",
+    required: ['merchant_id', ...channelAccount.required],
+    properties: { merchant_id: text, ...channelAccount.properties },
+  },
+  ChannelAccountList: record(
+    { merchant_id: text, list: { type: 'array', items: ref('ChannelAccount') } },
+    "The merchant's attached accounts, the most recently activated first.",
+  ),
+  AuthorizationStarted: record(
+    {
+      authorize_url: { type: 'string', format: 'uri' },
+      expires_at: time,
+    },
+    "Alipay's authorisation page for the merchant, and until when its link works.",
+  ),
+  DetachedChannelAccount: record(
+    { merchant_id: text, channel_code: text, detached_at: time },
+    'The account detached; orders made with it keep using it.',
   ),
   MerchantPage: record(
     {

@@ -26,6 +26,11 @@ export function webhooks(): Schema {
       "A refund's money left the order but the buyer's account could not take it: pay it out another way.",
     ],
     ['merchant.application.updated', 'Application', 'An onboarding application changed.'],
+    [
+      'merchant.channel_account.updated',
+      'MerchantChannelAccount',
+      "A merchant's authorisation of this app at a channel was saved, or it expired and could not be refreshed.",
+    ],
   ];
   const header = (name: string, description: string, example: string) => ({
     name,

@@ -40,12 +40,26 @@ export class AlipayClient {
   }
 
   /**
-   * A merchant that authorised durapay's app (第三方应用授权) is acted for with its app_auth_token;
-   * a secondary merchant's smid (2088…) is named inside each trade instead (toWireCreate).
+   * A merchant that authorised durapay's app (第三方应用授权) is acted for with its app_auth_token:
+   * the token of its channel account when the context carries one, else (orders made before
+   * accounts held tokens) a subMerchantNo that is not an smid is itself the token. A secondary
+   * merchant's smid (2088…) is named inside each trade instead (smidOf, toWireCreate).
    */
-  authOf(ctx: { subMerchantNo?: string }): { app_auth_token?: string } {
+  authOf(ctx: { subMerchantNo?: string; appAuthToken?: string }): { app_auth_token?: string } {
+    if (ctx.appAuthToken) return { app_auth_token: ctx.appAuthToken };
     const no = ctx.subMerchantNo;
     return no && !isSmid(no) ? { app_auth_token: no } : {};
+  }
+
+  /**
+   * The 直付通 secondary merchant a trade names in sub_merchant, if any. With an app_auth_token
+   * the subMerchantNo is the authorising merchant's user id, a 2088… number like an smid: the
+   * trade is the merchant's own, not a secondary merchant's.
+   */
+  smidOf(ctx: { subMerchantNo?: string; appAuthToken?: string }): string | undefined {
+    if (ctx.appAuthToken) return undefined;
+    const no = ctx.subMerchantNo;
+    return no && isSmid(no) ? no : undefined;
   }
 
   field(answer: Answer | undefined, key: string, what: string): string {

@@ -16,6 +16,11 @@ export interface AlipayConfig {
   privateKey: string;
   /** Alipay's public key (SPKI PEM): answers and notifications are verified with it. */
   alipayPublicKey: string;
+  /**
+   * The third-party app authorisation page (appToAppAuth.htm), when ALIPAY_AUTH_PAGE_URL sets it;
+   * otherwise the gateway's own (authPageUrlOf).
+   */
+  authPageUrl?: string;
 }
 
 /** The variables' schema (ALIPAY_SANDBOX_ENABLED is the development hook's). */
@@ -29,7 +34,28 @@ export const ALIPAY_SETTINGS = {
   ALIPAY_PRIVATE_KEY_FILE: Joi.string(),
   ALIPAY_PUBLIC_KEY: Joi.string(),
   ALIPAY_PUBLIC_KEY_FILE: Joi.string(),
+  // No default here: unset, the page follows ALIPAY_GATEWAY_URL (authPageUrlOf).
+  ALIPAY_AUTH_PAGE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
 };
+
+/** Alipay's authorisation page for each of its gateways: production, and both sandboxes. */
+const ALIPAY_AUTH_PAGES: Record<string, string> = {
+  'openapi.alipay.com': 'https://openauth.alipay.com/oauth2/appToAppAuth.htm',
+  'openapi-sandbox.dl.alipaydev.com': 'https://openauth-sandbox.dl.alipaydev.com/oauth2/appToAppAuth.htm',
+  'openapi.alipaydev.com': 'https://openauth.alipaydev.com/oauth2/appToAppAuth.htm',
+};
+
+/**
+ * Where a merchant authorises the app: ALIPAY_AUTH_PAGE_URL when set; else the page of the
+ * configured gateway, Alipay's own for its production and sandbox gateways, and for any other
+ * gateway (durapay's offline one, mounted at …/alipay/gateway.do) `oauth2/appToAppAuth.htm`
+ * beside its gateway.do, so that pointing ALIPAY_GATEWAY_URL at it is enough.
+ */
+export function authPageUrlOf(config: Pick<AlipayConfig, 'gatewayUrl' | 'authPageUrl'>): string {
+  if (config.authPageUrl) return config.authPageUrl;
+  const gateway = new URL(config.gatewayUrl);
+  return ALIPAY_AUTH_PAGES[gateway.hostname] ?? new URL('oauth2/appToAppAuth.htm', gateway).toString();
+}
 
 /** The Alipay app when ALIPAY_APP_ID is set; its two keys are then required. */
 export function alipayConfig(str: SettingReader, cwd: string): AlipayConfig | undefined {
@@ -61,11 +87,13 @@ export function alipayConfig(str: SettingReader, cwd: string): AlipayConfig | un
     );
   }
   const sellerId = str('ALIPAY_SELLER_ID');
+  const authPageUrl = str('ALIPAY_AUTH_PAGE_URL');
   return {
     gatewayUrl: str('ALIPAY_GATEWAY_URL')!,
     appId,
     ...(sellerId ? { sellerId } : {}),
     privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
     alipayPublicKey: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    ...(authPageUrl ? { authPageUrl } : {}),
   };
 }

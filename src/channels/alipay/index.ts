@@ -3,9 +3,9 @@
  * wire is alipay-sdk's: it signs every request, checks every answer's signature (validateSign),
  * builds the page, wap and app payment strings, and verifies notifications. This adapter maps
  * durapay's ports onto Alipay's methods; a secondary merchant (直付通) is named on each trade.
- * One file per port (payments.ts, refunds.ts, sharing.ts, onboarding.ts, callbacks.ts) over the
- * app's transport (client.ts); wire types and state mapping in transformers.ts, onboarding's body
- * in zft.ts.
+ * One file per port (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts,
+ * callbacks.ts) over the app's transport (client.ts); wire types and state mapping in
+ * transformers.ts, onboarding's body in zft.ts.
  */
 import type {
   CallbackCheck,
@@ -20,6 +20,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
+import { alipayAccounts, type AlipayAccountsPort } from './accounts';
 import { alipayCallbacks, verifyNotify } from './callbacks';
 import { AlipayClient, type AlipayChannelOptions } from './client';
 import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from './config';
@@ -44,6 +45,11 @@ export class AlipayChannel implements Channel {
   readonly refunds: RefundsPort;
   readonly profitSharing: ProfitSharingPort;
   readonly onboarding: OnboardingPort;
+  /**
+   * An app_auth_token is confirmed by Alipay's query of it, an smid by its shape; a merchant
+   * authorises the app on Alipay's page and its token is exchanged and refreshed (accounts.ts).
+   */
+  readonly accounts: AlipayAccountsPort;
   readonly callbacks: CallbacksPort;
   private readonly client: AlipayClient;
 
@@ -53,6 +59,7 @@ export class AlipayChannel implements Channel {
     this.refunds = alipayRefunds(this.client);
     this.profitSharing = alipaySharing(this.client);
     this.onboarding = alipayOnboarding(this.client);
+    this.accounts = alipayAccounts(this.client);
     this.callbacks = alipayCallbacks(this.client);
   }
 

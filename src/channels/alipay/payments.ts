@@ -2,7 +2,7 @@
 import { qrImage } from '../../platform/qr';
 import { ChannelError } from '../errors';
 import type { PaymentState, PaymentsPort } from '../ports';
-import { isSmid, type AlipayClient } from './client';
+import type { AlipayClient } from './client';
 import { beijingTime, CREATE_METHOD, paymentStateOf, toWireCreate } from './transformers';
 
 export function alipayPayments(client: AlipayClient): PaymentsPort {
@@ -10,8 +10,7 @@ export function alipayPayments(client: AlipayClient): PaymentsPort {
     create: async (ctx, input) => {
       const method = CREATE_METHOD[input.payMethod];
       if (!method) throw new ChannelError('not_supported', `Alipay does not support ${input.payMethod}`);
-      const smid = ctx.subMerchantNo && isSmid(ctx.subMerchantNo) ? ctx.subMerchantNo : undefined;
-      const bizContent = toWireCreate(input, smid);
+      const bizContent = toWireCreate(input, client.smidOf(ctx));
       const params = { bizContent, notify_url: input.callbackUrl, ...client.authOf(ctx) };
       switch (input.payMethod) {
         case 'qr_code': {

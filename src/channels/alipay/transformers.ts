@@ -8,6 +8,7 @@
 import { ChannelError } from '../errors';
 import type {
   ApplicationState,
+  AuthorizedToken,
   ChannelEvent,
   CreatePaymentInput,
   PaymentState,
@@ -429,4 +430,38 @@ export function zftStateOf(order: Record<string, unknown>): ApplicationState {
     default:
       return { ...base, status: 'submitted' };
   }
+}
+
+// ---- app authorisation (第三方应用授权) ----
+
+/** Seconds as Alipay writes them, a number or a string of digits; undefined otherwise. */
+function seconds(value: unknown): number | undefined {
+  const n = typeof value === 'string' && /^\d{1,12}$/.test(value.trim()) ? Number(value) : value;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * `alipay.open.auth.token.app`'s token: from the newer answer's `tokens` list (its first entry,
+ * the one merchant's authorisation), each field falling back to the same field flat, as older
+ * answers carry them. expires_in and re_expires_in are seconds from `now`. No value is ever put
+ * in an error: they are credentials.
+ */
+export function authorizedTokenOf(answer: Answer, now: Date): AuthorizedToken {
+  const listed = Array.isArray(answer.tokens) ? (answer.tokens[0] as unknown) : undefined;
+  const entry = typeof listed === 'object' && listed !== null ? (listed as Record<string, unknown>) : {};
+  const what = 'app authorisation token';
+  const field = (key: string) => text(entry, key) ?? required(answer, key, what);
+  const expiresIn = seconds(entry.expires_in ?? answer.expires_in);
+  if (expiresIn === undefined) {
+    throw new ChannelError('invalid_response', `Alipay ${what} answered without expires_in in seconds`);
+  }
+  const reExpiresIn = seconds(entry.re_expires_in ?? answer.re_expires_in);
+  return {
+    appAuthToken: field('app_auth_token'),
+    refreshToken: field('app_refresh_token'),
+    userId: field('user_id'),
+    authAppId: field('auth_app_id'),
+    expiresAt: new Date(now.getTime() + expiresIn * 1000),
+    refreshExpiresAt: reExpiresIn === undefined ? null : new Date(now.getTime() + reExpiresIn * 1000),
+  };
 }

@@ -1,12 +1,13 @@
 /**
  * The sandbox channel (`channel_code: "sandbox"`): the adapter of durapay's own simulator
  * (sandbox/), which it talks to over HTTP exactly as to a real upstream. One file per port
- * (payments.ts, refunds.ts, sharing.ts, onboarding.ts, callbacks.ts) over the transport
+ * (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts) over the transport
  * (client.ts); wire types and parsing in transformers.ts, signing in signature.ts.
  */
 import { createHmac } from 'node:crypto';
 import type { PayMethod } from '../../modules/orders/rules';
 import type {
+  AccountsPort,
   CallbacksPort,
   Channel,
   ChannelCapabilities,
@@ -18,6 +19,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
 } from '../ports';
+import { sandboxAccounts } from './accounts';
 import { sandboxCallbacks } from './callbacks';
 import { SandboxClient, type SandboxChannelOptions } from './client';
 import { sandboxOnboarding } from './onboarding';
@@ -52,6 +54,7 @@ export class SandboxChannel implements Channel {
   readonly refunds: RefundsPort;
   readonly profitSharing: ProfitSharingPort;
   readonly onboarding: OnboardingPort;
+  readonly accounts: AccountsPort;
   readonly callbacks: CallbacksPort;
   private readonly client: SandboxClient;
 
@@ -65,6 +68,7 @@ export class SandboxChannel implements Channel {
     this.refunds = sandboxRefunds(this.client);
     this.profitSharing = sandboxSharing(this.client);
     this.onboarding = sandboxOnboarding(this.client);
+    this.accounts = sandboxAccounts(this.client);
     this.callbacks = sandboxCallbacks(this.client);
   }
 

@@ -261,6 +261,12 @@ export interface WireApplicationState {
   detail: Record<string, unknown>;
 }
 
+/** A sub-merchant the simulator knows (GET /v1/sub-merchants/{sub_merchant_no}). */
+export interface WireSubMerchant {
+  sub_merchant_no: string;
+  status: 'active';
+}
+
 export interface WirePaymentCallback {
   event_id: string;
   type: 'payment.paid';
@@ -449,6 +455,12 @@ export function parseApplicationState(json: unknown): ApplicationState {
     throw invalid('application state', 'a finished application must carry "sub_merchant_no"');
   }
   return state;
+}
+
+export function parseSubMerchant(json: unknown): { subMerchantNo: string } {
+  const o = WireObject.of('sub-merchant', json);
+  o.oneOf('status', ['active'] as const);
+  return { subMerchantNo: o.string('sub_merchant_no') };
 }
 
 const REFUND_CALLBACK_STATUS = {

@@ -4,10 +4,19 @@
  * (request signing, response verification); this adapter maps durapay's ports onto the partner
  * APIs, with wire types and state mapping in transformers.ts and callback crypto in
  * signature.ts; onboarding's body and states are in applyment.ts. One file per port (payments.ts,
- * refunds.ts, sharing.ts, onboarding.ts, callbacks.ts) over the account's transport (client.ts).
+ * refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts) over the account's transport
+ * (client.ts).
  */
 import type { Channel, ChannelCapabilities, ChannelDescriptor, ChannelFactory } from '../ports';
-import type { CallbacksPort, OnboardingPort, PaymentsPort, ProfitSharingPort, RefundsPort } from '../ports';
+import type {
+  AccountsPort,
+  CallbacksPort,
+  OnboardingPort,
+  PaymentsPort,
+  ProfitSharingPort,
+  RefundsPort,
+} from '../ports';
+import { wechatpayAccounts } from './accounts';
 import { wechatpayCallbacks } from './callbacks';
 import { WechatpayClient, type WechatpayChannelOptions } from './client';
 import { WECHATPAY_SETTINGS, wechatpayConfig, type WechatpayConfig } from './config';
@@ -43,6 +52,8 @@ export class WechatpayChannel implements Channel {
    */
   readonly profitSharing: ProfitSharingPort;
   readonly onboarding: OnboardingPort;
+  /** A claimed sub_mchid is confirmed by reading its settlement account as its service provider. */
+  readonly accounts: AccountsPort;
   readonly callbacks: CallbacksPort;
 
   constructor(options: WechatpayChannelOptions) {
@@ -51,6 +62,7 @@ export class WechatpayChannel implements Channel {
     this.refunds = wechatpayRefunds(client);
     this.profitSharing = wechatpaySharing(client);
     this.onboarding = wechatpayOnboarding(client);
+    this.accounts = wechatpayAccounts(client);
     this.callbacks = wechatpayCallbacks(client);
   }
 }

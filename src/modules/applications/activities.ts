@@ -3,7 +3,7 @@ import { ChannelError, toActivityFailure } from '../../channels/errors';
 import type { ApplicationState, OnboardingPort } from '../../channels/ports';
 import { ApplicationRepository, type ApplicationRow } from './repository';
 import { applicationView } from './view';
-import { MerchantRepository, applicantOf } from '../merchants';
+import { ChannelAccountRepository, MerchantRepository, applicantOf, onboardedClaim } from '../merchants';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
@@ -29,8 +29,22 @@ function differs(a: ApplicationState, b: ApplicationState | null): boolean {
  * (with its sub_merchant_no) or rejected. An active merchant applying at another channel stays
  * active; only an open audit is rejected.
  */
-async function followApplication(merchants: MerchantRepository, a: ApplicationRow): Promise<void> {
-  if (a.status === 'finished') {
+async function followApplication(
+  merchants: MerchantRepository,
+  accounts: ChannelAccountRepository,
+  a: ApplicationRow,
+): Promise<void> {
+  if (a.status === 'finished' && a.sub_merchant_no !== null) {
+    // The channel issued the account: it is the merchant's account there (SPEC §5.8).
+    await accounts.attach({
+      appId: a.app_id,
+      merchantId: a.merchant_id,
+      channelCode: a.channel_code,
+      claim: onboardedClaim(a.channel_code, a.sub_merchant_no),
+      confirmed: { accountNo: a.sub_merchant_no },
+      source: 'onboarding',
+    });
+  } else if (a.status === 'finished') {
     await merchants.markActive(a.app_id, a.merchant_id, a.channel_code, a.sub_merchant_no);
   } else if (a.status === 'rejected') {
     await merchants.markRejected(a.app_id, a.merchant_id);
@@ -56,6 +70,7 @@ export type ApplicationActivities = ReturnType<typeof createApplicationActivitie
 export function createApplicationActivities(deps: ApplicationActivityDeps) {
   const repo = new ApplicationRepository(deps.db, deps.payloadKeys);
   const merchants = new MerchantRepository(deps.db, deps.payloadKeys);
+  const accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
 
   async function load(applicationId: string) {
     const a = await repo.find(applicationId);
@@ -135,7 +150,7 @@ export function createApplicationActivities(deps: ApplicationActivityDeps) {
     }): Promise<boolean> {
       const changed = await repo.recordState(input.applicationId, input.state);
       const a = await load(input.applicationId);
-      await followApplication(merchants, a);
+      await followApplication(merchants, accounts, a);
       if ((changed || input.seq === 1) && a.notify_url) {
         await deps.publisher.publish({
           appId: a.app_id,

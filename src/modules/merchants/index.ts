@@ -10,3 +10,7 @@ export {
 } from './repository';
 export { applicantOf } from './view';
 export { DEFAULT_MAX_SHARING_RATIO } from './rules';
+export { ChannelAccountRepository, NoSuchMerchantError, onboardedClaim } from './account-repository';
+export { attachAccount } from './attach';
+export { ACCOUNT_KINDS, attachSchema, claimOf, type ChannelAccount } from './accounts';
+export { createMerchantActivities, type MerchantActivities } from './activities';

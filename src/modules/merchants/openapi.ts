@@ -1,12 +1,20 @@
 // The merchant operations of the OpenAPI document, beside the routes that serve them.
 import { type ApiOperation, type OperationPathParameter } from '../../platform/http/openapi';
 import { createMerchantSchema, listMerchantsQuery } from './schemas';
+import { attachAnySchema } from './accounts';
+import { authorizationSchema } from './account-routes';
 
 /** The `{merchantID}` of every merchant path, the applications' included. */
 export const merchantIdParameter: OperationPathParameter = {
   name: 'merchantID',
   description: 'The `merchant_id` you gave the merchant (case kept).',
   example: 'shop-001',
+};
+
+const channelCodeParameter: OperationPathParameter = {
+  name: 'channel_code',
+  description: 'The channel of the account: `wechatpay`, `alipay` or `sandbox`.',
+  example: 'wechatpay',
 };
 
 export const merchantOperations: ApiOperation[] = [
@@ -72,6 +80,69 @@ export const merchantOperations: ApiOperation[] = [
     scope: 'merchants',
     pathParameters: [merchantIdParameter],
     data: 'Merchant',
+    errors: { 400: ['invalid_param'], 404: ['order_not_found'], 500: ['database_error'] },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/merchant/{merchantID}/channel-accounts',
+    operationId: 'listChannelAccounts',
+    tag: 'Merchants',
+    summary: "List a merchant's channel accounts",
+    description: "The merchant's attached accounts, one per channel at most; Alipay tokens masked.",
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter],
+    data: 'ChannelAccountList',
+    errors: { 400: ['invalid_param'], 404: ['order_not_found'], 500: ['database_error'] },
+  },
+  {
+    method: 'put',
+    path: '/api/v1/merchant/{merchantID}/channel-accounts/{channel_code}',
+    operationId: 'attachChannelAccount',
+    tag: 'Merchants',
+    summary: 'Attach an account at a channel',
+    description:
+      "Attaches the merchant's existing account at a channel: `wechatpay` `{sub_mchid}`, `alipay` `{smid}` or `{app_auth_token}`, `sandbox` `{sub_merchant_no}`. The channel confirms it first where it can (WeChat Pay: the sub-merchant belongs to this service provider; Alipay: the token is valid for this app); a refused account is `400 invalid_param` with the channel's reason, a channel that does not answer `502 channel_timeout`, and nothing is saved. It replaces the account attached at that channel; the same body again changes nothing. The merchant becomes `active`.",
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter, channelCodeParameter],
+    body: { name: 'AttachChannelAccountRequest', schema: attachAnySchema, required: true },
+    data: 'ChannelAccount',
+    errors: {
+      400: ['invalid_param'],
+      404: ['order_not_found'],
+      500: ['database_error'],
+      502: ['channel_timeout'],
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/merchant/{merchantID}/channel-accounts/alipay/authorization',
+    operationId: 'startAlipayAuthorization',
+    tag: 'Merchants',
+    summary: 'Start an Alipay third-party authorisation',
+    description:
+      "Answers Alipay's authorisation page for this merchant (第三方应用授权). Send the merchant there: once it authorises this app, Alipay sends its browser to `/api/v1/channels/alipay/app-auth`, where durapay exchanges the code for a token, saves it sealed as the merchant's Alipay account (`source: authorized`), posts `merchant.channel_account.updated` to `notify_url`, refreshes the token before it expires, and sends the browser on to `redirect_url` with `merchant_id`, `channel_code` and `result=authorized`. The link works once, for an hour.",
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter],
+    body: { name: 'StartAuthorizationRequest', schema: authorizationSchema, required: false },
+    data: 'AuthorizationStarted',
+    errors: {
+      400: ['invalid_param'],
+      404: ['order_not_found'],
+      500: ['database_error'],
+      502: ['channel_not_support'],
+    },
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/merchant/{merchantID}/channel-accounts/{channel_code}',
+    operationId: 'detachChannelAccount',
+    tag: 'Merchants',
+    summary: 'Detach an account at a channel',
+    description:
+      'New orders at that channel are refused (`502 channel_create_fail`); orders already made keep the account they were made with. No account attached there: `404 order_not_found`.',
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter, channelCodeParameter],
+    data: 'DetachedChannelAccount',
     errors: { 400: ['invalid_param'], 404: ['order_not_found'], 500: ['database_error'] },
   },
 ];

@@ -11,6 +11,7 @@ import {
   sealedPrefix,
 } from '../../platform/crypto/sealed-column';
 import { merchantModels, type Merchant } from './model';
+import { ChannelAccountRepository, accountsSealedWith } from './account-repository';
 
 /** This app already has a merchant with this merchant_id. */
 export class MerchantExistsError extends Error {
@@ -334,8 +335,15 @@ export class MerchantRepository {
   }
 }
 
-/** Merchants holding a value sealed with `keyId` (`durapay keys retire` refuses while any do). */
+/**
+ * Merchants holding a value sealed with `keyId`, and their channel accounts' tokens (`durapay
+ * keys retire` refuses while any do).
+ */
 export async function merchantsSealedWith(db: Database, keyId: string): Promise<number> {
+  return (await personalDataSealedWith(db, keyId)) + (await accountsSealedWith(db, keyId));
+}
+
+async function personalDataSealedWith(db: Database, keyId: string): Promise<number> {
   const [row] = await db.sequelize.query<{ n: string }>(
     `SELECT count(*) AS n FROM merchants
       WHERE starts_with(legal_person, :prefix) OR starts_with(bank_account, :prefix)`,
@@ -344,14 +352,17 @@ export async function merchantsSealedWith(db: Database, keyId: string): Promise<
   return Number(row?.n ?? 0);
 }
 
-/** `durapay keys reseal` and the migration step: see MerchantRepository.sealLegacy. */
-export function sealLegacyMerchantData(
+/**
+ * `durapay keys reseal` and the migration step: see MerchantRepository.sealLegacy, and the
+ * channel accounts' tokens (ChannelAccountRepository.sealLegacy). Answers the merchants sealed
+ * and the accounts sealed, together.
+ */
+export async function sealLegacyMerchantData(
   db: Database,
   keyring: Keyring,
   options: { rotate?: boolean; batchSize?: number } = {},
 ): Promise<number> {
-  return new MerchantRepository(db, keyring).sealLegacy({
-    rotate: options.rotate ?? false,
-    batchSize: options.batchSize ?? 200,
-  });
+  const how = { rotate: options.rotate ?? false, batchSize: options.batchSize ?? 200 };
+  const merchants = await new MerchantRepository(db, keyring).sealLegacy(how);
+  return merchants + (await new ChannelAccountRepository(db, keyring).sealLegacy(how));
 }

@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
 import type { Response, Router } from 'express';
-import { ConnectionError, DatabaseError, TimeoutError, ValidationError } from 'sequelize';
 import { AppError, INTERNAL_SYSTEM_MESSAGE } from '../../platform/errors';
 import {
   isUploadMediaType,
@@ -12,9 +11,9 @@ import {
   type MerchantProfitSharing,
 } from './rules';
 import { parsePage } from '../../platform/pagination';
-import { MerchantExistsError, MerchantRepository } from './repository';
+import { MerchantRepository } from './repository';
+import { databaseError, log, merchantNotFound } from './http-errors';
 import { merchantView } from './view';
-import type { Logger } from '../../platform/logger';
 import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
 import { parseJsonBody } from '../../platform/http/body';
@@ -26,6 +25,8 @@ import { receiveMultipart } from '../../platform/http/multipart';
 import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
 import { createMerchantSchema, listMerchantsQuery } from './schemas';
+import { channelAccountRoutes, type AccountRoutesDeps } from './account-routes';
+import { ChannelAccountRepository } from './account-repository';
 
 interface CreateBody {
   merchant_id: string;
@@ -36,31 +37,6 @@ interface CreateBody {
   profit_sharing?: MerchantProfitSharing | null;
 }
 
-function merchantNotFound(): AppError {
-  return new AppError('order_not_found', 'merchant not found', 404);
-}
-
-function log(res: Response): Logger {
-  return res.locals.log as Logger;
-}
-
-/**
- * The merchant endpoints answer a failed database call with `500 database_error` (seed 4.3)
- * and a sentence of their own: never SQL, never a driver's message.
- */
-function databaseError(res: Response, err: unknown, what: string): AppError {
-  if (err instanceof AppError) return err;
-  if (err instanceof MerchantExistsError) return new AppError('database_error', err.message);
-  log(res).error(`could not ${what}`, { error: err instanceof Error ? err.stack : String(err) });
-  if (err instanceof ConnectionError || err instanceof TimeoutError) {
-    return new AppError('database_error', `could not ${what}: the database is not reachable`);
-  }
-  if (err instanceof ValidationError || err instanceof DatabaseError) {
-    return new AppError('database_error', `could not ${what}: the database refused the request`);
-  }
-  return new AppError('database_error', `could not ${what}`);
-}
-
 /** Upload failures past validation (channel, file, bookkeeping) are `500 internal_system`. */
 function internalError(res: Response, message: string, err?: unknown): AppError {
   log(res).error(message, err === undefined ? {} : { error: err instanceof Error ? err.stack : String(err) });
@@ -68,7 +44,7 @@ function internalError(res: Response, message: string, err?: unknown): AppError 
 }
 
 /** What the merchant routes need. */
-export interface MerchantRoutesDeps {
+export interface MerchantRoutesDeps extends AccountRoutesDeps {
   db: Database;
   channels: ChannelRegistry;
   /** The channel an upload goes to when it names none. */
@@ -77,10 +53,12 @@ export interface MerchantRoutesDeps {
   payloadKeys: Keyring;
 }
 
-/** SPEC §5.1–5.5: create, list, get and upload. Apply and audit are mounted elsewhere. */
+/** SPEC §5.1–5.5 and §5.8: create, list, get, upload, channel accounts. Apply and audit are mounted elsewhere. */
 export function merchantRoutes(services: MerchantRoutesDeps): Router {
   const router = apiRouter();
   const repo = new MerchantRepository(services.db, services.payloadKeys);
+  const accounts = new ChannelAccountRepository(services.db, services.payloadKeys);
+  router.use(channelAccountRoutes(services));
 
   router.post('/api/v1/merchant', parseJsonBody(), async (req, res) => {
     const body = validate(createMerchantSchema, req.body) as CreateBody;
@@ -109,7 +87,16 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
     } catch (err) {
       throw databaseError(res, err, 'list merchants');
     }
-    sendData(res, { list: rows.map(merchantView), ...page });
+    let byMerchant;
+    try {
+      byMerchant = await accounts.attachedOf(
+        currentApp(res).appId,
+        rows.map((m) => m.merchantId),
+      );
+    } catch (err) {
+      throw databaseError(res, err, 'list merchants');
+    }
+    sendData(res, { list: rows.map((m) => merchantView(m, byMerchant.get(m.merchantId) ?? [])), ...page });
   });
 
   // Before /:merchantID routes, so that "upload-file" is never read as a merchant id.
@@ -194,13 +181,15 @@ export function merchantRoutes(services: MerchantRoutesDeps): Router {
   router.get('/api/v1/merchant/:merchantID', async (req, res) => {
     const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
     let merchant;
+    let attached;
     try {
       merchant = await repo.findWithPersonalData(currentApp(res).appId, merchantId);
+      attached = merchant ? await accounts.attached(merchant.appId, merchantId) : [];
     } catch (err) {
       throw databaseError(res, err, 'read the merchant');
     }
     if (!merchant) throw merchantNotFound();
-    sendData(res, merchantView(merchant));
+    sendData(res, merchantView(merchant, attached));
   });
 
   return router;

@@ -1,6 +1,7 @@
 import { isoOrNull } from '../../platform/dates';
 import { maskBankAccount } from './rules';
 import type { MerchantWithPersonalData } from './repository';
+import { accountView, type ChannelAccount } from './accounts';
 
 /** What a channel's onboarding is told of the merchant: its record, the bank account in full. */
 export function applicantOf(m: MerchantWithPersonalData) {
@@ -13,8 +14,11 @@ export function applicantOf(m: MerchantWithPersonalData) {
   };
 }
 
-/** The merchant as GET /api/v1/merchant[/{id}] shows it (SPEC §5.2): the bank account masked. */
-export function merchantView(m: MerchantWithPersonalData) {
+/**
+ * The merchant as GET /api/v1/merchant[/{id}] shows it (SPEC §5.2): the bank account masked,
+ * its attached channel accounts (§5.8) with tokens masked.
+ */
+export function merchantView(m: MerchantWithPersonalData, accounts: readonly ChannelAccount[]) {
   return {
     merchant_id: m.merchantId,
     merchant_name: m.merchantName,
@@ -25,6 +29,7 @@ export function merchantView(m: MerchantWithPersonalData) {
     channel_code: m.channelCode,
     sub_merchant_no: m.subMerchantNo,
     profit_sharing: m.profitSharing,
+    channel_accounts: accounts.map(accountView),
     created_at: isoOrNull(m.createdAt),
     updated_at: isoOrNull(m.updatedAt),
   };

@@ -6,6 +6,7 @@ export const NOTIFICATION_EVENTS = [
   'refund.failed',
   'refund.abnormal',
   'merchant.application.updated',
+  'merchant.channel_account.updated',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

@@ -4,6 +4,7 @@ import { ChannelError, toActivityFailure } from '../../channels/errors';
 import {
   portOf,
   type Channel,
+  type ChannelContext,
   type CreatePaymentResult,
   type TradeContext,
   type PaymentState,
@@ -20,22 +21,39 @@ import type { NotificationEvent } from '../notifications/rules';
 import { OrderRepository, type NewOrder, type ShareStep } from './repository';
 import { openSavedState, sealSavedState } from './saved-states';
 import { orderView } from './view';
-import { MerchantRepository } from '../merchants';
+import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import type { NotificationPublisher } from '../notifications';
 import { NEW_STATUS, type WorkerMetrics } from '../../platform/worker-metrics';
 import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
- * The sub-merchant an order is for: the one recorded with it, or for an order recorded before
- * orders kept theirs, its merchant's.
+ * Whom an order's channel calls act for (SPEC §5.8): the channel account it was created with
+ * (an Alipay token opened as it is now, refreshed or not), the sub-merchant number it recorded,
+ * or, for an order recorded before orders kept theirs, its merchant's.
  */
-export async function subMerchantOf(
-  order: { appId: string; merchantId: string | null; subMerchantNo: string | null },
+export async function accountContextOf(
+  order: {
+    appId: string;
+    merchantId: string | null;
+    subMerchantNo: string | null;
+    channelAccountId?: string | number | null;
+  },
   merchants: MerchantRepository,
-): Promise<string | null> {
-  if (order.subMerchantNo) return order.subMerchantNo;
+  accounts: ChannelAccountRepository,
+): Promise<Pick<ChannelContext, 'subMerchantNo' | 'appAuthToken'>> {
+  if (order.channelAccountId !== null && order.channelAccountId !== undefined) {
+    const account = await accounts.byId(Number(order.channelAccountId));
+    if (account?.kind === 'app_auth_token' && account.appAuthToken) {
+      return {
+        appAuthToken: account.appAuthToken,
+        ...(account.accountNo ? { subMerchantNo: account.accountNo } : {}),
+      };
+    }
+    if (account?.accountNo) return { subMerchantNo: account.accountNo };
+  }
+  if (order.subMerchantNo) return { subMerchantNo: order.subMerchantNo };
   const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
-  return merchant?.subMerchantNo ?? null;
+  return merchant?.subMerchantNo ? { subMerchantNo: merchant.subMerchantNo } : {};
 }
 
 /**
@@ -45,15 +63,15 @@ export async function subMerchantOf(
 export async function tradeContext(
   orders: OrderRepository,
   merchants: MerchantRepository,
+  accounts: ChannelAccountRepository,
   tradeNo: string,
 ): Promise<TradeContext> {
   const order = await orders.findOrderByTradeNo(tradeNo);
   if (!order) return { channelTradeNo: null };
-  const subMerchantNo = await subMerchantOf(order, merchants);
   return {
     currency: order.currency,
     channelTradeNo: order.channelTradeNo,
-    ...(subMerchantNo ? { subMerchantNo } : {}),
+    ...(await accountContextOf(order, merchants, accounts)),
   };
 }
 
@@ -69,6 +87,8 @@ export interface ChannelCreate {
   callbackUrl: string;
   extra: Record<string, unknown> | null;
   subMerchantNo: string | null;
+  /** The merchant's channel account (absent in older histories: subMerchantNo says it all). */
+  channelAccountId?: number | null;
   profitSharing: boolean;
 }
 
@@ -163,6 +183,7 @@ export type LoadedOrderState =
 export function createPaymentActivities(deps: OrderActivityDeps) {
   const repo = new OrderRepository(deps.db);
   const merchants = new MerchantRepository(deps.db);
+  const accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
 
   function channel(code: string): Channel {
     const found = deps.channels.get(code);
@@ -170,13 +191,22 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
     return found;
   }
 
-  const contextOf = (tradeNo: string) => tradeContext(repo, merchants, tradeNo);
+  const contextOf = (tradeNo: string) => tradeContext(repo, merchants, accounts, tradeNo);
 
   async function createAtChannel(input: ChannelCreate): Promise<CreatePaymentResult> {
     try {
       const ctx = {
         currency: input.currency,
-        ...(input.subMerchantNo === null ? {} : { subMerchantNo: input.subMerchantNo }),
+        ...(await accountContextOf(
+          {
+            appId: '',
+            merchantId: null,
+            subMerchantNo: input.subMerchantNo,
+            channelAccountId: input.channelAccountId ?? null,
+          },
+          merchants,
+          accounts,
+        )),
       };
       return await channel(input.channelCode).payments.create(ctx, {
         tradeNo: input.tradeNo,

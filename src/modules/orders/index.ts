@@ -5,7 +5,7 @@ export { paymentOperations } from './openapi';
 export { OrderService, type OrderCallbackSubject, type OrderServiceDeps } from './service';
 export {
   createPaymentActivities,
-  subMerchantOf,
+  accountContextOf,
   tradeContext,
   type ChannelRefund,
   type NewRefund,

@@ -172,6 +172,8 @@ export interface CreateOrderRequest {
   profitSharingAmount: number;
   merchantId: string | null;
   subMerchantNo: string | null;
+  /** The merchant's channel account the order is made with (absent in older histories: none). */
+  channelAccountId?: number | null;
   /**
    * Profit-sharing receivers with weights; empty without profit sharing. `returnable`: the
    * channel can take a share back from this receiver (absent in older histories: it cannot).

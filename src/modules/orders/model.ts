@@ -8,6 +8,8 @@ export class Order extends Model {
   declare merchantOrderNo: string;
   declare merchantId: string | null;
   declare subMerchantNo: string | null;
+  /** BIGINT: comes back as a string. */
+  declare channelAccountId: string | null;
   declare channelCode: string;
   declare payMethod: string;
   declare amount: string; // BIGINT comes back as a string
@@ -40,6 +42,7 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       merchantOrderNo: { type: DataTypes.STRING(64), allowNull: false },
       merchantId: { type: DataTypes.STRING(64) },
       subMerchantNo: { type: DataTypes.STRING(64) },
+      channelAccountId: { type: DataTypes.BIGINT },
       channelCode: { type: DataTypes.STRING(32), allowNull: false },
       payMethod: { type: DataTypes.STRING(32), allowNull: false },
       amount: { type: DataTypes.BIGINT, allowNull: false },

@@ -359,6 +359,7 @@ export class OrderActor {
         callbackUrl: input.callbackUrl,
         extra: req.extra,
         subMerchantNo: req.subMerchantNo,
+        channelAccountId: req.channelAccountId ?? null,
         profitSharing: req.profitSharingAmount > 0,
       };
       const row = {
@@ -367,6 +368,7 @@ export class OrderActor {
         merchantOrderNo: input.merchantOrderNo,
         merchantId: req.merchantId,
         subMerchantNo: req.subMerchantNo,
+        channelAccountId: req.channelAccountId ?? null,
         channelCode: input.channelCode,
         payMethod: req.payMethod,
         amount: req.amount,

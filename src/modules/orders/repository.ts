@@ -10,6 +10,8 @@ export interface NewOrder {
   merchantId: string | null;
   /** The merchant's sub_merchant_no when the order was created (absent in older histories). */
   subMerchantNo?: string | null;
+  /** The merchant's channel account it was created with (absent in older histories). */
+  channelAccountId?: number | null;
   channelCode: string;
   payMethod: string;
   amount: number;
@@ -93,11 +95,11 @@ export class OrderRepository {
   /** Records a created order; whether this call inserted it (a retried one finds it there). */
   async insertOrder(o: NewOrder): Promise<boolean> {
     const inserted = await this.db.sequelize.query(
-      `INSERT INTO orders (trade_no, app_id, merchant_order_no, merchant_id, sub_merchant_no, channel_code, pay_method,
+      `INSERT INTO orders (trade_no, app_id, merchant_order_no, merchant_id, sub_merchant_no, channel_account_id, channel_code, pay_method,
                            amount, currency,
                            subject, notify_url, status, channel_trade_no, pay_credential, expire_time,
                            profit_sharing_amount, profit_sharing_status, extra, created_at, updated_at)
-       VALUES (:tradeNo, :appId, :merchantOrderNo, :merchantId, :subMerchantNo, :channelCode, :payMethod, :amount, :currency,
+       VALUES (:tradeNo, :appId, :merchantOrderNo, :merchantId, :subMerchantNo, :channelAccountId, :channelCode, :payMethod, :amount, :currency,
                :subject, :notifyUrl, 'pending', :channelTradeNo, CAST(:payCredential AS jsonb), :expireTime,
                :profitSharingAmount, CASE WHEN :profitSharingAmount > 0 THEN 'pending' ELSE 'none' END,
                CAST(:extra AS jsonb), :createdAt, now())
@@ -108,6 +110,7 @@ export class OrderRepository {
         replacements: {
           ...o,
           subMerchantNo: o.subMerchantNo ?? null,
+          channelAccountId: o.channelAccountId ?? null,
           payCredential: JSON.stringify(o.payCredential),
           extra: o.extra === null ? null : JSON.stringify(o.extra),
         },

@@ -152,20 +152,27 @@ export function sharingRefusal(asked: {
 }
 
 /**
- * A merchant has one sub-merchant number, issued by one channel: sent to another channel it
- * would name someone else there (a WeChat Pay sub_mchid as an Alipay app_auth_token).
+ * An order for a merchant is made with the merchant's account at the order's channel (SPEC
+ * §5.8): without one there, or with one whose authorisation expired, the channel is not asked.
  */
-export function merchantChannelRefusal(
-  merchant: { merchantId: string; subMerchantNo: string | null; channelCode: string | null } | undefined,
+export function merchantAccountRefusal(
+  merchantId: string,
   channelCode: string,
+  account: { status: string } | null,
 ): Refusal | null {
-  if (!merchant?.subMerchantNo || merchant.channelCode === channelCode) return null;
-  return {
-    code: 'channel_create_fail',
-    message:
-      `merchant ${merchant.merchantId} has no account at channel ${channelCode}` +
-      (merchant.channelCode ? `: its account is at ${merchant.channelCode}` : ''),
-  };
+  if (!account) {
+    return {
+      code: 'channel_create_fail',
+      message: `merchant ${merchantId} has no account at channel ${channelCode}`,
+    };
+  }
+  if (account.status !== 'active') {
+    return {
+      code: 'channel_create_fail',
+      message: `merchant ${merchantId}'s account at channel ${channelCode} is ${account.status}: authorise it again`,
+    };
+  }
+  return null;
 }
 
 /** Why a verified channel callback is not delivered: its outcome in the callback log, and why. */

@@ -11,7 +11,7 @@ import { generateServiceNo } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
 import { deliverUpdate } from '../../platform/temporal-updates';
 import { ORDER_WORKFLOW_TASK_TIMEOUT, searchAttributes } from '../../platform/workflow/definitions';
-import { DEFAULT_MAX_SHARING_RATIO, MerchantRepository } from '../merchants';
+import { ChannelAccountRepository, DEFAULT_MAX_SHARING_RATIO, MerchantRepository } from '../merchants';
 import type { orderWorkflow } from './workflow';
 import {
   ORDER_RUN_ENDED,
@@ -27,7 +27,8 @@ import {
   type RefundRequest,
   type RefundResult,
 } from './messages';
-import { subMerchantOf } from './activities';
+import { accountContextOf } from './activities';
+import type { Keyring } from '../../platform/crypto/keyring';
 import type { Order } from './model';
 import { failureType, toAppError } from './outcomes';
 import { OrderRepository } from './repository';
@@ -37,7 +38,7 @@ import {
   channelRefusal,
   closeDecision,
   DEFAULT_EXPIRE_MINUTES,
-  merchantChannelRefusal,
+  merchantAccountRefusal,
   sharingAmountRefusal,
   sharingRefusal,
   type CallbackRefusal,
@@ -63,6 +64,8 @@ export interface OrderServiceDeps {
   orderIdleEndMs: number;
   /** The deadline of work done inside one request (workflow updates that call a channel). */
   requestTimeoutMs: number;
+  /** Open the Alipay tokens of merchants' channel accounts (SPEC §5.8). */
+  payloadKeys: Keyring;
 }
 
 /** POST /api/v1/pay/unified-order's fields, validated. */
@@ -95,10 +98,12 @@ export const orderWorkflowIdOf = (order: Order) => orderWorkflowId(order.appId, 
 export class OrderService {
   readonly repository: OrderRepository;
   private readonly merchants: MerchantRepository;
+  private readonly accounts: ChannelAccountRepository;
 
   constructor(private readonly deps: OrderServiceDeps) {
     this.repository = new OrderRepository(deps.db);
     this.merchants = new MerchantRepository(deps.db);
+    this.accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
   }
 
   private scale(ms: number): number {
@@ -232,8 +237,12 @@ export class OrderService {
       channelShares: channel.profitSharing !== undefined,
     });
     if (shareRefused) throw refused(shareRefused);
-    const merchantRefused = merchantChannelRefusal(merchant ?? undefined, channelCode);
-    if (merchantRefused) throw refused(merchantRefused);
+    // The merchant's account at this channel (SPEC §5.8), kept with the order.
+    const account = merchant ? await this.accounts.attachedAt(appId, merchant.merchantId, channelCode) : null;
+    if (merchant) {
+      const accountRefused = merchantAccountRefusal(merchant.merchantId, channelCode, account);
+      if (accountRefused) throw refused(accountRefused);
+    }
 
     const request: CreateOrderRequest = {
       payMethod: body.pay_method,
@@ -243,7 +252,8 @@ export class OrderService {
       expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
       profitSharingAmount: sharing,
       merchantId: body.merchant_id ?? null,
-      subMerchantNo: merchant?.subMerchantNo ?? null,
+      subMerchantNo: account?.accountNo ?? null,
+      channelAccountId: account?.id ?? null,
       // Whether the channel can take each receiver's share back for a refund (SPEC §3.7).
       receivers:
         sharing > 0
@@ -364,9 +374,9 @@ export class OrderService {
     }
   }
 
-  /** The sub-merchant the order's channel calls are made for, if any (the merchant's, when the order names none). */
-  subMerchantOf(order: Order): Promise<string | null> {
-    return subMerchantOf(order, this.merchants);
+  /** Whom the order's channel calls act for (its channel account), if anyone. */
+  accountContextOf(order: Order) {
+    return accountContextOf(order, this.merchants, this.accounts);
   }
 
   /**
@@ -398,12 +408,11 @@ export class OrderService {
     const order = found!;
     if (callbacks.confirm) {
       try {
-        const subMerchantNo = await this.subMerchantOf(order);
         event = await callbacks.confirm(
           {
             currency: order.currency,
             channelTradeNo: order.channelTradeNo,
-            ...(subMerchantNo ? { subMerchantNo } : {}),
+            ...(await this.accountContextOf(order)),
           },
           event,
         );
@@ -413,7 +422,8 @@ export class OrderService {
       }
     }
     // The merchant is read only when the channel names a sub-merchant to compare.
-    const subMerchantNo = event.subMerchantNo === undefined ? null : await this.subMerchantOf(order);
+    const subMerchantNo =
+      event.subMerchantNo === undefined ? null : ((await this.accountContextOf(order)).subMerchantNo ?? null);
     const eventRefusal = callbackEventRefusal(
       { amount: order.amount, currency: order.currency, subMerchantNo },
       event,

@@ -13,7 +13,8 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
-import { MerchantRepository } from '../merchants';
+import type { Keyring } from '../../platform/crypto/keyring';
+import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import { tradeContext } from './activities';
 import { OrderRepository, type DuePoll } from './repository';
 import { signalOrderPayment } from './service';
@@ -23,6 +24,8 @@ export interface PaymentSweeperDeps {
   client: Client;
   channels: ChannelRegistry;
   logger: Logger;
+  /** Open the Alipay tokens of the merchants' channel accounts the orders were made with. */
+  payloadKeys: Keyring;
   /** How often an idle sweeper looks for due polls; a poll is at most this late. */
   tickMs: number;
   /** Polls claimed at once; a full batch is followed by the next at once. */
@@ -40,6 +43,7 @@ export interface SweepResult {
 export class PaymentSweeper {
   private readonly orders: OrderRepository;
   private readonly merchants: MerchantRepository;
+  private readonly accounts: ChannelAccountRepository;
   private readonly batchSize: number;
   private readonly concurrency: number;
   private running?: Promise<void>;
@@ -49,6 +53,7 @@ export class PaymentSweeper {
   constructor(private readonly deps: PaymentSweeperDeps) {
     this.orders = new OrderRepository(deps.db);
     this.merchants = new MerchantRepository(deps.db);
+    this.accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
     this.batchSize = deps.batchSize ?? 200;
     this.concurrency = deps.concurrency ?? 16;
   }
@@ -110,7 +115,7 @@ export class PaymentSweeper {
     try {
       const channel = this.deps.channels.get(poll.channelCode);
       if (!channel) throw new Error(`channel ${poll.channelCode} is not supported`);
-      const ctx = await tradeContext(this.orders, this.merchants, poll.tradeNo);
+      const ctx = await tradeContext(this.orders, this.merchants, this.accounts, poll.tradeNo);
       const st = await channel.payments.query(ctx, poll.tradeNo);
       if (st.status !== 'paid') return 'pending';
       await signalOrderPayment(this.deps.client, poll, {

@@ -7,7 +7,7 @@ import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
 import { isPermanentDatabaseError, violatedConstraint } from '../../platform/db/errors';
 import type { NotificationEvent, NotificationPublisher } from '../notifications';
-import { MerchantRepository } from '../merchants';
+import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import {
   OrderRepository,
   tradeContext,
@@ -53,8 +53,9 @@ export type RefundActivities = ReturnType<typeof createRefundActivities>;
 export function createRefundActivities(deps: RefundActivityDeps) {
   const orders = new OrderRepository(deps.db);
   const merchants = new MerchantRepository(deps.db);
+  const accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
   const refundRepo = new RefundRepository(deps.db);
-  const contextOf = (tradeNo: string) => tradeContext(orders, merchants, tradeNo);
+  const contextOf = (tradeNo: string) => tradeContext(orders, merchants, accounts, tradeNo);
 
   async function queryRefund(input: { channelCode: string; refundNo: string }): Promise<RefundState> {
     const refunds = portOf(channel(input.channelCode), 'refunds');

@@ -20,7 +20,7 @@ export interface OperationPathParameter {
 }
 
 export interface ApiOperation {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'put' | 'delete';
   path: string;
   operationId: string;
   tag: string;

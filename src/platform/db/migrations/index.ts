@@ -16,6 +16,7 @@ import { refundsAndSharing } from './0013-refunds-and-sharing';
 import { callbackRetention } from './0014-callback-retention';
 import { orderSavedStates } from './0015-order-saved-states';
 import { savedStateVersions } from './0016-saved-state-versions';
+import { channelAccounts } from './0017-channel-accounts';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -40,4 +41,5 @@ export const migrations: Migration[] = [
   callbackRetention,
   orderSavedStates,
   savedStateVersions,
+  channelAccounts,
 ];

@@ -1,0 +1,75 @@
+/**
+ * Alipay's merchant-accounts port: an app_auth_token is confirmed by Alipay's query of it, an smid
+ * by its shape.
+ *
+ * app_auth_token — `alipay.open.auth.token.app.query` (查询某个ISV下的指定app_auth_token的授权信息)
+ * answers a token granted to this app: `status` valid or invalid, the authorising merchant's
+ * `user_id`, and `auth_end`. A token granted to another app (even one of the same Alipay account)
+ * is not this app's to query: Alipay refuses it as an invalid token, so no app id is compared
+ * here. `auth_app_id` is the authorising merchant's own app, not durapay's, and is not read.
+ *
+ * smid — Alipay documents no read of a 直付通 secondary merchant by its smid: the 直付通 methods
+ * are create, modify, consult, upgrade, delete and `ant.merchant.expand.indirect.zftorder.query`,
+ * whose biz_content names an application by `external_id` or `order_id` only. An smid of the
+ * right shape is taken as given; a trade naming an smid that is not this provider's is refused
+ * by Alipay when it is made.
+ *
+ * A merchant's token is obtained through `authorization` (authorization.ts): Alipay's page, the
+ * exchange of the code it hands back, and the token's refresh.
+ */
+import { ChannelError } from '../errors';
+import type { AccountsPort, ConfirmedAccount } from '../ports';
+import { alipayAuthorization, type AlipayAuthorization } from './authorization';
+import { isSmid, type AlipayClient } from './client';
+import { parseBeijingTime } from './transformers';
+
+export type AlipayAccountsPort = AccountsPort & { readonly authorization: AlipayAuthorization };
+
+export function alipayAccounts(client: AlipayClient): AlipayAccountsPort {
+  return {
+    confirm: async (_ctx, claim) => {
+      switch (claim.kind) {
+        case 'app_auth_token':
+          return confirmToken(client, claim.appAuthToken);
+        case 'smid':
+          if (!isSmid(claim.smid)) {
+            throw new ChannelError('refused', 'an Alipay smid is a 16-digit number starting 2088');
+          }
+          return { accountNo: claim.smid };
+        default:
+          throw new ChannelError(
+            'refused',
+            'Alipay accounts are an app_auth_token or a 直付通 secondary merchant smid',
+          );
+      }
+    },
+    authorization: alipayAuthorization(client),
+  };
+}
+
+async function confirmToken(client: AlipayClient, appAuthToken: string): Promise<ConfirmedAccount> {
+  let answer;
+  try {
+    // Asked as durapay's app itself: the token travels in biz_content, not as app_auth_token.
+    answer = await client.call('query the app authorisation', 'alipay.open.auth.token.app.query', {
+      bizContent: { app_auth_token: appAuthToken },
+    });
+  } catch (err) {
+    // The token is a credential: Alipay's words are passed on, the token never.
+    if (err instanceof ChannelError && err.kind === 'refused') {
+      throw new ChannelError('refused', `Alipay does not confirm the app_auth_token: ${err.message}`);
+    }
+    throw err;
+  }
+  const status = answer?.status;
+  if (status !== 'valid') {
+    throw new ChannelError(
+      'refused',
+      `Alipay says the app_auth_token is ${typeof status === 'string' && status !== '' ? status : 'not valid'}`,
+    );
+  }
+  return {
+    accountNo: client.field(answer, 'user_id', 'app authorisation query'),
+    tokenExpiresAt: parseBeijingTime(answer?.auth_end) ?? null,
+  };
+}

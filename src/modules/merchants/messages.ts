@@ -1,0 +1,21 @@
+// What the merchants module's workflow and its starters share: workflow-safe (no Node built-ins).
+
+/** The workflow that keeps an authorised channel account's token fresh (SPEC §5.8). */
+export const channelTokenWorkflowId = (accountId: number) => `channel-account-token:${accountId}`;
+
+export interface ChannelTokenInput {
+  accountId: number;
+  appId: string;
+  merchantId: string;
+  channelCode: string;
+  /** Where merchant.channel_account.updated is posted (the authorisation's notify_url), if anywhere. */
+  notifyUrl: string | null;
+  /** Whether the account's authorisation is announced first (a new run after continue-as-new is not). */
+  announce: boolean;
+}
+
+/** What the token workflow does next: wait and refresh, or stop (the account is gone or ended). */
+export type TokenPlan =
+  | { kind: 'refresh'; delayMs: number }
+  | { kind: 'expire'; delayMs: number }
+  | { kind: 'done'; reason: 'detached' | 'expired' };
