@@ -7,6 +7,12 @@ import type {
   AbnormalRefundInput,
   AbnormalRefundResult,
   ApplyMerchantInput,
+  AuthorizationStarted,
+  ChannelAccount,
+  ChannelAccountFields,
+  ChannelAccountList,
+  DetachedChannelAccount,
+  StartAuthorizationInput,
   CreateMerchantInput,
   CreateOrderInput,
   CreateOrderResult,
@@ -192,6 +198,31 @@ export class DurapayClient {
     return this.request('GET', `/api/v1/merchant/${encodeURIComponent(merchantId)}/audit`);
   }
 
+  /** §5.8: attaches the merchant's account at a channel, once the channel confirms it. */
+  attachChannelAccount(
+    merchantId: string,
+    channelCode: string,
+    fields: ChannelAccountFields,
+  ): Promise<ChannelAccount> {
+    return this.request('PUT', accountPath(merchantId, channelCode), { json: fields });
+  }
+
+  listChannelAccounts(merchantId: string): Promise<ChannelAccountList> {
+    return this.request('GET', `/api/v1/merchant/${encodeURIComponent(merchantId)}/channel-accounts`);
+  }
+
+  detachChannelAccount(merchantId: string, channelCode: string): Promise<DetachedChannelAccount> {
+    return this.request('DELETE', accountPath(merchantId, channelCode));
+  }
+
+  /** §5.8: Alipay's authorisation page for the merchant (第三方应用授权). */
+  startAlipayAuthorization(
+    merchantId: string,
+    input: StartAuthorizationInput = {},
+  ): Promise<AuthorizationStarted> {
+    return this.request('POST', `${accountPath(merchantId, 'alipay')}/authorization`, { json: input });
+  }
+
   listNotifications(params: ListNotificationsParams = {}): Promise<Page<Notification>> {
     return this.request('GET', `/api/v1/notifications${queryString(params)}`);
   }
@@ -261,6 +292,9 @@ function multipart(fields: [string, string][], file: FilePart): { body: Buffer; 
   );
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
 }
+
+const accountPath = (merchantId: string, channelCode: string) =>
+  `/api/v1/merchant/${encodeURIComponent(merchantId)}/channel-accounts/${encodeURIComponent(channelCode)}`;
 
 /** The escaping browsers apply to names in Content-Disposition (WHATWG multipart encoding). */
 function quote(value: string): string {

@@ -157,8 +157,50 @@ export interface Merchant {
   channel_code: string | null;
   sub_merchant_no: string | null;
   profit_sharing: ProfitSharing | null;
+  /** §5.8: its attached accounts, the most recently activated first. */
+  channel_accounts: ChannelAccount[];
   created_at: string;
   updated_at: string;
+}
+
+/** §5.8: the fields that name an account at each channel. */
+export type ChannelAccountFields =
+  { sub_mchid: string } | { smid: string } | { app_auth_token: string } | { sub_merchant_no: string };
+
+/** §5.8: a merchant's account at one channel (an Alipay token masked). */
+export interface ChannelAccount {
+  channel_code: 'wechatpay' | 'alipay' | 'sandbox';
+  sub_mchid?: string;
+  smid?: string;
+  app_auth_token?: string | null;
+  user_id?: string | null;
+  sub_merchant_no?: string;
+  status: 'active' | 'expired';
+  source: 'onboarding' | 'attached' | 'authorized' | 'migrated';
+  token_expires_at?: string | null;
+  activated_at: string;
+  updated_at: string;
+}
+
+export interface ChannelAccountList {
+  merchant_id: string;
+  list: ChannelAccount[];
+}
+
+export interface DetachedChannelAccount {
+  merchant_id: string;
+  channel_code: string;
+  detached_at: string;
+}
+
+export interface StartAuthorizationInput {
+  redirect_url?: string;
+  notify_url?: string;
+}
+
+export interface AuthorizationStarted {
+  authorize_url: string;
+  expires_at: string;
 }
 
 /** §5.3 */
