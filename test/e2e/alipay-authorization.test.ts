@@ -46,10 +46,10 @@ async function bareMerchant(): Promise<string> {
   return merchantId;
 }
 
-async function startAuthorization(merchantId: string): Promise<string> {
+async function startAuthorization(merchantId: string, more: Record<string, string> = {}): Promise<string> {
   const started = await pay.post<{ authorize_url: string; expires_at: string }>(
     `/api/v1/merchant/${merchantId}/channel-accounts/alipay/authorization`,
-    { redirect_url: `${receiver.url}/authorised`, notify_url: receiver.url },
+    { redirect_url: `${receiver.url}/authorised`, notify_url: receiver.url, ...more },
   );
   expect(started).toMatchObject({ status: 200, code: 'success' });
   return started.data!.authorize_url;
@@ -203,4 +203,51 @@ test('when the return is replayed, forged, or the merchant cancels, then a clear
       })
     ).code,
   ).toBe('invalid_param');
+});
+
+/**
+ * The merchant presses Authorise on the gateway's page, over HTTP: where Alipay sends the browser
+ * back (durapay's return, with the code), not followed.
+ */
+async function merchantAtReturn(authorizeUrl: string): Promise<string | null> {
+  const page = new URL(authorizeUrl);
+  const form = new URLSearchParams({
+    app_id: page.searchParams.get('app_id') ?? '',
+    redirect_uri: page.searchParams.get('redirect_uri') ?? '',
+    state: page.searchParams.get('state') ?? '',
+    user_id: '',
+    action: 'authorize',
+  });
+  const res = await fetch(`${page.origin}${page.pathname}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(302);
+  return res.headers.get('location');
+}
+
+test('when the authorisation is made by another Alipay account than the one expected, or the merchant has another Alipay account, then a page says so and nothing changes', async () => {
+  const merchantId = await bareMerchant();
+  const expected = stack.alipay!.sandbox.mintAppAuthToken({});
+  // The page authorises as a new Alipay user: not the one the app said to expect.
+  const answer = await fetch(
+    (await merchantAtReturn(await startAuthorization(merchantId, { expected_user_id: expected.userId })))!,
+    { redirect: 'manual' },
+  );
+  expect(answer.status).toBe(400);
+  expect(await answer.text()).toContain(`not the account ${expected.userId} it was meant for`);
+  expect(await accounts(merchantId)).toEqual([]);
+
+  // An smid attached: an authorisation does not replace it.
+  await pay.attach(merchantId, 'alipay', { smid: '2088000000000991' });
+  const conflict = await fetch((await merchantAtReturn(await startAuthorization(merchantId)))!, {
+    redirect: 'manual',
+  });
+  expect(conflict.status).toBe(400);
+  expect(await conflict.text()).toContain('already has another Alipay account (2088000000000991)');
+  expect(await accounts(merchantId)).toEqual([
+    expect.objectContaining({ source: 'attached', status: 'active' }),
+  ]);
 });

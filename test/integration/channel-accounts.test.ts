@@ -141,6 +141,21 @@ describe('PUT /api/v1/merchant/{merchantID}/channel-accounts/{channel_code}', ()
     },
   );
 
+  test("when another app's merchant has the account attached, then it is refused and nothing is saved, until that app detaches it", async () => {
+    const theirs = paymentsClient(stack, other, receiver);
+    const theirMerchant = await bareMerchant(theirs);
+    await theirs.attach(theirMerchant, 'sandbox', { sub_merchant_no: 'S-shared-1' });
+    const mine = await bareMerchant();
+    const refused = await pay.put(accountsPath(mine), { sub_merchant_no: 'S-shared-1' });
+    expect(refused).toMatchObject({ status: 400, code: 'invalid_param' });
+    expect(refused.message).toBe('this account is attached to a merchant of another app at channel sandbox');
+    expect(await accountRows(mine)).toBe(0);
+    expect((await theirs.del(accountsPath(theirMerchant))).status).toBe(200);
+    expect(await pay.put(accountsPath(mine), { sub_merchant_no: 'S-shared-1' })).toMatchObject({
+      status: 200,
+    });
+  });
+
   test("when the merchant is unknown or another app's, then 404 order_not_found", async () => {
     const theirs = await bareMerchant(paymentsClient(stack, other, receiver));
     for (const merchantId of ['m-nobody', theirs]) {
@@ -208,6 +223,20 @@ describe('orders and channel accounts', () => {
     expect(await pay.del(accountsPath(merchantId))).toMatchObject({ status: 404, code: 'order_not_found' });
   });
 
+  test('when a pending order is created again after its merchant’s account was detached, then the answer is the order made, not a refusal', async () => {
+    const merchantId = await bareMerchant();
+    await pay.attach(merchantId, 'sandbox', { sub_merchant_no: 'S-repeat' });
+    const body = pay.orderBody({ merchant_id: merchantId });
+    const first = await pay.post<{ trade_no: string }>('/api/v1/pay/unified-order', body);
+    expect(first.status).toBe(200);
+    expect((await pay.del(accountsPath(merchantId))).status).toBe(200);
+    const again = await pay.post('/api/v1/pay/unified-order', body);
+    expect(again).toMatchObject({
+      status: 200,
+      data: { trade_no: first.data!.trade_no, is_idempotent: true },
+    });
+  });
+
   test('when an order is made for a merchant, then it records the account it was made with', async () => {
     const merchantId = await bareMerchant();
     await pay.attach(merchantId, 'sandbox', { sub_merchant_no: 'S-own' });
@@ -252,12 +281,13 @@ describe('durapay merchants attach', () => {
     const csv = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-attach-')), 'accounts.csv');
     fs.writeFileSync(
       csv,
-      '\ufeffmerchant_id,channel_code,sub_merchant_no,sub_mchid\n' +
+      '\ufeffmerchant_id,channel_code,sub_merchant_no,sub_mchid\n\n' +
         `${a},sandbox,S-a,\n` +
         `${b},sandbox,foreign-b,\n` +
         'm-nobody,sandbox,S-x,\n' +
         `${c},sandbox,S-same,\n` +
-        `${a},wechatpay,,not-digits\n`,
+        `${a},wechatpay,,not-digits\n` +
+        `${a},sandbox,S-again,\n`,
     );
     const run = await durapay('merchants', 'attach', '--app', app.app_id, '--csv', csv, '--json');
     expect(run.code).toBe(1);
@@ -265,18 +295,23 @@ describe('durapay merchants attach', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Lines as the file numbers them: the header, a blank line, then the rows.
     expect(rows.map((r) => [r.line, r.result])).toEqual([
-      [2, 'attached'],
-      [3, 'refused'],
+      [3, 'attached'],
       [4, 'refused'],
-      [5, 'unchanged'],
-      [6, 'refused'],
+      [5, 'refused'],
+      [6, 'unchanged'],
+      [7, 'refused'],
+      [8, 'refused'],
     ]);
     expect(rows[1]!.reason).toMatch(/channel sandbox refused the account: .*foreign-b/);
     expect(rows[2]!.reason).toBe('merchant not found');
     expect(rows[4]!.reason).toMatch(/sub_mchid must be the sub-merchant number/);
-    expect(run.stderr).toContain('1 attached, 1 already attached, 3 refused (of 5)');
-    expect(run.stderr).toContain(`line 3: ${b} at sandbox: channel sandbox refused the account`);
+    expect(rows[5]!.reason).toBe('line 3 already names this merchant at this channel');
+    expect(run.stderr).toContain(
+      '1 attached, 1 already attached, 4 refused, 0 not confirmed: the channel did not answer (of 6)',
+    );
+    expect(run.stderr).toContain(`line 4: ${b} at sandbox: channel sandbox refused the account`);
 
     expect((await pay.get(`/api/v1/merchant/${a}`)).data).toMatchObject({
       status: 'active',
@@ -299,7 +334,7 @@ describe('durapay merchants attach', () => {
       'sub_merchant_no=S-one',
     );
     expect(run).toMatchObject({ code: 0 });
-    expect(run.stderr).toContain('1 attached, 0 already attached, 0 refused (of 1)');
+    expect(run.stderr).toContain('1 attached, 0 already attached, 0 refused, 0 not confirmed');
     expect((await pay.get(`/api/v1/merchant/${merchantId}`)).data).toMatchObject({
       sub_merchant_no: 'S-one',
     });

@@ -224,11 +224,13 @@ describe('the offline gateway’s page', () => {
     expect(posted.headers.get('location')).toBeNull();
   });
 
-  test('when the page is shown, then it runs no script and lets its form go only here and to the redirect URI’s origin', async () => {
+  test('when the page is shown, then it runs no script, and its form’s redirects may go on wherever the app sends the browser', async () => {
     const res = await fetch(authorization().pageUrl({ redirectUri: REDIRECT, state: 's' }));
     const csp = res.headers.get('content-security-policy') ?? '';
     expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain("form-action 'self' https://merchant.example");
+    // Chromium checks each redirect after a form's submission against form-action: the app's
+    // return sends the browser on to its own redirect_url, an origin this page cannot know.
+    expect(csp).not.toContain('form-action');
     expect(await res.text()).not.toMatch(/<script/i);
   });
 });

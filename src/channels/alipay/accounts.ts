@@ -57,7 +57,9 @@ async function confirmToken(client: AlipayClient, appAuthToken: string): Promise
   } catch (err) {
     // The token is a credential: Alipay's words are passed on, the token never.
     if (err instanceof ChannelError && err.kind === 'refused') {
-      throw new ChannelError('refused', `Alipay does not confirm the app_auth_token: ${err.message}`);
+      // Alipay's words may quote what it was sent: the token is cut out of them.
+      const words = err.message.split(appAuthToken).join('***');
+      throw new ChannelError('refused', `Alipay does not confirm the app_auth_token: ${words}`);
     }
     throw err;
   }

@@ -5,6 +5,7 @@ import { APP_ID_PATTERN } from '../../modules/apps';
 import {
   ACCOUNT_KINDS,
   ChannelAccountRepository,
+  MerchantRepository,
   NoSuchMerchantError,
   attachAccount,
   attachSchema,
@@ -35,13 +36,21 @@ const FIELD_COLUMNS = ['sub_mchid', 'smid', 'app_auth_token', 'sub_merchant_no']
  * fields (any order, empty cells ignored). A file that cannot be read as such ends the command.
  */
 export function readAttachCsv(text: string): AttachRow[] {
-  let records: string[][];
+  let records: { record: string[]; info: { lines: number } }[];
   try {
-    records = parse(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
+    // With `info`, each record comes with where it was read.
+    records = parse(text, {
+      bom: true,
+      skip_empty_lines: true,
+      trim: true,
+      relax_column_count: false,
+      info: true,
+    }) as unknown as { record: string[]; info: { lines: number } }[];
   } catch (err) {
     return fail(`the CSV cannot be read: ${(err as Error).message}`);
   }
-  const [header, ...rows] = records;
+  const header = records[0]?.record;
+  const rows = records.slice(1);
   if (!header) return fail('the CSV is empty: its first line must name the columns');
   for (const required of ['merchant_id', 'channel_code']) {
     if (!header.includes(required)) fail(`the CSV's header has no ${required} column`);
@@ -54,12 +63,12 @@ export function readAttachCsv(text: string): AttachRow[] {
       `the CSV's header has unknown columns: ${unknown.join(', ')} (known: merchant_id, channel_code, ${FIELD_COLUMNS.join(', ')})`,
     );
   }
-  return rows.map((cells, i) => {
+  return rows.map(({ record: cells, info }) => {
     const value = (name: string) => cells[header.indexOf(name)] ?? '';
     const fields: Record<string, string> = {};
     for (const f of FIELD_COLUMNS) if (header.includes(f) && value(f) !== '') fields[f] = value(f);
-    // Line 1 is the header.
-    return { line: i + 2, merchantId: value('merchant_id'), channelCode: value('channel_code'), fields };
+    // The file's line the row ends on, blank lines and multi-line cells counted.
+    return { line: info.lines, merchantId: value('merchant_id'), channelCode: value('channel_code'), fields };
   });
 }
 
@@ -78,7 +87,8 @@ interface Outcome {
   line: number;
   merchant_id: string;
   channel_code: string;
-  result: 'attached' | 'unchanged' | 'refused';
+  /** `failed`: the channel did not answer; nothing was saved, and the row may be sent again. */
+  result: 'attached' | 'unchanged' | 'refused' | 'failed';
   reason?: string;
 }
 
@@ -133,9 +143,27 @@ export async function attach(
     });
     const results: Outcome[] = [];
     bar.start(rows.length, 0, { refused: 0 });
+    const merchants = new MerchantRepository(db);
+    // A merchant and channel named twice would race, the last one winning: each later row is refused.
+    const firstLine = new Map<string, number>();
+    for (const row of rows) {
+      const key = `${row.merchantId}\u0000${row.channelCode}`;
+      if (!firstLine.has(key)) firstLine.set(key, row.line);
+    }
     const one = async (row: AttachRow): Promise<Outcome> => {
       const base = { line: row.line, merchant_id: row.merchantId, channel_code: row.channelCode };
+      const first = firstLine.get(`${row.merchantId}\u0000${row.channelCode}`)!;
+      if (first !== row.line) {
+        return {
+          ...base,
+          result: 'refused',
+          reason: `line ${first} already names this merchant at this channel`,
+        };
+      }
       try {
+        if (!(await merchants.find(opts.app, row.merchantId))) {
+          return { ...base, result: 'refused', reason: 'merchant not found' };
+        }
         if (!(row.channelCode in ACCOUNT_KINDS)) {
           throw new AppError(
             'invalid_param',
@@ -155,6 +183,9 @@ export async function attach(
         );
         return { ...base, result: changed ? 'attached' : 'unchanged' };
       } catch (err) {
+        if (err instanceof AppError && err.code === 'channel_timeout') {
+          return { ...base, result: 'failed', reason: err.message };
+        }
         if (err instanceof AppError) return { ...base, result: 'refused', reason: err.message };
         if (err instanceof NoSuchMerchantError)
           return { ...base, result: 'refused', reason: 'merchant not found' };
@@ -173,7 +204,7 @@ export async function attach(
           const row = rows[next++]!;
           const outcome = await one(row);
           results.push(outcome);
-          if (outcome.result === 'refused') refused += 1;
+          if (outcome.result === 'refused' || outcome.result === 'failed') refused += 1;
           bar.increment(1, { refused });
         }
       }),
@@ -184,13 +215,15 @@ export async function attach(
 
   if (opts.json) for (const o of outcomes) process.stdout.write(`${JSON.stringify(o)}\n`);
   const count = (r: Outcome['result']) => outcomes.filter((o) => o.result === r).length;
-  const refusedRows = outcomes.filter((o) => o.result === 'refused');
+  const notAttached = outcomes.filter((o) => o.result === 'refused' || o.result === 'failed');
   console.error(
-    `${count('attached')} attached, ${count('unchanged')} already attached, ${refusedRows.length} refused (of ${outcomes.length})`,
+    `${count('attached')} attached, ${count('unchanged')} already attached, ${count('refused')} refused, ` +
+      `${count('failed')} not confirmed: the channel did not answer (of ${outcomes.length})`,
   );
-  for (const o of refusedRows) {
+  for (const o of notAttached) {
     const where = o.line > 0 ? `line ${o.line}: ` : '';
-    console.error(`  ${where}${o.merchant_id} at ${o.channel_code}: ${o.reason}`);
+    const again = o.result === 'failed' ? ' (send it again)' : '';
+    console.error(`  ${where}${o.merchant_id} at ${o.channel_code}: ${o.reason}${again}`);
   }
-  if (refusedRows.length > 0) process.exitCode = 1;
+  if (notAttached.length > 0) process.exitCode = 1;
 }

@@ -16,6 +16,22 @@ import {
   type ChannelAccount,
 } from './accounts';
 
+/** The account is attached to a merchant of another app: one app never acts for another's. */
+export class AccountOfAnotherAppError extends Error {
+  override name = 'AccountOfAnotherAppError';
+  constructor(channelCode: string) {
+    super(`this account is attached to a merchant of another app at channel ${channelCode}`);
+  }
+}
+
+/** The merchant has another account at the channel, which an authorisation does not replace. */
+export class AccountConflictError extends Error {
+  override name = 'AccountConflictError';
+  constructor(readonly attachedNo: string | null) {
+    super('the merchant has another account at this channel');
+  }
+}
+
 /** The merchant an account is attached to does not exist (for this app). */
 export class NoSuchMerchantError extends Error {
   override name = 'NoSuchMerchantError';
@@ -42,6 +58,10 @@ interface AccountRow {
 
 const COLUMNS = `id, app_id, merchant_id, channel_code, kind, account_no, app_auth_token, token_expires_at,
   status, source, activated_at, detached_at, updated_at`;
+
+/** A row holding a token or refresh token not sealed as `:prefix` says (see sealLegacy). */
+const NEEDS_SEALING = `((app_auth_token IS NOT NULL AND NOT starts_with(app_auth_token, :prefix))
+  OR (refresh_token IS NOT NULL AND NOT starts_with(refresh_token, :prefix)))`;
 
 /** Binds a sealed token to its merchant and channel: it does not open in another's row. */
 const tokenKey = (r: { app_id: string; merchant_id: string; channel_code: string }) =>
@@ -196,6 +216,11 @@ export class ChannelAccountRepository {
     source: AccountSource;
     /** An authorisation's refresh token (Alipay 第三方应用授权), sealed like the token. */
     refresh?: { refreshToken: string; refreshExpiresAt: Date | null };
+    /**
+     * Replace only an account of the same number (an authorisation renewed by the same Alipay
+     * user): another account attached at the channel throws AccountConflictError.
+     */
+    sameNumberOnly?: boolean;
   }): Promise<{ account: ChannelAccount; changed: boolean }> {
     const { appId, merchantId, channelCode, claim } = input;
     return this.db.sequelize.transaction(async (transaction) => {
@@ -209,6 +234,25 @@ export class ChannelAccountRepository {
       );
       if (current && sameAccount(current, claim) && current.status === 'active') {
         return { account: current, changed: false };
+      }
+      // One account, one app: another app's merchant with it attached is refused. The number is
+      // locked for the transaction, so that two apps attaching it at once are one after the other.
+      const accountNo = input.confirmed.accountNo ?? claimedNumber(claim);
+      if (accountNo !== null) {
+        await this.db.sequelize.query('SELECT pg_advisory_xact_lock(hashtext(:key))', {
+          replacements: { key: `channel-account:${channelCode}:${accountNo}` },
+          transaction,
+        });
+        const taken = await this.db.sequelize.query(
+          `SELECT 1 FROM merchant_channel_accounts
+            WHERE channel_code = :channelCode AND account_no = :accountNo AND app_id <> :appId
+              AND detached_at IS NULL LIMIT 1`,
+          { replacements: { channelCode, accountNo, appId }, type: QueryTypes.SELECT, transaction },
+        );
+        if (taken.length > 0) throw new AccountOfAnotherAppError(channelCode);
+      }
+      if (current && input.sameNumberOnly && current.accountNo !== accountNo) {
+        throw new AccountConflictError(current.accountNo);
       }
       if (current) {
         await this.db.sequelize.query(
@@ -229,7 +273,7 @@ export class ChannelAccountRepository {
           merchantId,
           channelCode,
           kind: claim.kind,
-          accountNo: input.confirmed.accountNo ?? claimedNumber(claim),
+          accountNo,
           token: claim.kind === 'app_auth_token' ? this.token.seal(claim.appAuthToken, key) : null,
           expiresAt: input.confirmed.tokenExpiresAt ?? null,
           refreshToken: input.refresh ? this.refreshToken.seal(input.refresh.refreshToken, key) : null,
@@ -340,7 +384,15 @@ export class ChannelAccountRepository {
     return updated.length > 0;
   }
 
-  /** An authorisation that can no longer be refreshed: `expired`; false when detached already. */
+  /** A refresh token the channel no longer takes: the token serves until it runs out. */
+  async dropRefreshToken(id: number): Promise<void> {
+    await this.db.sequelize.query(
+      'UPDATE merchant_channel_accounts SET refresh_token = NULL, refresh_expires_at = NULL, updated_at = now() WHERE id = :id',
+      { replacements: { id } },
+    );
+  }
+
+  /** A token that ran out (or was never refreshable): `expired`; false when detached already. */
   async markExpired(id: number): Promise<boolean> {
     const updated = await this.db.sequelize.query(
       `UPDATE merchant_channel_accounts SET status = 'expired', updated_at = now()
@@ -358,12 +410,15 @@ export class ChannelAccountRepository {
     channelCode: string;
     redirectUrl: string | null;
     notifyUrl: string | null;
+    expectedUserId: string | null;
     expiresAt: Date;
   }): Promise<void> {
     await this.db.sequelize.query(
       `INSERT INTO channel_authorizations
-         (state_hash, app_id, merchant_id, channel_code, redirect_url, notify_url, created_at, expires_at)
-       VALUES (:stateHash, :appId, :merchantId, :channelCode, :redirectUrl, :notifyUrl, now(), :expiresAt)`,
+         (state_hash, app_id, merchant_id, channel_code, redirect_url, notify_url, expected_user_id,
+          created_at, expires_at)
+       VALUES (:stateHash, :appId, :merchantId, :channelCode, :redirectUrl, :notifyUrl, :expectedUserId,
+          now(), :expiresAt)`,
       { replacements: a },
     );
   }
@@ -375,6 +430,7 @@ export class ChannelAccountRepository {
     channelCode: string;
     redirectUrl: string | null;
     notifyUrl: string | null;
+    expectedUserId: string | null;
   } | null> {
     const [r] = await this.db.sequelize.query<{
       app_id: string;
@@ -382,10 +438,11 @@ export class ChannelAccountRepository {
       channel_code: string;
       redirect_url: string | null;
       notify_url: string | null;
+      expected_user_id: string | null;
     }>(
       `UPDATE channel_authorizations SET used_at = now()
         WHERE state_hash = :stateHash AND used_at IS NULL AND expires_at > now()
-        RETURNING app_id, merchant_id, channel_code, redirect_url, notify_url`,
+        RETURNING app_id, merchant_id, channel_code, redirect_url, notify_url, expected_user_id`,
       { replacements: { stateHash }, type: QueryTypes.SELECT },
     );
     return r
@@ -395,6 +452,7 @@ export class ChannelAccountRepository {
           channelCode: r.channel_code,
           redirectUrl: r.redirect_url,
           notifyUrl: r.notify_url,
+          expectedUserId: r.expected_user_id,
         }
       : null;
   }
@@ -411,25 +469,32 @@ export class ChannelAccountRepository {
     for (;;) {
       const ids = await this.db.sequelize.query<{ id: string }>(
         `SELECT id FROM merchant_channel_accounts
-          WHERE id > :after AND app_auth_token IS NOT NULL AND NOT starts_with(app_auth_token, :prefix)
+          WHERE id > :after AND ${NEEDS_SEALING}
           ORDER BY id LIMIT :limit`,
         { replacements: { after, prefix, limit: options.batchSize }, type: QueryTypes.SELECT },
       );
       if (ids.length === 0) return sealed;
       after = Number(ids[ids.length - 1]!.id);
       sealed += await this.db.sequelize.transaction(async (transaction) => {
-        const rows = await this.db.sequelize.query<AccountRow>(
-          `SELECT ${COLUMNS} FROM merchant_channel_accounts
-            WHERE id IN (:ids) AND app_auth_token IS NOT NULL AND NOT starts_with(app_auth_token, :prefix)
+        const rows = await this.db.sequelize.query<AccountRow & { refresh_token: string | null }>(
+          `SELECT ${COLUMNS}, refresh_token FROM merchant_channel_accounts
+            WHERE id IN (:ids) AND ${NEEDS_SEALING}
             ORDER BY id FOR UPDATE`,
           { replacements: { ids: ids.map((r) => r.id), prefix }, type: QueryTypes.SELECT, transaction },
         );
         for (const r of rows) {
-          const resealed = this.token.reseal(r.app_auth_token, tokenKey(r), options.rotate);
-          if (resealed === undefined) continue;
+          const token = this.token.reseal(r.app_auth_token, tokenKey(r), options.rotate);
+          const refresh = this.refreshToken.reseal(r.refresh_token, tokenKey(r), options.rotate);
           await this.db.sequelize.query(
-            'UPDATE merchant_channel_accounts SET app_auth_token = :token WHERE id = :id',
-            { replacements: { token: resealed, id: r.id }, transaction },
+            'UPDATE merchant_channel_accounts SET app_auth_token = :token, refresh_token = :refresh WHERE id = :id',
+            {
+              replacements: {
+                token: token === undefined ? r.app_auth_token : token,
+                refresh: refresh === undefined ? r.refresh_token : refresh,
+                id: r.id,
+              },
+              transaction,
+            },
           );
         }
         return rows.length;
@@ -441,7 +506,8 @@ export class ChannelAccountRepository {
 /** Channel accounts whose token is sealed with `keyId` (`durapay keys retire` refuses while any are). */
 export async function accountsSealedWith(db: Database, keyId: string): Promise<number> {
   const [row] = await db.sequelize.query<{ n: string }>(
-    'SELECT count(*) AS n FROM merchant_channel_accounts WHERE starts_with(app_auth_token, :prefix)',
+    `SELECT count(*) AS n FROM merchant_channel_accounts
+      WHERE starts_with(app_auth_token, :prefix) OR starts_with(refresh_token, :prefix)`,
     { replacements: { prefix: `${SEALED_FIELD_PREFIX}${keyId}:` }, type: QueryTypes.SELECT },
   );
   return Number(row?.n ?? 0);

@@ -5,6 +5,7 @@ import { escapeHtml } from '../../platform/http/html';
 import {
   AuthorizationRefused,
   completeAuthorization,
+  followToken,
   startAuthorization,
   type AuthorizationDeps,
 } from './authorization';
@@ -43,6 +44,15 @@ export const authorizationSchema = Joi.object({
     .uri({ scheme: ['http', 'https'] })
     .description('Where the merchant’s browser goes once the authorisation is saved (or refused).')
     .example('https://merchant.example/alipay/authorised'),
+  expected_user_id: Joi.string()
+    .pattern(/^2088\d{12}$/)
+    .messages({
+      'string.pattern.base': 'expected_user_id must be an Alipay user id: 2088 followed by 12 digits',
+    })
+    .description(
+      'The Alipay user id (2088…) the merchant is to authorise as, when you know it: an authorisation by another Alipay account is refused, so a link that reached someone else gives the merchant nothing.',
+    )
+    .example('2088102146225135'),
   notify_url: Joi.string()
     .max(512)
     .uri({ scheme: ['http', 'https'] })
@@ -98,6 +108,7 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
       const body = validate(authorizationSchema, req.body ?? {}) as {
         redirect_url?: string;
         notify_url?: string;
+        expected_user_id?: string;
       };
       const { appId } = currentApp(res);
       try {
@@ -113,6 +124,7 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
           channelCode: 'alipay',
           redirectUrl: body.redirect_url ?? null,
           notifyUrl: body.notify_url ?? null,
+          expectedUserId: body.expected_user_id ?? null,
         });
       } catch (err) {
         throw databaseError(res, err, 'start the authorisation');
@@ -159,6 +171,12 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
       return;
     }
     log(res).info('channel account authorised', { merchant_id: done.merchantId, channel_code: 'alipay' });
+    if (done.followError) {
+      log(res).error('could not start the channel token workflow: the token will not be refreshed', {
+        merchant_id: done.merchantId,
+        error: done.followError,
+      });
+    }
     if (done.redirectUrl) {
       const to = new URL(done.redirectUrl);
       to.searchParams.set('merchant_id', done.merchantId);
@@ -209,7 +227,7 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
         return;
       }
       try {
-        const { account } = await attachAccount(attach, {
+        const { account, changed } = await attachAccount(attach, {
           appId,
           merchantId,
           channelCode,
@@ -221,6 +239,15 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
           channel_code: channelCode,
           kind: claim.kind,
         });
+        // A token runs out: the workflow marks the account expired then (it has no refresh token).
+        if (changed && account.kind === 'app_auth_token') {
+          await followToken(deps, account, null).catch((err: unknown) =>
+            log(res).error('could not start the channel token workflow', {
+              merchant_id: merchantId,
+              error: err instanceof Error ? err.message : String(err),
+            }),
+          );
+        }
         sendData(res, accountView(account));
       } catch (err) {
         if (err instanceof NoSuchMerchantError) throw merchantNotFound();

@@ -2,8 +2,8 @@ import { AppError } from '../../platform/errors';
 import { ChannelError } from '../../channels/errors';
 import type { AccountClaim, ConfirmedAccount } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
-import { claimedNumber, type AccountSource, type ChannelAccount } from './accounts';
-import type { ChannelAccountRepository } from './account-repository';
+import { claimedNumber, sameAccount, type AccountSource, type ChannelAccount } from './accounts';
+import { AccountOfAnotherAppError, type ChannelAccountRepository } from './account-repository';
 
 export interface AttachDeps {
   channels: ChannelRegistry;
@@ -37,7 +37,11 @@ export async function confirmAccount(
   }
 }
 
-/** Confirms an account at its channel, then attaches it (replacing the one attached there). */
+/**
+ * Confirms an account at its channel, then attaches it (replacing the one attached there). The
+ * account already attached is answered as it is, without asking the channel again. An account
+ * of another app's merchant is `400 invalid_param`.
+ */
 export async function attachAccount(
   deps: AttachDeps,
   input: {
@@ -48,6 +52,15 @@ export async function attachAccount(
     source: AccountSource;
   },
 ): Promise<{ account: ChannelAccount; changed: boolean }> {
+  const current = await deps.accounts.attachedAt(input.appId, input.merchantId, input.channelCode);
+  if (current && current.status === 'active' && sameAccount(current, input.claim)) {
+    return { account: current, changed: false };
+  }
   const confirmed = await confirmAccount(deps.channels, input.channelCode, input.claim);
-  return deps.accounts.attach({ ...input, confirmed });
+  try {
+    return await deps.accounts.attach({ ...input, confirmed });
+  } catch (err) {
+    if (err instanceof AccountOfAnotherAppError) throw new AppError('invalid_param', err.message);
+    throw err;
+  }
 }

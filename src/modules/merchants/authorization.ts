@@ -11,7 +11,11 @@ import type { ChannelRegistry } from '../../channels/registry';
 import { AppError } from '../../platform/errors';
 import { searchAttributes } from '../../platform/workflow/definitions';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { ChannelAccountRepository } from './account-repository';
+import {
+  AccountConflictError,
+  AccountOfAnotherAppError,
+  type ChannelAccountRepository,
+} from './account-repository';
 import type { ChannelAccount } from './accounts';
 import { channelTokenWorkflowId, type ChannelTokenInput } from './messages';
 
@@ -47,6 +51,8 @@ export async function startAuthorization(
     channelCode: string;
     redirectUrl: string | null;
     notifyUrl: string | null;
+    /** The Alipay user the merchant is expected to authorise as: another is refused. */
+    expectedUserId: string | null;
   },
 ): Promise<{ authorizeUrl: string; expiresAt: Date }> {
   const port = authorizationPort(deps.channels, input.channelCode);
@@ -77,7 +83,12 @@ export class AuthorizationRefused extends Error {
 export async function completeAuthorization(
   deps: AuthorizationDeps,
   input: { channelCode: string; state: string; code: string },
-): Promise<{ merchantId: string; redirectUrl: string | null; account: ChannelAccount }> {
+): Promise<{
+  merchantId: string;
+  redirectUrl: string | null;
+  account: ChannelAccount;
+  followError?: string;
+}> {
   const pending = await deps.accounts.consumeAuthorization(hashOf(input.state));
   if (!pending || pending.channelCode !== input.channelCode) {
     throw new AuthorizationRefused(
@@ -100,34 +111,75 @@ export async function completeAuthorization(
       502,
     );
   }
-  const { account } = await deps.accounts.attach({
-    appId: pending.appId,
-    merchantId: pending.merchantId,
-    channelCode: input.channelCode,
-    claim: { kind: 'app_auth_token', appAuthToken: token.appAuthToken },
-    confirmed: { accountNo: token.userId, tokenExpiresAt: token.expiresAt },
-    source: 'authorized',
-    refresh: { refreshToken: token.refreshToken, refreshExpiresAt: token.refreshExpiresAt },
-  });
-  const workflow: ChannelTokenInput = {
+  // A link that reached someone else must not give the merchant someone else's account.
+  if (pending.expectedUserId !== null && token.userId !== pending.expectedUserId) {
+    throw new AuthorizationRefused(
+      `This authorisation was made by Alipay account ${token.userId}, not the account ${pending.expectedUserId} it was meant for. Nothing was saved.`,
+      400,
+    );
+  }
+  let account;
+  try {
+    ({ account } = await deps.accounts.attach({
+      appId: pending.appId,
+      merchantId: pending.merchantId,
+      channelCode: input.channelCode,
+      claim: { kind: 'app_auth_token', appAuthToken: token.appAuthToken },
+      confirmed: { accountNo: token.userId, tokenExpiresAt: token.expiresAt },
+      source: 'authorized',
+      refresh: { refreshToken: token.refreshToken, refreshExpiresAt: token.refreshExpiresAt },
+      // Renewed by the same Alipay user, it replaces; another account attached stays.
+      sameNumberOnly: true,
+    }));
+  } catch (err) {
+    if (err instanceof AccountConflictError) {
+      throw new AuthorizationRefused(
+        `The merchant already has another Alipay account${err.attachedNo ? ` (${err.attachedNo})` : ''}: detach it first if this one is to replace it. Nothing was saved.`,
+        400,
+      );
+    }
+    if (err instanceof AccountOfAnotherAppError) {
+      throw new AuthorizationRefused(`${err.message}. Nothing was saved.`, 400);
+    }
+    throw err;
+  }
+  // Saved is saved: a workflow that could not be started is logged by the caller, not a failure.
+  let followError: string | undefined;
+  try {
+    await followToken(deps, account, pending.notifyUrl);
+  } catch (err) {
+    followError = err instanceof Error ? err.message : String(err);
+  }
+  return { merchantId: pending.merchantId, redirectUrl: pending.redirectUrl, account, followError };
+}
+
+/**
+ * Starts the workflow that follows an account's token (channelTokenWorkflow): refreshes it, or
+ * without a refresh token marks the account expired when it runs out, and tells `notifyUrl`.
+ */
+export async function followToken(
+  deps: Pick<AuthorizationDeps, 'client' | 'taskQueue'>,
+  account: ChannelAccount,
+  notifyUrl: string | null,
+): Promise<void> {
+  const input: ChannelTokenInput = {
     accountId: account.id,
-    appId: pending.appId,
-    merchantId: pending.merchantId,
-    channelCode: input.channelCode,
-    notifyUrl: pending.notifyUrl,
-    announce: true,
+    appId: account.appId,
+    merchantId: account.merchantId,
+    channelCode: account.channelCode,
+    notifyUrl,
+    announce: notifyUrl !== null,
   };
   await deps.client.workflow.start('channelTokenWorkflow', {
     workflowId: channelTokenWorkflowId(account.id),
     taskQueue: deps.taskQueue,
-    args: [workflow],
+    args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     typedSearchAttributes: new TypedSearchAttributes([
-      { key: searchAttributes.AppId, value: pending.appId },
-      { key: searchAttributes.MerchantId, value: pending.merchantId },
-      { key: searchAttributes.ChannelCode, value: input.channelCode },
+      { key: searchAttributes.AppId, value: account.appId },
+      { key: searchAttributes.MerchantId, value: account.merchantId },
+      { key: searchAttributes.ChannelCode, value: account.channelCode },
       { key: searchAttributes.BizStatus, value: 'active' },
     ]),
   });
-  return { merchantId: pending.merchantId, redirectUrl: pending.redirectUrl, account };
 }

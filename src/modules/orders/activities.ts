@@ -35,6 +35,7 @@ export async function accountContextOf(
   order: {
     appId: string;
     merchantId: string | null;
+    channelCode: string;
     subMerchantNo: string | null;
     channelAccountId?: string | number | null;
   },
@@ -43,17 +44,23 @@ export async function accountContextOf(
 ): Promise<Pick<ChannelContext, 'subMerchantNo' | 'appAuthToken'>> {
   if (order.channelAccountId !== null && order.channelAccountId !== undefined) {
     const account = await accounts.byId(Number(order.channelAccountId));
-    if (account?.kind === 'app_auth_token' && account.appAuthToken) {
+    if (!account) throw new Error(`the order's channel account ${order.channelAccountId} is missing`);
+    if (account.kind === 'app_auth_token') {
+      // Never acts for the merchant without its token: the user id alone would read as an smid.
+      if (!account.appAuthToken) throw new Error(`channel account ${account.id} holds no token`);
       return {
         appAuthToken: account.appAuthToken,
         ...(account.accountNo ? { subMerchantNo: account.accountNo } : {}),
       };
     }
-    if (account?.accountNo) return { subMerchantNo: account.accountNo };
+    if (account.accountNo) return { subMerchantNo: account.accountNo };
   }
   if (order.subMerchantNo) return { subMerchantNo: order.subMerchantNo };
+  // An order from before orders kept their number: its merchant's, only if it is at this channel.
   const merchant = order.merchantId ? await merchants.find(order.appId, order.merchantId) : null;
-  return merchant?.subMerchantNo ? { subMerchantNo: merchant.subMerchantNo } : {};
+  return merchant?.subMerchantNo && merchant.channelCode === order.channelCode
+    ? { subMerchantNo: merchant.subMerchantNo }
+    : {};
 }
 
 /**
@@ -201,6 +208,7 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
           {
             appId: '',
             merchantId: null,
+            channelCode: input.channelCode,
             subMerchantNo: input.subMerchantNo,
             channelAccountId: input.channelAccountId ?? null,
           },

@@ -237,9 +237,13 @@ export class OrderService {
       channelShares: channel.profitSharing !== undefined,
     });
     if (shareRefused) throw refused(shareRefused);
-    // The merchant's account at this channel (SPEC §5.8), kept with the order.
-    const account = merchant ? await this.accounts.attachedAt(appId, merchant.merchantId, channelCode) : null;
-    if (merchant) {
+    // The merchant's account at this channel (SPEC §5.8), kept with the order. A repeat of an
+    // order already made keeps the account it was made with, detached since or not: its answer
+    // is the order's (SPEC §3.1), not a refusal.
+    const made = existing?.merchantId ? existing : null;
+    const account =
+      merchant && !made ? await this.accounts.attachedAt(appId, merchant.merchantId, channelCode) : null;
+    if (merchant && !made) {
       const accountRefused = merchantAccountRefusal(merchant.merchantId, channelCode, account);
       if (accountRefused) throw refused(accountRefused);
     }
@@ -252,8 +256,12 @@ export class OrderService {
       expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
       profitSharingAmount: sharing,
       merchantId: body.merchant_id ?? null,
-      subMerchantNo: account?.accountNo ?? null,
-      channelAccountId: account?.id ?? null,
+      subMerchantNo: made ? made.subMerchantNo : (account?.accountNo ?? null),
+      channelAccountId: made
+        ? made.channelAccountId === null
+          ? null
+          : Number(made.channelAccountId)
+        : (account?.id ?? null),
       // Whether the channel can take each receiver's share back for a refund (SPEC §3.7).
       receivers:
         sharing > 0

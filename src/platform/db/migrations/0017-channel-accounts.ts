@@ -45,6 +45,7 @@ export const channelAccounts: Migration = {
         channel_code varchar(32) NOT NULL,
         redirect_url text,
         notify_url text,
+        expected_user_id varchar(64),
         created_at timestamptz NOT NULL DEFAULT now(),
         expires_at timestamptz NOT NULL,
         used_at timestamptz,
@@ -80,6 +81,18 @@ export const channelAccounts: Migration = {
          AND a.channel_code = o.channel_code
          AND (o.sub_merchant_no IS NULL OR o.sub_merchant_no = a.account_no
               OR o.sub_merchant_no = a.app_auth_token)`);
+    // A token is a credential: from now on it is only in its account's sealed column, never in
+    // the plain text of the merchant's or its orders' rows (which name the account instead).
+    await qi.sequelize.query(`
+      UPDATE orders o SET sub_merchant_no = NULL
+        FROM merchant_channel_accounts a
+       WHERE o.channel_account_id = a.id AND a.kind = 'app_auth_token'
+         AND o.sub_merchant_no = a.app_auth_token`);
+    await qi.sequelize.query(`
+      UPDATE merchants m SET sub_merchant_no = NULL
+        FROM merchant_channel_accounts a
+       WHERE a.app_id = m.app_id AND a.merchant_id = m.merchant_id AND a.kind = 'app_auth_token'
+         AND m.sub_merchant_no = a.app_auth_token`);
   },
   async down({ context: qi }) {
     await qi.sequelize.query('ALTER TABLE orders DROP COLUMN IF EXISTS channel_account_id');
