@@ -257,7 +257,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       channel_accounts: {
         type: 'array',
         items: ref('ChannelAccount'),
-        description: 'Its attached accounts, the most recently activated first (SPEC §5.8).',
+        description: 'Its attached accounts, the most recently activated first.',
       },
       created_at: time,
       updated_at: time,
