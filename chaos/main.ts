@@ -47,7 +47,7 @@ function parseOptions(argv: string[]): Options {
     )
     .option(
       '--duration <s>',
-      'seconds of load, during which the kills happen',
+      'seconds of load, during which the kills happen (sharing: longer while a point is not reached, up to 3 ×)',
       intOption('--duration', 10),
       300,
     )

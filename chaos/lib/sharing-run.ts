@@ -65,11 +65,15 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
     const paid = journeys.filter((j) => j.paid).length;
     bar.update((Date.now() - started) / 1_000, `${paid} orders paid, ${kills.length} kills`);
   }, 1_000);
+  // The run lasts --duration, and longer while a planned kill point has not been reached (a
+  // loaded machine makes fewer orders, and a point may need a few of them): up to 3 × --duration.
+  const lastChance = started + 3 * o.duration * 1_000;
+  let monkeyDone = false;
   const monkey = killAtHolds({
     dir: o.holdsDir,
     spots: SHARING_HOLDS,
     times: o.kills,
-    until,
+    until: lastChance,
     baseUrl: stack.baseUrl,
     supervisorPid: stack.supervisorPid!,
     onKill: (k) => kills.push(k),
@@ -80,14 +84,15 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
       app: stack.app,
       notifyUrl: receiver.url,
       merchants,
-      until,
+      until: lastChance,
+      done: () => Date.now() >= until && monkeyDone,
       requestDeadlineMs: 120_000,
       random: o.random,
       journeys,
       stats,
     }),
   );
-  await Promise.all([monkey, ...shoppers]);
+  await Promise.all([monkey.finally(() => (monkeyDone = true)), ...shoppers]);
   clearInterval(ticker);
   bar.stop();
   for (const k of kills) {

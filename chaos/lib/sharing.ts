@@ -38,7 +38,10 @@ export interface SharingShopperOptions {
   notifyUrl: string;
   /** A merchant id per receiver set, made by `makeMerchants`. */
   merchants: string[];
+  /** No new order after this (epoch ms)… */
   until: number;
+  /** …nor once this says the run has what it came for (the planned kills happened). */
+  done?: () => boolean;
   requestDeadlineMs: number;
   random: () => number;
   journeys: SharingJourney[];
@@ -94,7 +97,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * 0.6 s after payment at the run's time scale), each sent again unchanged until decided.
  */
 export async function shopWithSharing(o: SharingShopperOptions): Promise<void> {
-  while (Date.now() < o.until) {
+  while (Date.now() < o.until && !o.done?.()) {
     const amount = 100 + Math.floor(o.random() * 900);
     const journey: SharingJourney = {
       merchantOrderNo: `CS-${randomUUID()}`,
