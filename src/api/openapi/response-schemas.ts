@@ -1,3 +1,5 @@
+// Longer than 400 lines on purpose: one place holds the data of every answer, so that the
+// document and the conformance checks read one schema per resource.
 /**
  * What the API answers, as JSON Schema (OpenAPI 3.1's dialect, draft 2020-12), written once from
  * SPEC: the envelope (§1) and the data of every endpoint. Enums and nullable fields are copied

@@ -1,3 +1,5 @@
+// Longer than 400 lines: the accounts' tables (accounts, authorisations under way) have one
+// repository, the only code that touches them, with the sealing of their tokens.
 import { QueryTypes, type Transaction } from 'sequelize';
 import type { AccountClaim, AccountKind, AuthorizedToken, ConfirmedAccount } from '../../channels/ports';
 import type { Database } from '../../platform/db';
