@@ -171,7 +171,7 @@ export async function followToken(
     announce: notifyUrl !== null,
   };
   await deps.client.workflow.start('channelTokenWorkflow', {
-    workflowId: channelTokenWorkflowId(account.id),
+    workflowId: channelTokenWorkflowId(account),
     taskQueue: deps.taskQueue,
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',

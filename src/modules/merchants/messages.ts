@@ -1,7 +1,12 @@
 // What the merchants module's workflow and its starters share: workflow-safe (no Node built-ins).
 
-/** The workflow that keeps an authorised channel account's token fresh (SPEC §5.8). */
-export const channelTokenWorkflowId = (accountId: number) => `channel-account-token:${accountId}`;
+/**
+ * The workflow that keeps an authorised channel account's token fresh (SPEC §5.8). Named by its
+ * app and merchant too: an account's number is its database's sequence, and two deployments (or
+ * test stacks) sharing a Temporal namespace would otherwise meet on the same id.
+ */
+export const channelTokenWorkflowId = (a: { appId: string; merchantId: string; id: number }) =>
+  `channel-account-token:${a.appId}:${a.merchantId}:${a.id}`;
 
 export interface ChannelTokenInput {
   accountId: number;
