@@ -19,7 +19,7 @@ import { ChannelError } from '../../channels/errors';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
-import { ACCOUNT_KINDS, accountView, attachSchema, claimOf, sameAccount } from './accounts';
+import { ACCOUNT_KINDS, accountView, attachSchema, claimOf } from './accounts';
 import { ChannelAccountRepository, NoSuchMerchantError } from './account-repository';
 import { attachAccount, type AttachDeps } from './attach';
 import { databaseError, log, merchantNotFound } from './http-errors';
@@ -214,18 +214,12 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
       const channelCode = channelOf(req.params);
       const claim = claimOf(validate(attachSchema(channelCode), req.body) as Record<string, string>);
       const { appId } = currentApp(res);
-      let current;
       try {
         if (!(await merchants.find(appId, merchantId))) throw merchantNotFound();
-        current = await accounts.attachedAt(appId, merchantId, channelCode);
       } catch (err) {
-        throw databaseError(res, err, 'read the channel accounts');
+        throw databaseError(res, err, 'read the merchant');
       }
-      // The same body again: the account is attached already, and the channel is not asked again.
-      if (current && current.status === 'active' && sameAccount(current, claim)) {
-        sendData(res, accountView(current));
-        return;
-      }
+      // The same body again answers the account attached without asking the channel (attachAccount).
       try {
         const { account, changed } = await attachAccount(attach, {
           appId,
