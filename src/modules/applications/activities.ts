@@ -148,9 +148,17 @@ export function createApplicationActivities(deps: ApplicationActivityDeps) {
       state: ApplicationState;
       seq: number;
     }): Promise<boolean> {
+      // The merchant moves first, so that whoever reads the application in its new state finds
+      // the merchant already moved with it (a finished application, an active merchant). Both
+      // writes are idempotent: a retry after the second failed repeats the first harmlessly.
+      const before = await load(input.applicationId);
+      await followApplication(merchants, accounts, {
+        ...before,
+        status: input.state.status,
+        sub_merchant_no: input.state.subMerchantNo,
+      });
       const changed = await repo.recordState(input.applicationId, input.state);
       const a = await load(input.applicationId);
-      await followApplication(merchants, accounts, a);
       if ((changed || input.seq === 1) && a.notify_url) {
         await deps.publisher.publish({
           appId: a.app_id,
