@@ -30,6 +30,10 @@ import { checkoutPage, contractPage, notFoundPage } from './pages';
 import { qrImage } from '../src/platform/qr';
 import { isoOrNull } from '../src/platform/dates';
 import { Background } from './background';
+import { LOST_UNTIL_RELEASED_MARKER, SandboxControls } from './controls';
+import { statementLines } from './statement';
+import { shanghaiDay, tradebillFile } from './wechatpay/tradebill';
+import { SANDBOX_STATEMENT_SHA1_HEADER } from '../src/channels/sandbox/statements';
 import {
   SANDBOX_SIGNATURE_HEADER,
   signSandboxPayload,
@@ -81,6 +85,8 @@ export interface SandboxDeps {
    * caller that passes its own can wait for them (`idle(tradeNo)`). One of its own by default.
    */
   background?: Background;
+  /** What a test steers beyond requests (statements held back, lost payments); one of its own by default. */
+  controls?: SandboxControls;
 }
 
 /** Uploads are at most 5 MiB, i.e. about 6.7 MiB as base64 inside JSON. */
@@ -324,6 +330,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
   const background =
     deps.background ??
     new Background((err) => logger.error('sandbox task failed', { error: describeError(err) }));
+  const controls = deps.controls ?? new SandboxControls();
 
   const payUrl = (tradeNo: string) => `${publicBase}/pay/${encodeURIComponent(tradeNo)}`;
 
@@ -386,6 +393,10 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
 
   function notifyPaid(o: OrderRow): void {
     const body = paymentCallback(o);
+    if (o.subject.includes(LOST_UNTIL_RELEASED_MARKER)) {
+      logger.info('sandbox payment callback lost (fault injection)', { trade_no: o.trade_no });
+      return;
+    }
     switch (o.callback_mode) {
       case 'drop':
         logger.info('sandbox payment callback dropped (fault injection)', { trade_no: o.trade_no });
@@ -554,6 +565,10 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     const order = await store.findOrder(req.params.trade_no);
     if (!order)
       throw new SandboxRefusal(404, 'order_not_found', `order ${req.params.trade_no} does not exist`);
+    if (controls.isLost(order)) {
+      req.socket.destroy();
+      return;
+    }
     const stale = (order.extra.sandbox as SandboxFaults | undefined)?.query === 'stale';
     // A lagging query has not seen the payment yet; closing the order still reports it.
     if (stale && order.status === 'paid') {
@@ -564,6 +579,10 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
 
   router.post('/v1/orders/:trade_no/close', async (req, res) => {
     const existing = await store.findOrder(req.params.trade_no);
+    if (existing && controls.isLost(existing)) {
+      req.socket.destroy();
+      return;
+    }
     const failures = (existing?.extra.sandbox as SandboxFaults | undefined)?.close_failures ?? 0;
     const seen = closeRequests.get(req.params.trade_no) ?? 0;
     if (seen < failures) {
@@ -639,6 +658,49 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       scheduleSettle(refund, deps.refundDelayMs);
     }
     res.json(refundState(refund));
+  });
+
+  // A day's statement (China Standard Time) in WeChat Pay's tradebill format: the gzip file, the
+  // SHA-1 of its text in a header; 409 before it is ready, 404 for a day without a payment or refund.
+  router.get('/v1/statements/:bill_date', async (req, res) => {
+    const day = req.params.bill_date;
+    const from = new Date(`${day}T00:00:00+08:00`);
+    if (
+      !/^\d{4}-\d{2}-\d{2}$/.test(day) ||
+      Number.isNaN(from.getTime()) ||
+      shanghaiDay(from.getTime()) !== day
+    ) {
+      throw new SandboxRefusal(400, 'invalid_request', 'bill_date must be a day, YYYY-MM-DD');
+    }
+    const sub = (req.query as Record<string, unknown>).sub_merchant_no;
+    if (sub !== undefined && (typeof sub !== 'string' || sub === '' || sub.length > 64)) {
+      throw new SandboxRefusal(
+        400,
+        'invalid_request',
+        'sub_merchant_no must be given once, 1 to 64 characters',
+      );
+    }
+    const subMerchantNo = typeof sub === 'string' ? sub : null;
+    if (controls.askStatement(day)) {
+      throw new SandboxRefusal(
+        409,
+        'statement_not_ready',
+        `the statement of ${day} is being made: ask again later`,
+      );
+    }
+    // Refunds due but not settled yet appear as a query would see them.
+    await Promise.all((await store.dueRefunds()).map((refundNo) => settleRefund(refundNo)));
+    const entries = await store.statementEntries(subMerchantNo, from, new Date(from.getTime() + 86_400_000));
+    const lines = statementLines(entries);
+    if (lines.length === 0) {
+      throw new SandboxRefusal(404, 'statement_empty', `nothing was paid or refunded on ${day}`);
+    }
+    const file = tradebillFile(lines, controls.statementLayout(subMerchantNo));
+    res
+      .status(200)
+      .set('Content-Type', 'application/x-gzip')
+      .set(SANDBOX_STATEMENT_SHA1_HEADER, file.sha1)
+      .send(file.gzip);
   });
 
   router.post('/v1/profit-shares', async (req, res) => {

@@ -410,6 +410,37 @@ export class SandboxStore {
     return { refund, changed: false };
   }
 
+  /**
+   * What a day's statement lists, oldest first: orders paid and refunds accepted in [from, to),
+   * of one sub-merchant (of every order, without one). Each refund carries its order's subject.
+   */
+  async statementEntries(
+    subMerchantNo: string | null,
+    from: Date,
+    to: Date,
+  ): Promise<{ orders: OrderRow[]; refunds: (RefundRow & { created_at: Date; order: OrderRow })[] }> {
+    const scope = subMerchantNo === null ? '' : 'AND o.sub_merchant_no = :subMerchantNo';
+    const orders = await this.rows<OrderRow>(
+      `SELECT o.* FROM sandbox_orders o
+        WHERE o.paid_at >= :from AND o.paid_at < :to ${scope}
+        ORDER BY o.paid_at, o.trade_no`,
+      { subMerchantNo, from, to },
+    );
+    const refunds = await this.rows<RefundRow & { created_at: Date; order: OrderRow }>(
+      `SELECT r.*, to_jsonb(o) AS order FROM sandbox_refunds r JOIN sandbox_orders o ON o.trade_no = r.trade_no
+        WHERE r.created_at >= :from AND r.created_at < :to ${scope}
+        ORDER BY r.created_at, r.refund_no`,
+      { subMerchantNo, from, to },
+    );
+    return {
+      orders: orders.map(withAmount),
+      refunds: refunds.map((r) => ({
+        ...withAmount(r),
+        order: { ...withAmount(r.order), paid_at: r.order.paid_at && new Date(r.order.paid_at) },
+      })),
+    };
+  }
+
   /** Refunds whose time has passed without being settled (e.g. the process restarted). */
   async dueRefunds(): Promise<string[]> {
     const rows = await this.rows<{ refund_no: string }>(

@@ -4,12 +4,14 @@
  * rhythm until it is acknowledged (200 or 204). The order's description (a refund's reason) steers
  * faults: `[sandbox:callback-lost]` sends none, `[sandbox:callback-late]` holds the first attempt
  * back, `[sandbox:callback-duplicate]` sends it twice, `[sandbox:callback-out-of-order]` holds the
- * payment's callback until a refund of the order has been announced.
+ * payment's callback until a refund of the order has been announced. `[sandbox:lost-until-released]`
+ * sends none either (see lost-trades.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Background } from '../background';
 import type { WechatpaySandboxLogger } from './context';
 import { describeError } from './http';
+import { LOST_UNTIL_RELEASED } from './lost-trades';
 import {
   refundNoticeView,
   transactionView,
@@ -121,7 +123,7 @@ export class Callbacks {
     const { logger, scale } = this.deps;
     const { description, notify_url: url, out_trade_no: outTradeNo } = order.request;
     const meta = { event_type: 'TRANSACTION.SUCCESS', out_trade_no: outTradeNo, url };
-    if (description.includes('[sandbox:callback-lost]')) {
+    if (description.includes('[sandbox:callback-lost]') || description.includes(LOST_UNTIL_RELEASED)) {
       logger.info('wechatpay sandbox payment callback dropped (fault injection)', meta);
       return;
     }

@@ -5,6 +5,7 @@
 import type { Request, Response } from 'express';
 import type { Callbacks } from './callbacks';
 import type { WechatpaySandboxKeys } from './keys';
+import type { LostTrades } from './lost-trades';
 import type { WechatpaySharingStore } from './sharing';
 import type { OrderRecord, WechatpaySandboxStore } from './store';
 
@@ -20,6 +21,8 @@ export interface SandboxContext {
   sharings: WechatpaySharingStore;
   callbacks: Callbacks;
   logger: WechatpaySandboxLogger;
+  /** Paid orders whose queries are cut off until a test releases them. */
+  lost: LostTrades;
   /** How long a refund or a sharing order stays PROCESSING, timeScale applied. */
   refundDelayMs: number;
   /** Where the buyer pays for an H5 or Native order. */

@@ -78,10 +78,18 @@ export function paymentRoutes(router: Router, ctx: SandboxContext): void {
     return order;
   }
 
+  /** A lost payment's requests are cut off unanswered (lost-trades.ts); true when this one was. */
+  function cutOff(req: Request, order: OrderRecord | undefined): boolean {
+    if (!order || !ctx.lost.isLost(order)) return false;
+    req.socket.destroy();
+    return true;
+  }
+
   router.get('/v3/pay/partner/transactions/out-trade-no/:out_trade_no', (req, res) => {
     const order = queriedOrder(req, res, (sp, sub) =>
       store.findOrder(sp, req.params.out_trade_no, sub, Date.now()),
     );
+    if (cutOff(req, order)) return;
     answer(res, 200, transactionView(order));
   });
 
@@ -89,6 +97,7 @@ export function paymentRoutes(router: Router, ctx: SandboxContext): void {
     const order = queriedOrder(req, res, (sp, sub) =>
       store.findOrderByTransactionId(sp, req.params.transaction_id, sub, Date.now()),
     );
+    if (cutOff(req, order)) return;
     answer(res, 200, transactionView(order));
   });
 
@@ -98,6 +107,7 @@ export function paymentRoutes(router: Router, ctx: SandboxContext): void {
     const now = Date.now();
     const order = store.findOrder(body.sp_mchid, req.params.out_trade_no, body.sub_mchid, now);
     if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
+    if (cutOff(req, order)) return;
     store.closeOrder(order, now);
     logger.info('wechatpay sandbox order closed', { out_trade_no: req.params.out_trade_no });
     answer(res, 204);

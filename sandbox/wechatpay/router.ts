@@ -4,7 +4,8 @@
  * abnormal refund (payment-routes.ts), profit sharing (add a receiver, share, query a sharing
  * order, unfreeze, return and query a return: sharing-routes.ts), onboarding (media upload,
  * applyment submit and query: applyment.ts), a sub-merchant's settlement account read, which
- * tells this service provider's sub-merchants from another's (sub-merchants.ts), each request's
+ * tells this service provider's sub-merchants from another's (sub-merchants.ts), a sub-merchant's
+ * daily trade statement and its download (statement-routes.ts), each request's
  * WECHATPAY2-SHA256-RSA2048 signature checked here and every answer signed with the platform key
  * (platform-key.ts), plus a buyer's checkout page (checkout.ts) and signed, encrypted callbacks
  * retried on WeChat's rhythm (callbacks.ts). Any v3 client with its response verification on can talk to it; it is written
@@ -22,6 +23,7 @@ import { certificatesView, type PlatformCertificate } from './certificates';
 import { checkoutRoutes } from './checkout';
 import type { SandboxContext, WechatpaySandboxLogger } from './context';
 import { describeError } from './http';
+import { LostTrades } from './lost-trades';
 import type { WechatpaySandboxKeys } from './keys';
 import { paymentRoutes } from './payment-routes';
 import { PlatformKey } from './platform-key';
@@ -33,6 +35,7 @@ import {
   type WechatpaySandboxUnfreeze,
 } from './sharing';
 import { sharingRoutes } from './sharing-routes';
+import { StatementControls, statementRoutes } from './statement-routes';
 import { DEFAULT_FOREIGN_SUB_MCHID_PREFIXES, subMerchantRoutes } from './sub-merchants';
 import { WechatpaySandboxStore, type AbnormalRefundApplication, type OrderRecord } from './store';
 import { WechatpayError, requestId, verifyRequest, wechatpayHeaders } from './wire';
@@ -107,6 +110,22 @@ export interface WechatpaySandbox {
    * until a refund (callback-out-of-order) waits for that refund, not for time.
    */
   idle(outTradeNo?: string): Promise<void>;
+  /**
+   * The next `requests` asks for the statement of `day` (YYYY-MM-DD, any sub-merchant) answer
+   * STATEMENT_CREATING, as before WeChat Pay has made it.
+   */
+  holdStatement(day: string, requests: number): void;
+  /** The sub-merchant's statements come in the older 24-column layout (`false`: today's again). */
+  useLegacyStatement(subMchid: string, legacy?: boolean): void;
+  /** The next `count` statement links handed out (1 by default) have expired when they are used. */
+  expireStatementLinks(count?: number): void;
+  /** How many times the statement of `day` was asked for, held back or not. */
+  statementRequests(day: string): number;
+  /**
+   * A paid order whose description holds `[sandbox:lost-until-released]` (no callback, every query
+   * and close cut off) is answered again from now on; its callback stays lost.
+   */
+  release(outTradeNo: string): void;
   /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
@@ -158,12 +177,15 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   }
 
   const unseal = (req: Request, ciphertext: string, field: string) => platform.unseal(req, ciphertext, field);
+  const lost = new LostTrades();
+  const statements = new StatementControls();
   const ctx: SandboxContext = {
     keys,
     store,
     sharings,
     callbacks,
     logger,
+    lost,
     refundDelayMs,
     checkoutUrl: (order: OrderRecord) => `${base}/checkout/${order.token}`,
     answer,
@@ -209,6 +231,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
 
   paymentRoutes(router, ctx);
   sharingRoutes(router, ctx);
+  statementRoutes(router, ctx, statements, base);
 
   router.get('/v3/certificates', (_req, res) => {
     answer(res, 200, certificatesView(platform.listCertificates(), keys.apiV3Key));
@@ -265,6 +288,11 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       logger.info('wechatpay sandbox platform certificate issued', { serial_no: next.serial });
       return next;
     },
+    holdStatement: (day, requests) => statements.hold(day, requests),
+    useLegacyStatement: (subMchid, legacy = true) => statements.useLegacyLayout(subMchid, legacy),
+    expireStatementLinks: (count = 1) => statements.expireLinks(count),
+    statementRequests: (day) => statements.requests(day),
+    release: (outTradeNo) => lost.release(outTradeNo),
     idle: (outTradeNo) => background.idle(outTradeNo),
     close() {
       callbacks.clear();

@@ -311,6 +311,20 @@ export class WechatpaySandboxStore {
     return this.refunds.get(refundKey(subMchid, outRefundNo));
   }
 
+  /** A sub-merchant's orders of this service provider, for its statement. */
+  ordersOf(spMchid: string, subMchid: string): OrderRecord[] {
+    return [...this.orders.values()].filter(
+      (o) => o.request.sp_mchid === spMchid && o.request.sub_mchid === subMchid,
+    );
+  }
+
+  /** A sub-merchant's refunds of this service provider, for its statement. */
+  refundsOf(spMchid: string, subMchid: string): RefundRecord[] {
+    return [...this.refunds.values()].filter(
+      (r) => r.spMchid === spMchid && r.request.sub_mchid === subMchid,
+    );
+  }
+
   /**
    * 发起异常退款: an ABNORMAL refund is PROCESSING again, to be paid where the application says and
    * end SUCCESS. Applying again with the same choice answers the refund as it stands; a refund that

@@ -447,29 +447,65 @@ export interface CallbacksPort {
 
 // ---- statements ----
 
-/** One line of a channel's statement, as reconciliation compares it with the orders. */
-export interface StatementEntry {
+/**
+ * One detail line of a channel's statement, as reconciliation compares it with durapay's books
+ * (SPEC §10). Summary lines are not rows.
+ */
+export interface StatementRow {
   kind: 'payment' | 'refund';
+  /** durapay's trade_no: the channel's out_trade_no / 商户订单号. */
   tradeNo: string;
-  channelTradeNo: string;
-  refundNo?: string;
-  channelRefundNo?: string;
+  /** durapay's refund_no on a refund row (out_refund_no / 退款批次号/请求号); null on a payment. */
+  refundNo: string | null;
+  /** The channel's own number of the payment or the refund (transaction_id / 支付宝交易号 …). */
+  channelNo: string | null;
+  /** The payment's or the refund's amount in minor units, never negative. */
   amount: number;
-  /** The channel's fee on this line, in minor units, when the statement has one. */
-  fee?: number;
-  currency: string;
-  at: Date;
+  /**
+   * The channel's fee on this line in thousandths of a minor unit (WeChat Pay states fees to five
+   * decimals of a yuan), signed as the channel states it: a refund gives a fee back (negative).
+   */
+  fee: number;
+  /**
+   * What the line says happened: a payment row is `success`; a refund row `success`,
+   * `processing` or `failed` (WeChat's 退款状态; an Alipay refund row is `success`).
+   */
+  status: 'success' | 'processing' | 'failed';
+  /** When the channel says it happened (a refund row: when it was accepted or finished). */
+  time: Date;
 }
 
+/** A statement fetched to a local file, as the channel sent it. */
+export type StatementFile =
+  /** Not generated yet (WeChat `STATEMENT_CREATING`, Alipay before about 09:00): ask again later. */
+  | { status: 'not_ready'; reason: string }
+  /** The channel has no statement for the day because nothing happened (`NO_STATEMENT_EXIST`). */
+  | { status: 'empty' }
+  | {
+      status: 'ready';
+      /** How `parse` reads the file: the channel's own format. */
+      format: string;
+      /** Bytes written to the file. */
+      size: number;
+      /** The hash the channel published for the file's content, when it publishes one (e.g. `SHA1:ab…`). */
+      channelHash: string | null;
+    };
+
 /**
- * A day's statement, for reconciliation. No channel implements it yet and nothing calls it: it
- * is the contract the reconciliation feature will implement and call. Until then every channel
- * leaves it out, and `portOf(channel, 'statements')` answers `not_supported`. (Its `download`
- * streams, so the registry's call observer, which awaits each call, does not wrap it.)
+ * A day's statement of one channel account, for reconciliation (SPEC §10). Files are written to
+ * a path the caller gives, never held whole in memory: a statement may hold a million lines.
  */
 export interface StatementsPort {
-  /** The statement of one day (YYYY-MM-DD, in the channel's time zone), line by line. */
-  download(ctx: ChannelContext, day: string): AsyncIterable<StatementEntry>;
+  /**
+   * Downloads the statement of one account and day (YYYY-MM-DD, in the channel's time zone) to
+   * `path`. A download link that expired before it was used is asked for again.
+   */
+  fetch(ctx: ChannelContext, day: string, path: string): Promise<StatementFile>;
+  /**
+   * The statement's detail lines, read from the file `fetch` wrote, streamed. Throws a
+   * ChannelError when the file is not what the channel published (e.g. its hash differs).
+   */
+  parse(path: string, file: Extract<StatementFile, { status: 'ready' }>): AsyncIterable<StatementRow>;
 }
 
 // ---- the channel ----

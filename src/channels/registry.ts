@@ -104,7 +104,8 @@ export type ChannelCallObserver = (
 
 /**
  * The ports whose methods call the upstream and answer once (callbacks only read requests;
- * statements, which no channel implements yet, would stream and want an observer of their own).
+ * statements' `parse` streams a file, which an observer that awaits each call would break: a
+ * reconciliation run records how its statement was fetched instead).
  */
 const OBSERVED_PORTS = ['payments', 'refunds', 'profitSharing', 'onboarding'] as const;
 

@@ -26,6 +26,7 @@ import { connectDatabase, databaseUrlFor, type Database } from '../../src/platfo
 import { channelDescriptor, createChannelRegistry, type ChannelFactory } from '../../src/channels/registry';
 import { sandboxChannelFactory } from '../../src/channels/sandbox';
 import { createSandboxRouter } from '../../sandbox';
+import { SandboxControls } from '../../sandbox/controls';
 import { Background } from '../../sandbox/background';
 import {
   OFFLINE_UPSTREAMS,
@@ -228,6 +229,8 @@ export interface TestStack extends StackUpstreams {
   services: ApiServices;
   /** The secret the sandbox simulator and its adapter share (to sign callbacks in tests). */
   sandboxSecret: string;
+  /** What the test steers in the sandbox simulator: statements held back, lost payments released. */
+  sandboxControls: SandboxControls;
   /**
    * Resolves once the sandbox simulator has nothing due or running for the order (its callbacks
    * sent and answered, its refunds settled); for every order, without one.
@@ -365,6 +368,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     requestTimeoutMs: 10_000,
     payloadKeys,
   };
+  const sandboxControls = new SandboxControls();
   const sandboxBackground = new Background((err) =>
     logger.error('sandbox task failed', { error: err instanceof Error ? err.message : String(err) }),
   );
@@ -391,6 +395,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       callbackDelayMs: 500,
       logger: logger.child({ component: 'sandbox' }),
       background: sandboxBackground,
+      controls: sandboxControls,
     }),
   });
   const server = await listenApi(app, port, '127.0.0.1', logger, options.tracing);
@@ -403,6 +408,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     auth,
     services,
     sandboxSecret,
+    sandboxControls,
     sandboxIdle: (tradeNo) => sandboxBackground.idle(tradeNo),
     // Typed per upstream by StackUpstreams: each entry is the listed upstream's own keys and state.
     ...(Object.fromEntries(

@@ -3,6 +3,9 @@
  * Sandbox-Signature over a pooled connection. HTTP 4xx is a refusal (with the simulator's own
  * text), 5xx or a failed connection is "unreachable", no answer within timeoutMs is "timeout".
  */
+import { createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
 import { ChannelError } from '../errors';
 import type { PaymentState } from '../ports';
@@ -80,6 +83,42 @@ export class SandboxClient {
     const { error } = parseErrorBody(answer.status, answer.text);
     if (answer.status >= 400 && answer.status < 500) throw new ChannelError('refused', error);
     throw new ChannelError('unreachable', `sandbox could not ${what}: ${error}`);
+  }
+
+  /**
+   * A signed GET whose 200 body is a file, streamed to `path`: the bytes written and the answer's
+   * headers; any other status answers its (short) text instead, for `ok` or `isUnknown`.
+   */
+  async download(
+    path: string,
+    dest: string,
+  ): Promise<{ status: 200; size: number; headers: Record<string, string> } | Answer> {
+    const headers = { [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(this.options.secret, '') };
+    const { timeoutMs } = this.options;
+    try {
+      // Timeouts between bytes, not over the whole file: a large statement takes its time.
+      const res = await request(`${this.baseUrl}${path}`, {
+        method: 'GET',
+        headers,
+        dispatcher: this.agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      if (res.statusCode !== 200) return { status: res.statusCode, text: await res.body.text() };
+      await pipeline(res.body, createWriteStream(dest));
+      const flat: Record<string, string> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (typeof value === 'string') flat[name.toLowerCase()] = value;
+      }
+      return { status: 200, size: (await stat(dest)).size, headers: flat };
+    } catch (err) {
+      // The local file could not be written: not the simulator's doing.
+      if (typeof (err as { path?: unknown }).path === 'string') throw err;
+      if (TIMEOUT_CODES.has(errorCode(err))) {
+        throw new ChannelError('timeout', `sandbox gave no answer to GET ${path} within ${timeoutMs} ms`);
+      }
+      throw new ChannelError('unreachable', `sandbox unreachable at ${this.baseUrl}: ${describe(err)}`);
+    }
   }
 
   async call(

@@ -1,7 +1,7 @@
 /**
  * The sandbox channel (`channel_code: "sandbox"`): the adapter of durapay's own simulator
  * (sandbox/), which it talks to over HTTP exactly as to a real upstream. One file per port
- * (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts) over the transport
+ * (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts, statements.ts) over the transport
  * (client.ts); wire types and parsing in transformers.ts, signing in signature.ts.
  */
 import { createHmac } from 'node:crypto';
@@ -18,6 +18,7 @@ import type {
   PaymentsPort,
   ProfitSharingPort,
   RefundsPort,
+  StatementsPort,
 } from '../ports';
 import { sandboxAccounts } from './accounts';
 import { sandboxCallbacks } from './callbacks';
@@ -26,9 +27,11 @@ import { sandboxOnboarding } from './onboarding';
 import { sandboxPayments } from './payments';
 import { sandboxRefunds } from './refunds';
 import { sandboxSharing } from './sharing';
+import { sandboxStatements } from './statements';
 
 export type { SandboxChannelOptions } from './client';
 export { SANDBOX_PERSONAL_RECEIVERS } from './sharing';
+export { SANDBOX_STATEMENT_SHA1_HEADER } from './statements';
 
 /** Every pay method durapay knows: the simulator takes them all. */
 export const SANDBOX_PAY_METHODS: readonly PayMethod[] = [
@@ -56,6 +59,8 @@ export class SandboxChannel implements Channel {
   readonly onboarding: OnboardingPort;
   readonly accounts: AccountsPort;
   readonly callbacks: CallbacksPort;
+  /** WeChat Pay's tradebill format, so that reconciliation reads both the same way. */
+  readonly statements: StatementsPort;
   private readonly client: SandboxClient;
 
   constructor(options: SandboxChannelOptions) {
@@ -70,6 +75,7 @@ export class SandboxChannel implements Channel {
     this.onboarding = sandboxOnboarding(this.client);
     this.accounts = sandboxAccounts(this.client);
     this.callbacks = sandboxCallbacks(this.client);
+    this.statements = sandboxStatements(this.client);
   }
 
   /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */

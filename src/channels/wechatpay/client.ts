@@ -4,7 +4,16 @@
  * (certificates.ts), and `call`, which maps every failure onto a ChannelError.
  */
 import type { KeyObject } from 'node:crypto';
-import axios, { isAxiosError, type AxiosInstance, type InternalAxiosRequestConfig } from 'axios';
+import { createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { type Readable, isReadable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import axios, {
+  isAxiosError,
+  type AxiosError,
+  type AxiosInstance,
+  type InternalAxiosRequestConfig,
+} from 'axios';
 import { Decorator } from 'wechatpay-axios-plugin';
 import { outboundHttpSpan } from '../../platform/spans';
 import { ChannelError } from '../errors';
@@ -158,38 +167,95 @@ export class WechatpayClient {
       return res.data;
     } catch (err) {
       if (!isAxiosError(err)) throw err;
-      // A 2xx whose signature, serial or timestamp failed: WeChat Pay may have done what was
-      // asked, so this is not a refusal; the caller retries (every call is idempotent).
-      if (err.code?.startsWith('EV3_')) {
-        // Perhaps signed by a platform certificate durapay has not fetched yet.
-        this.keyring.markStale();
-        throw new ChannelError(
-          'unreachable',
-          `WeChat Pay ${what}: the answer failed verification (${err.code})`,
-        );
-      }
       const res = err.response;
-      if (!res) {
-        if (err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT') {
-          throw new ChannelError(
-            'timeout',
-            `WeChat Pay gave no answer to ${what} within ${this.options.timeoutMs} ms`,
-          );
-        }
+      const wire = (typeof res?.data === 'object' && res.data !== null ? res.data : {}) as WireError;
+      if (res?.status === 404 && notFoundCode !== undefined && wire.code === notFoundCode) return undefined;
+      throw this.failure(what, err);
+    }
+  }
+
+  /**
+   * GET of a download link WeChat Pay handed out (a statement's `download_url`), signed like any
+   * call, streamed to `path`; answers the bytes written. The file itself comes unsigned: the
+   * library leaves the answers of its known download paths (/v3/billdownload/file …) unverified
+   * when the request names that path relative to the base URL, with the query as `params`, which
+   * is why the link is taken apart here rather than passed whole.
+   */
+  async download(what: string, link: string, path: string): Promise<number> {
+    const base = new URL(`${this.options.baseUrl}/`);
+    const target = new URL(link);
+    if (target.origin !== base.origin || !target.pathname.startsWith(base.pathname)) {
+      throw new ChannelError(
+        'invalid_response',
+        `WeChat Pay ${what}: the link ${target.origin}${target.pathname} is not on ${this.options.baseUrl}`,
+      );
+    }
+    const url = target.pathname.slice(base.pathname.length);
+    const params = Object.fromEntries(target.searchParams);
+    try {
+      const client = await this.client();
+      const res = await outboundHttpSpan(
+        { method: 'GET', url: `${target.origin}${target.pathname}` },
+        () => client.request<Readable>({ method: 'GET', url, params, responseType: 'stream' }),
+        httpStatusOf,
+      );
+      await pipeline(res.data, createWriteStream(path));
+      return (await stat(path)).size;
+    } catch (err) {
+      if (!isAxiosError(err)) {
+        if (err instanceof ChannelError) throw err;
+        // The local file could not be written (no such folder, a full disk): not WeChat Pay's doing.
+        if (typeof (err as { path?: unknown }).path === 'string') throw err;
+        // The body broke off half way: nothing trustworthy was written.
+        const code = (err as { code?: unknown }).code;
         throw new ChannelError(
           'unreachable',
-          `WeChat Pay unreachable for ${what}: ${err.code ?? err.message}`,
+          `WeChat Pay ${what} broke off: ${typeof code === 'string' ? code : String(err)}`,
         );
       }
-      const body = (typeof res.data === 'object' && res.data !== null ? res.data : {}) as WireError;
-      const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`;
-      const message = typeof body.message === 'string' ? body.message : '';
-      if (res.status === 404 && notFoundCode !== undefined && code === notFoundCode) return undefined;
-      if (res.status >= 400 && res.status < 500 && res.status !== 429) {
-        throw new ChannelError('refused', `${code}: ${message}`.trim());
-      }
-      throw new ChannelError('unreachable', `WeChat Pay could not ${what}: ${code} ${message}`.trim());
+      // An error's body arrives as a stream too: read it (it is a short JSON) to name the refusal.
+      const res = err.response;
+      if (res && isReadable(res.data)) res.data = await errorBody(res.data as Readable);
+      throw this.failure(what, err);
     }
+  }
+
+  /**
+   * A failed call as a ChannelError: 4xx is a refusal (`CODE: message`), 5xx, 429 or no
+   * connection "unreachable", no answer in time "timeout", an answer whose signature fails
+   * "unreachable" too (see below).
+   */
+  private failure(what: string, err: AxiosError): ChannelError {
+    // A 2xx whose signature, serial or timestamp failed: WeChat Pay may have done what was
+    // asked, so this is not a refusal; the caller retries (every call is idempotent).
+    if (err.code?.startsWith('EV3_')) {
+      // Perhaps signed by a platform certificate durapay has not fetched yet.
+      this.keyring.markStale();
+      return new ChannelError(
+        'unreachable',
+        `WeChat Pay ${what}: the answer failed verification (${err.code})`,
+      );
+    }
+    const res = err.response;
+    if (!res) {
+      if (err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT') {
+        return new ChannelError(
+          'timeout',
+          `WeChat Pay gave no answer to ${what} within ${this.options.timeoutMs} ms`,
+        );
+      }
+      return new ChannelError(
+        'unreachable',
+        `WeChat Pay unreachable for ${what}: ${err.code ?? err.message}`,
+      );
+    }
+    const body = (typeof res.data === 'object' && res.data !== null ? res.data : {}) as WireError;
+    const code = typeof body.code === 'string' ? body.code : `HTTP_${res.status}`;
+    const message = typeof body.message === 'string' ? body.message : '';
+    if (res.status >= 400 && res.status < 500 && res.status !== 429) {
+      return new ChannelError('refused', `${code}: ${message}`.trim());
+    }
+    return new ChannelError('unreachable', `WeChat Pay could not ${what}: ${code} ${message}`.trim());
   }
 }
 
@@ -198,4 +264,22 @@ function httpStatusOf(resultOrError: unknown): number | undefined {
   if (isAxiosError(resultOrError)) return resultOrError.response?.status;
   const status = (resultOrError as { status?: unknown } | null)?.status;
   return typeof status === 'number' ? status : undefined;
+}
+
+/** A short error answer that came as a stream, parsed as JSON when it is (its text otherwise). */
+async function errorBody(stream: Readable): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    // An error answer is a few hundred bytes; more is not one worth reading.
+    if (size > 64 * 1024) break;
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }

@@ -4,7 +4,7 @@
  * (request signing, response verification); this adapter maps durapay's ports onto the partner
  * APIs, with wire types and state mapping in transformers.ts and callback crypto in
  * signature.ts; onboarding's body and states are in applyment.ts. One file per port (payments.ts,
- * refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts) over the account's transport
+ * refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts, statements.ts) over the account's transport
  * (client.ts).
  */
 import type { Channel, ChannelCapabilities, ChannelDescriptor, ChannelFactory } from '../ports';
@@ -15,6 +15,7 @@ import type {
   PaymentsPort,
   ProfitSharingPort,
   RefundsPort,
+  StatementsPort,
 } from '../ports';
 import { wechatpayAccounts } from './accounts';
 import { wechatpayCallbacks } from './callbacks';
@@ -24,6 +25,7 @@ import { wechatpayOnboarding } from './onboarding';
 import { wechatpayPayments } from './payments';
 import { wechatpayRefunds } from './refunds';
 import { wechatpaySharing } from './sharing';
+import { wechatpayStatements } from './statements';
 import { WECHATPAY_PAY_METHODS } from './transformers';
 
 export type { WechatpayChannelOptions } from './client';
@@ -55,6 +57,8 @@ export class WechatpayChannel implements Channel {
   /** A claimed sub_mchid is confirmed by reading its settlement account as its service provider. */
   readonly accounts: AccountsPort;
   readonly callbacks: CallbacksPort;
+  /** A sub-merchant's day: the tradebill (ALL, gzip) whose SHA-1 WeChat Pay publishes. */
+  readonly statements: StatementsPort;
 
   constructor(options: WechatpayChannelOptions) {
     const client = new WechatpayClient(options);
@@ -64,6 +68,7 @@ export class WechatpayChannel implements Channel {
     this.onboarding = wechatpayOnboarding(client);
     this.accounts = wechatpayAccounts(client);
     this.callbacks = wechatpayCallbacks(client);
+    this.statements = wechatpayStatements(client);
   }
 }
 
