@@ -1,12 +1,14 @@
 /**
  * An offline Alipay open-platform gateway (gateway.do, API v2 with RSA2: face-to-face, JSAPI,
- * page, wap and app payments, refunds, royalty settles, 直付通 onboarding, and app authorisation
- * with its page and the exchange, refresh and query of app_auth_tokens): a router that signs and
- * checks the wire as Alipay does, its made-up credentials, the settings that point durapay at
- * it, and readers of its state for tests (and a minter of app_auth_tokens). Independent of
- * durapay's Alipay adapter and of alipay-sdk on purpose.
+ * page, wap and app payments, refunds, royalty settles, 直付通 onboarding, daily trade
+ * statements, and app authorisation with its page and the exchange, refresh and query of
+ * app_auth_tokens): a router that signs and checks the wire as Alipay does, its made-up
+ * credentials, the settings that point durapay at it, and readers of its state for tests (and a
+ * minter of app_auth_tokens). Independent of durapay's Alipay adapter and of alipay-sdk on purpose.
  */
 export { createAlipaySandbox, type AlipaySandbox, type AlipaySandboxOptions } from './router';
+export { BILL_METHOD, STATEMENT_AMOUNT_PLUS_ONE, STATEMENT_OMIT, beijingDay } from './bills';
+export { zipBuffer, zipChunks, type ZipEntry } from './zip';
 export type { GatewayLogger as AlipaySandboxLogger } from './gateway';
 export { NOTIFY_RETRY_DELAYS_MS, type NotificationHistory } from './notify';
 export {

@@ -4,6 +4,7 @@
  * the answer's body, trimmed, is exactly `success`. The trade's subject steers faults:
  * `[sandbox:notify-drop]` sends none, `[sandbox:notify-duplicate]` sends each attempt twice,
  * `[sandbox:notify-late]` holds the first attempt back by the first retry delay.
+ * `[sandbox:lost-until-released]` sends none either (its trade is unreachable until released, router.ts).
  */
 import type { KeyObject } from 'node:crypto';
 import type { Background } from '../background';
@@ -69,7 +70,7 @@ export class Notifier {
   notify(outTradeNo: string, url: string | undefined, subject: string, fields: Params): void {
     const meta = { out_trade_no: outTradeNo, trade_status: fields.trade_status, url };
     if (url === undefined) return;
-    if (subject.includes('[sandbox:notify-drop]')) {
+    if (subject.includes('[sandbox:notify-drop]') || subject.includes('[sandbox:lost-until-released]')) {
       this.deps.logger.info('alipay sandbox notification dropped (fault injection)', meta);
       return;
     }

@@ -2,12 +2,17 @@
  * An offline Alipay open-platform gateway as an Express router: `gateway.do` (API v2, RSA2) with
  * every request's signature checked against the app public key and every answer signed with the
  * Alipay private key, the app's submit of an order string (`/app-pay`, as the Alipay app would),
- * the buyer's cashier (`/cashier/<trade_no>`) and the merchant's authorisation of the app
- * (`/oauth2/appToAppAuth.htm`, app-auth-page.ts). Any client with its answer verification on can
+ * the buyer's cashier (`/cashier/<trade_no>`), the merchant's authorisation of the app
+ * (`/oauth2/appToAppAuth.htm`, app-auth-page.ts) and the links of trade statements (bills.ts). Any client with its answer verification on can
  * talk to it; it is written on node:crypto alone (./wire.ts) so that such a test is one of
  * interoperability. The methods are in trade-methods.ts, royalty-methods.ts, zft.ts and
  * app-auth.ts (the exchange, refresh and query of app_auth_tokens, which a test may also mint).
+ *
+ * A trade whose subject holds `[sandbox:lost-until-released]` is paid as any other, but its
+ * notification is never sent and every call naming it (a query, a close, a refund) has its
+ * connection dropped, as a network that lost the way would, until a test releases it.
  */
+import iconv from 'iconv-lite';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import { readRawBody } from '../../src/platform/http/raw-body';
 import type { Background } from '../background';
@@ -18,8 +23,9 @@ import {
   type AppAuthLifetimes,
 } from './app-auth';
 import { appAuthPageRoutes } from './app-auth-page';
-import { AlipayGateway, type Call, type GatewayLogger } from './gateway';
-import { pageOrScriptBody, readGatewayRequest, type GatewayRequest } from './http';
+import { BILL_DOWNLOAD_PATH, BILL_METHOD, StatementDesk } from './bills';
+import { AlipayGateway, type Call, type GatewayLogger, type Handler } from './gateway';
+import { pageOrScriptBody, parseBizContent, readGatewayRequest, type GatewayRequest } from './http';
 import type { AlipaySandboxKeys } from './keys';
 import type { NotificationHistory } from './notify';
 import { CASHIER_CSP, cashierPage, errorPage, notFoundPage } from './pages';
@@ -114,6 +120,20 @@ export interface AlipaySandbox {
   expireAppAuth(tokenOrRefreshToken: string): boolean;
   /** A token as it stands now, found by its app_auth_token or its refresh token. */
   appAuth(tokenOrRefreshToken: string): AlipaySandboxAppAuth | undefined;
+  /**
+   * The next `requests` asks for the statement of `day` (YYYY-MM-DD) answer isp.bill_not_exist,
+   * as Alipay does before it has generated a day's statement; 0 lifts the hold.
+   */
+  holdStatement(day: string, requests: number): void;
+  /** The next `count` statement links (1 by default) are handed out already expired. */
+  expireStatementLinks(count?: number): void;
+  /** How long statement links handed out from now on work, in ms (Alipay's 30 s by default). */
+  setStatementLinkLifetime(ms: number): void;
+  /**
+   * Lets calls reach a trade made with `[sandbox:lost-until-released]` in its subject (by
+   * out_trade_no or trade_no); its notification stays lost. False when there is no such trade.
+   */
+  release(tradeNo: string): boolean;
 }
 
 const silentLogger: GatewayLogger = { info() {}, warn() {} };
@@ -121,6 +141,14 @@ const silentLogger: GatewayLogger = { info() {}, warn() {} };
 const MAX_BODY_BYTES = 11 * 1024 * 1024;
 const METHOD_NAME = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+$/i;
 const UNAVAILABLE = '[sandbox:unavailable]';
+const LOST = '[sandbox:lost-until-released]';
+/** The methods that make a trade: they reach a lost trade's gateway (it is the answers that get lost). */
+const OPENING_METHODS: readonly string[] = [
+  'alipay.trade.precreate',
+  'alipay.trade.create',
+  'alipay.trade.app.pay',
+  ...PAGE_METHODS,
+];
 
 export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbox {
   const logger = options.logger ?? silentLogger;
@@ -144,12 +172,16 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   });
   const royalty = new RoyaltyBook();
   const zft = new ZftBook();
+  const statements = new StatementDesk();
+  /** Lost trades a test released, by out_trade_no. */
+  const released = new Set<string>();
   const appAuth = gateway.appAuth;
-  const handlers = {
+  const handlers: Record<string, Handler> = {
     ...tradeHandlers(gateway, royalty),
     ...royaltyHandlers(gateway, royalty),
     ...zftHandlers(zft),
     ...appAuthHandlers(appAuth),
+    [BILL_METHOD]: statements.handler(gateway),
   };
   const counts = new Map<string, number>();
 
@@ -178,6 +210,26 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     return call;
   }
 
+  /** The lost trade a call names, if it names one not released yet. */
+  function lostTrade(call: Call): TradeRecord | undefined {
+    if (OPENING_METHODS.includes(call.method)) return undefined;
+    let biz: Record<string, unknown>;
+    try {
+      biz = parseBizContent(call.params);
+    } catch {
+      return undefined;
+    }
+    const trade =
+      typeof biz.trade_no === 'string'
+        ? gateway.trades.peekByTradeNo(biz.trade_no)
+        : typeof biz.out_trade_no === 'string'
+          ? gateway.trades.peek(biz.out_trade_no)
+          : undefined;
+    return trade && trade.order.subject.includes(LOST) && !released.has(trade.order.out_trade_no)
+      ? trade
+      : undefined;
+  }
+
   /** A business refusal is routine (a poller asking for a trade not yet made); the others are not. */
   function refused(req: Request, err: AlipayError): void {
     const meta = { path: req.path, code: err.code, sub_code: err.subCode };
@@ -203,6 +255,15 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
         // The buyer's browser, sent by the merchant's page: the trade exists from this visit on.
         const { trade } = openPaymentTrade(gateway, call.method as PayMethod, call);
         res.set('Cache-Control', 'no-store').redirect(302, gateway.cashierUrl(trade));
+        return;
+      }
+      const lost = lostTrade(call);
+      if (lost) {
+        logger.info('alipay sandbox call dropped (fault injection: lost until released)', {
+          method: call.method,
+          out_trade_no: lost.order.out_trade_no,
+        });
+        req.socket.destroy();
         return;
       }
       const handler = Object.hasOwn(handlers, call.method) ? handlers[call.method] : undefined;
@@ -317,6 +378,26 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
 
   appAuthPageRoutes(router, appAuth);
 
+  // A statement link: the zip while it works; after its 30 seconds, Alipay's page saying so.
+  router.get(BILL_DOWNLOAD_PATH, (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const link = statements.download(token, Date.now());
+    if (link === undefined) {
+      res.status(404).json({ error: 'NOT_FOUND', message: 'no such statement link' });
+      return;
+    }
+    if (link === 'expired') {
+      const page = '<html><head><meta charset="GBK"></head><body>下载超时，请重新下载</body></html>';
+      res.type('text/html; charset=GBK').send(iconv.encode(page, 'gbk'));
+      return;
+    }
+    res
+      .type('application/zip')
+      .set('Content-Disposition', `attachment; filename="${link.fileName}"`)
+      .send(link.zip);
+  });
+
   router.use((req: Request, res: Response) => {
     res.status(404).json({ error: 'NOT_FOUND', message: `no such path: ${req.method} ${req.path}` });
   });
@@ -356,5 +437,14 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     setAppAuthLifetimes: (lifetimes) => appAuth.setLifetimes(lifetimes),
     expireAppAuth: (value) => appAuth.expire(value, Date.now()),
     appAuth: (value) => appAuth.peek(value),
+    holdStatement: (day, requests) => statements.hold(day, requests),
+    expireStatementLinks: (count) => statements.expireNextLinks(count),
+    setStatementLinkLifetime: (ms) => statements.setLinkLifetime(ms),
+    release(tradeNo) {
+      const trade = gateway.trades.peek(tradeNo) ?? gateway.trades.peekByTradeNo(tradeNo);
+      if (!trade || !trade.order.subject.includes(LOST)) return false;
+      released.add(trade.order.out_trade_no);
+      return true;
+    },
   };
 }

@@ -150,6 +150,11 @@ export class TradeStore {
     return this.byTradeNo.get(tradeNo);
   }
 
+  /** Every trade the gateway holds, in the order they were made (a day's statement reads them). */
+  all(): IterableIterator<TradeRecord> {
+    return this.byOutTradeNo.values();
+  }
+
   /**
    * The trade a method names by trade_no or else out_trade_no (trade_no wins when both are
    * given, as documented), among the merchant's own (an app_auth_token's authorisation, or the

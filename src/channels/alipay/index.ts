@@ -4,7 +4,7 @@
  * builds the page, wap and app payment strings, and verifies notifications. This adapter maps
  * durapay's ports onto Alipay's methods; a secondary merchant (直付通) is named on each trade.
  * One file per port (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts,
- * callbacks.ts) over the app's transport (client.ts); wire types and state mapping in
+ * callbacks.ts, statements.ts) over the app's transport (client.ts); wire types and state mapping in
  * transformers.ts, onboarding's body in zft.ts.
  */
 import type {
@@ -19,6 +19,7 @@ import type {
   PaymentsPort,
   ProfitSharingPort,
   RefundsPort,
+  StatementsPort,
 } from '../ports';
 import { alipayAccounts, type AlipayAccountsPort } from './accounts';
 import { alipayCallbacks, verifyNotify } from './callbacks';
@@ -28,6 +29,7 @@ import { alipayOnboarding } from './onboarding';
 import { alipayPayments } from './payments';
 import { alipayRefunds } from './refunds';
 import { alipaySharing } from './sharing';
+import { alipayStatements } from './statements';
 import { ALIPAY_MAX_AMOUNT_FEN, ALIPAY_PAY_METHODS } from './transformers';
 
 export { safeText, type AlipayChannelOptions } from './client';
@@ -51,6 +53,8 @@ export class AlipayChannel implements Channel {
    */
   readonly accounts: AlipayAccountsPort;
   readonly callbacks: CallbacksPort;
+  /** The day's trade statement (a zip of GBK CSV), the merchant's or a secondary merchant's. */
+  readonly statements: StatementsPort;
   private readonly client: AlipayClient;
 
   constructor(options: AlipayChannelOptions) {
@@ -61,6 +65,7 @@ export class AlipayChannel implements Channel {
     this.onboarding = alipayOnboarding(this.client);
     this.accounts = alipayAccounts(this.client);
     this.callbacks = alipayCallbacks(this.client);
+    this.statements = alipayStatements(this.client);
   }
 
   /** Is a notification Alipay's? RSA2 over its sorted fields, by the SDK, on the decoded values. */
