@@ -21,6 +21,7 @@ import {
 } from '../modules/notifications';
 import { createPaymentActivities, type OrderActivities } from '../modules/orders';
 import { createRefundActivities, type RefundActivities } from '../modules/refunds';
+import { createReconciliationActivities, type ReconciliationActivities } from '../modules/reconciliation';
 import { failingPermanentDatabaseErrors } from './permanent-database-errors';
 
 export { failingPermanentDatabaseErrors } from './permanent-database-errors';
@@ -55,6 +56,7 @@ export type Activities = OrderActivities &
   ApplicationActivities &
   MerchantActivities &
   CallbackActivities &
+  ReconciliationActivities &
   DiagnosticActivities;
 
 /** Every activity the worker serves, built around the dependencies handed in. */
@@ -86,6 +88,17 @@ export function createActivities(given: ActivitiesDeps): Activities {
     ...createApplicationActivities({ db, logger, channels, payloadKeys, publisher }),
     ...createMerchantActivities({ db, logger, channels, payloadKeys, publisher, timeScale }),
     ...createCallbackActivities({ db, logger, metrics }),
+    ...createReconciliationActivities({
+      db,
+      logger,
+      channels,
+      payloadKeys,
+      metrics,
+      publisher,
+      client: given.client,
+      taskQueue: given.taskQueue,
+      timeScale,
+    }),
   };
   return failingPermanentDatabaseErrors(logger, activities);
 }

@@ -12,6 +12,7 @@ import { merchantRoutes } from '../modules/merchants';
 import { notificationRoutes } from '../modules/notifications';
 import { OrderService, paymentRoutes } from '../modules/orders';
 import { RefundService, refundRoutes } from '../modules/refunds';
+import { ReconciliationService, reconciliationRoutes } from '../modules/reconciliation';
 import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
@@ -49,6 +50,7 @@ export interface ApiDeps {
 export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {
   '/api/v1/pay': 'payments',
   '/api/v1/notifications': 'payments',
+  '/api/v1/reconciliation': 'payments',
   '/api/v1/merchant': 'merchants',
 };
 
@@ -90,6 +92,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(merchantRoutes(deps.services));
   app.use(applicationRoutes(new ApplicationService(deps.services)));
   app.use(notificationRoutes(deps.services));
+  app.use(reconciliationRoutes(new ReconciliationService(deps.services)));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

@@ -72,6 +72,19 @@ program
   );
 
 program
+  .command('reconcile')
+  .description(
+    "reconcile a day by hand: each account of the channel that took orders that day (or --account), its statement against durapay's books; follows the runs and prints each summary as a JSON line; exits 1 when a run failed or found mismatches",
+  )
+  .requiredOption('--channel <code>', 'the channel (wechatpay, alipay, sandbox)')
+  .requiredOption('--date <YYYY-MM-DD>', "the day, in China time (the channels' statements)")
+  .option('--account <account>', 'only this account (a sub_mchid, smid, user id or sub-merchant number)')
+  .option('--no-wait', 'start the runs and return')
+  .action((opts: { channel: string; date: string; account?: string; wait: boolean }) =>
+    commands.reconcile().reconcile({ ...opts, noWait: !opts.wait }),
+  );
+
+program
   .command('try')
   .description(
     'create a sandbox order through the running gateway, signed as the dev app, and print its pay_url',

@@ -18,6 +18,7 @@ import type * as KeysNew from './commands/keys-new';
 import type * as Merchants from './commands/merchants';
 import type * as Migrate from './commands/migrate';
 import type * as Postgres from './commands/postgres';
+import type * as Reconcile from './commands/reconcile';
 import type * as Sandbox from './commands/sandbox';
 import type * as Sign from './commands/sign';
 import type * as Start from './commands/start';
@@ -34,6 +35,7 @@ export const commands = {
   merchants: (): typeof Merchants => require('./commands/merchants'),
   migrate: (): typeof Migrate => require('./commands/migrate'),
   postgres: (): typeof Postgres => require('./commands/postgres'),
+  reconcile: (): typeof Reconcile => require('./commands/reconcile'),
   sandbox: (): typeof Sandbox => require('./commands/sandbox'),
   sign: (): typeof Sign => require('./commands/sign'),
   start: (): typeof Start => require('./commands/start'),

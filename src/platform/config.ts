@@ -146,6 +146,8 @@ export interface CoreConfig {
     /** Rows one statement of the retention deletes (CALLBACK_RETENTION_BATCH). */
     retentionBatchSize: number;
   };
+  /** The daily reconciliation (SPEC §10): when the day before is reconciled, and in which zone. */
+  reconciliation: { at: string; timeZone: string };
   /**
    * Multiplies every duration a workflow waits (timers, retry schedules). 1 in production;
    * tests use a small value so a 30-minute expiry passes in well under a second.
@@ -261,6 +263,11 @@ const coreSchema = Joi.object({
   CALLBACK_RETENTION_DAYS: Joi.number().integer().min(1).max(36_500).default(90),
   // Small enough that one DELETE holds its locks briefly, large enough that a day's callbacks go in few.
   CALLBACK_RETENTION_BATCH: Joi.number().integer().min(1).max(100_000).default(1_000),
+  // SPEC §10: the channels' statements of the day before are ready by 10:00 in China.
+  RECONCILIATION_AT: Joi.string()
+    .pattern(/^([01]\d|2[0-3]):[0-5]\d$/)
+    .default('10:30'),
+  RECONCILIATION_TIME_ZONE: Joi.string().default('Asia/Shanghai'),
   OTEL_SDK_DISABLED: Joi.boolean(),
   OTEL_TRACES_EXPORTER: Joi.string().valid('otlp', 'none'),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -398,6 +405,7 @@ export function loadCoreConfig<S extends object = object>(
       retentionDays: num('CALLBACK_RETENTION_DAYS'),
       retentionBatchSize: num('CALLBACK_RETENTION_BATCH'),
     },
+    reconciliation: { at: str('RECONCILIATION_AT')!, timeZone: str('RECONCILIATION_TIME_ZONE')! },
     timeScale: num('DURAPAY_TIME_SCALE'),
     tracing: tracingConfig(str),
   });

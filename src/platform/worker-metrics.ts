@@ -62,6 +62,18 @@ export class WorkerMetrics {
     help: 'Raw channel callbacks deleted after their retention (CALLBACK_RETENTION_DAYS).',
     registers: [this.registry],
   });
+  readonly reconciliationFindings = new Counter({
+    name: 'durapay_reconciliation_findings_total',
+    help: "What reconciliation runs found on the channels' statements, by channel and category (SPEC §10); matched lines count as `matched`.",
+    labelNames: ['channel', 'category'] as const,
+    registers: [this.registry],
+  });
+  readonly reconciliationRuns = new Counter({
+    name: 'durapay_reconciliation_runs_total',
+    help: 'Reconciliation runs finished, by channel and status (completed or failed).',
+    labelNames: ['channel', 'status'] as const,
+    registers: [this.registry],
+  });
   private openWorkflowCounter: OpenWorkflowCounter | undefined;
   /** Where the Temporal SDK's core serves its metrics (loopback), when it does. */
   private sdkMetricsUrl: string | undefined;
@@ -118,6 +130,14 @@ export class WorkerMetrics {
   /** Raw callbacks deleted by one batch of the retention. */
   callbacksDeletedBy(n: number): void {
     this.callbacksDeleted.inc(n);
+  }
+
+  /** A reconciliation run's result: its status and what it found, per category. */
+  reconciliationRun(channel: string, status: 'completed' | 'failed', counts: Record<string, number>): void {
+    this.reconciliationRuns.inc({ channel, status });
+    for (const [category, n] of Object.entries(counts)) {
+      if (n > 0) this.reconciliationFindings.inc({ channel, category }, n);
+    }
   }
 
   /** The exposition text: durapay's series, then the Temporal SDK's (when its core serves them). */

@@ -11,6 +11,13 @@ import type {
   ChannelAccount,
   ChannelAccountFields,
   ChannelAccountList,
+  CountedPage,
+  ListReconciliationMismatchesParams,
+  ListReconciliationRunsParams,
+  ReconciliationMismatch,
+  ReconciliationRun,
+  ResolveMismatchRequest,
+  StartReconciliationRequest,
   DetachedChannelAccount,
   StartAuthorizationInput,
   CreateMerchantInput,
@@ -233,6 +240,39 @@ export class DurapayClient {
     return this.request('POST', `/api/v1/notifications/${encodeURIComponent(notificationId)}/resend`, {
       body: Buffer.alloc(0),
     });
+  }
+
+  /** Starts a day's reconciliation by hand (SPEC §10); follow the runs with listReconciliationRuns. */
+  startReconciliation(body: StartReconciliationRequest): Promise<{ list: ReconciliationRun[] }> {
+    return this.request('POST', '/api/v1/reconciliation/runs', { json: body });
+  }
+
+  listReconciliationRuns(params: ListReconciliationRunsParams = {}): Promise<CountedPage<ReconciliationRun>> {
+    return this.request('GET', `/api/v1/reconciliation/runs${queryString(params)}`);
+  }
+
+  listReconciliationMismatches(
+    runId: string,
+    params: ListReconciliationMismatchesParams = {},
+  ): Promise<CountedPage<ReconciliationMismatch>> {
+    return this.request(
+      'GET',
+      `/api/v1/reconciliation/runs/${encodeURIComponent(runId)}/mismatches${queryString(params)}`,
+    );
+  }
+
+  /** Records a person's resolution of a finding; it moves no money. */
+  resolveReconciliationMismatch(
+    mismatchId: string,
+    body: ResolveMismatchRequest,
+  ): Promise<ReconciliationMismatch> {
+    return this.request(
+      'POST',
+      `/api/v1/reconciliation/mismatches/${encodeURIComponent(mismatchId)}/resolve`,
+      {
+        json: body,
+      },
+    );
   }
 }
 

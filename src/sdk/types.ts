@@ -267,7 +267,9 @@ export type NotificationEventType =
   | 'refund.failed'
   | 'refund.abnormal'
   | 'merchant.application.updated'
-  | 'merchant.channel_account.updated';
+  | 'merchant.channel_account.updated'
+  | 'reconciliation.completed'
+  | 'reconciliation.mismatch';
 
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';
 
@@ -344,4 +346,92 @@ export type ErrorCode =
   | 'database_error'
   | 'rate_limited'
   | 'not_found'
-  | 'notification_not_found';
+  | 'notification_not_found'
+  | 'reconciliation_not_found';
+
+/** §10 */
+export type ReconciliationCategory =
+  | 'missing_local_payment'
+  | 'missing_channel_payment'
+  | 'amount_mismatch'
+  | 'status_mismatch'
+  | 'unknown_at_durapay';
+
+export interface ReconciliationSummary {
+  statement: 'ready' | 'empty';
+  rows: number;
+  matched: number;
+  categories: Record<ReconciliationCategory, number>;
+  carried: number;
+  repaired: number;
+  channel: { paid: number; refunded: number; fees: number };
+  durapay: { paid: number; refunded: number };
+}
+
+export interface ReconciliationRun {
+  run_id: string;
+  channel_code: string;
+  account: string;
+  bill_date: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  statement: 'ready' | 'empty' | null;
+  statement_sha256: string | null;
+  rows: number;
+  summary: ReconciliationSummary | null;
+  error: string | null;
+  started_by: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface ReconciliationMismatch {
+  mismatch_id: string;
+  run_id: string;
+  category: ReconciliationCategory;
+  kind: 'payment' | 'refund';
+  trade_no: string;
+  refund_no: string | null;
+  state: 'open' | 'carried' | 'repaired' | 'resolved';
+  durapay: Record<string, unknown> | null;
+  channel: Record<string, unknown> | null;
+  note: string | null;
+  resolution: 'accepted_channel' | 'accepted_durapay' | 'ignored' | null;
+  resolved_by: string | null;
+  resolved_at: string | null;
+  created_at: string;
+}
+
+export interface CountedPage<T> {
+  list: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface StartReconciliationRequest {
+  channel_code: string;
+  bill_date: string;
+  account?: string;
+  notify_url?: string;
+}
+
+export interface ListReconciliationRunsParams {
+  channel_code?: string;
+  bill_date?: string;
+  status?: ReconciliationRun['status'];
+  limit?: number;
+  offset?: number;
+}
+
+export interface ListReconciliationMismatchesParams {
+  category?: ReconciliationCategory;
+  state?: ReconciliationMismatch['state'];
+  limit?: number;
+  offset?: number;
+}
+
+export interface ResolveMismatchRequest {
+  resolution: 'accepted_channel' | 'accepted_durapay' | 'ignored';
+  resolved_by: string;
+  note?: string;
+}

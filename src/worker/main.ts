@@ -7,6 +7,7 @@ import { channelsFromConfig, observeChannelCalls } from '../channels/registry';
 import { connectDatabase } from '../platform/db';
 import { AppRepository } from '../modules/apps';
 import { ensureCallbackRetentionSchedule } from '../modules/callbacks';
+import { ensureReconciliationSchedule } from '../modules/reconciliation';
 import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../modules/orders';
 import { scaleDuration } from '../platform/durations';
 import { resolveMasterKey } from '../platform/crypto/master-key';
@@ -91,6 +92,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     ...(holdsDir ? { options: { interceptors: { activity: [activityHolds(holdsDir)] } } } : {}),
   });
   await scheduleCallbackRetention(client, config, logger);
+  await scheduleReconciliation(client, config, logger);
   // Served before "worker running" is logged, so a supervisor that waits for it can scrape at once.
   const metricsServer =
     metricsPort === undefined ? undefined : await metrics.serve(metricsPort, config.api.host);
@@ -120,6 +122,19 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
     await tracing?.shutdown();
     logger.info('worker stopped');
+  }
+}
+
+/** The daily reconciliation (SPEC §10), made sure of at every start; a failure is logged, as above. */
+async function scheduleReconciliation(client: Client, config: Config, logger: Logger): Promise<void> {
+  const options = { taskQueue: config.temporal.taskQueue, ...config.reconciliation };
+  try {
+    const done = await ensureReconciliationSchedule(client, options);
+    logger.info(`reconciliation schedule ${done}`, { at: options.at, time_zone: options.timeZone });
+  } catch (err) {
+    logger.error('reconciliation not scheduled; the next worker start tries again', {
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 

@@ -6,3 +6,4 @@ export { refundWorkflow } from '../modules/refunds/workflow';
 export { merchantApplicationWorkflow } from '../modules/applications/workflow';
 export { callbackRetentionWorkflow } from '../modules/callbacks/workflow';
 export { channelTokenWorkflow } from '../modules/merchants/workflow';
+export { reconciliationWorkflow, reconciliationDayWorkflow } from '../modules/reconciliation/workflow';

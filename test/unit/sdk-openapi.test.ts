@@ -43,6 +43,16 @@ export const answers: { [check: string]: true } = {
   getMerchantAudit: null as unknown as Same<Answer<'getMerchantAudit'>, S['Application']>,
   listNotifications: null as unknown as Same<Answer<'listNotifications'>, S['NotificationPage']>,
   resendNotification: null as unknown as Same<Answer<'resendNotification'>, S['ResentNotification']>,
+  startReconciliation: null as unknown as Same<Answer<'startReconciliation'>, S['ReconciliationRunList']>,
+  listReconciliationRuns: null as unknown as Same<Answer<'listReconciliationRuns'>, S['ReconciliationRunPage']>,
+  listReconciliationMismatches: null as unknown as Same<
+    Answer<'listReconciliationMismatches'>,
+    S['ReconciliationMismatchPage']
+  >,
+  resolveReconciliationMismatch: null as unknown as Same<
+    Answer<'resolveReconciliationMismatch'>,
+    S['ReconciliationMismatch']
+  >,
   errorCode: null as unknown as Same<sdk.ErrorCode, S['ErrorCode']>,
 };
 
@@ -51,6 +61,14 @@ export const requests: { [check: string]: true } = {
   refund: null as unknown as Accepts<S['RefundRequest'], Input<'refund'>[0]>,
   createMerchant: null as unknown as Accepts<S['CreateMerchantRequest'], Input<'createMerchant'>[0]>,
   applyMerchant: null as unknown as Accepts<S['ApplyRequest'], Input<'applyMerchant'>[1]>,
+  startReconciliation: null as unknown as Accepts<
+    S['StartReconciliationRequest'],
+    Input<'startReconciliation'>[0]
+  >,
+  resolveReconciliationMismatch: null as unknown as Accepts<
+    S['ResolveMismatchRequest'],
+    Input<'resolveReconciliationMismatch'>[1]
+  >,
   // Every pay method, order status and merchant status the SDK names is one the document names.
   payMethod: null as unknown as Same<sdk.PayMethod, S['Order']['pay_method']>,
   orderStatus: null as unknown as Same<sdk.OrderStatus, S['Order']['status']>,

@@ -3,6 +3,7 @@ import parse from 'joi-to-json';
 import { applicationOperations } from '../../modules/applications';
 import { merchantOperations } from '../../modules/merchants';
 import { notificationOperations } from '../../modules/notifications';
+import { reconciliationOperations } from '../../modules/reconciliation';
 import { paymentOperations } from '../../modules/orders';
 import { refundOperations } from '../../modules/refunds';
 import { type ApiOperation } from '../../platform/http/openapi';
@@ -35,6 +36,7 @@ const OPERATIONS: ApiOperation[] = [
   ...merchantOperations,
   ...applicationOperations,
   ...notificationOperations,
+  ...reconciliationOperations,
 ];
 
 /** Each query parameter of a joi object, with its generated schema. */

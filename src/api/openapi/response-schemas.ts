@@ -67,6 +67,7 @@ export const ERROR_CODES = [
   'rate_limited',
   'not_found',
   'notification_not_found',
+  'reconciliation_not_found',
 ] as const;
 export type DocumentedErrorCode = (typeof ERROR_CODES)[number];
 
@@ -79,6 +80,8 @@ const NOTIFICATION_EVENTS = [
   'refund.abnormal',
   'merchant.application.updated',
   'merchant.channel_account.updated',
+  'reconciliation.completed',
+  'reconciliation.mismatch',
 ] as const;
 
 const tradeNo: Schema = {
@@ -384,6 +387,116 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
     offset: { type: 'integer', minimum: 0 },
   }),
   ResentNotification: record({ notification_id: text, status: { const: 'pending' } }),
+  ReconciliationRun: record(
+    {
+      run_id: { type: 'string', description: '`{channel_code}:{account}:{bill_date}`.' },
+      channel_code: text,
+      account: text,
+      bill_date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+      status: { type: 'string', enum: ['pending', 'running', 'completed', 'failed'] },
+      statement: { type: ['string', 'null'], enum: ['ready', 'empty', null] },
+      statement_sha256: textOrNull,
+      rows: { type: 'integer', minimum: 0 },
+      summary: nullable(
+        record(
+          {
+            statement: { type: 'string', enum: ['ready', 'empty'] },
+            rows: { type: 'integer', minimum: 0, description: "The statement's detail lines." },
+            matched: { type: 'integer', minimum: 0, description: 'Lines both sides agree on.' },
+            categories: record(
+              Object.fromEntries(
+                [
+                  'missing_local_payment',
+                  'missing_channel_payment',
+                  'amount_mismatch',
+                  'status_mismatch',
+                  'unknown_at_durapay',
+                ].map((c) => [c, { type: 'integer', minimum: 0 }]),
+              ),
+              'Findings per category (open, repaired or resolved).',
+            ),
+            carried: {
+              type: 'integer',
+              minimum: 0,
+              description: 'Payments or refunds the statement lacks, waiting out the three-day carry-over.',
+            },
+            repaired: { type: 'integer', minimum: 0, description: 'Lost payments handed to their orders.' },
+            channel: record(
+              {
+                paid: money,
+                refunded: money,
+                fees: {
+                  type: 'integer',
+                  description:
+                    "The day's fees in thousandths of a minor unit, refunds' returned fees taken off.",
+                },
+              },
+              "The statement's totals.",
+            ),
+            durapay: record({ paid: money, refunded: money }, "durapay's totals of the day for the account."),
+          },
+          'Null until the run completes.',
+        ),
+      ),
+      error: textOrNull,
+      started_by: text,
+      started_at: timeOrNull,
+      finished_at: timeOrNull,
+    },
+    "One channel account's statement of one day against durapay's books.",
+  ),
+  ReconciliationRunList: record({ list: { type: 'array', items: ref('ReconciliationRun') } }),
+  ReconciliationRunPage: record({
+    list: { type: 'array', items: ref('ReconciliationRun') },
+    total: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 0, maximum: 100 },
+    offset: { type: 'integer', minimum: 0 },
+  }),
+  ReconciliationMismatch: record(
+    {
+      mismatch_id: text,
+      run_id: text,
+      category: {
+        type: 'string',
+        enum: [
+          'missing_local_payment',
+          'missing_channel_payment',
+          'amount_mismatch',
+          'status_mismatch',
+          'unknown_at_durapay',
+        ],
+      },
+      kind: { type: 'string', enum: ['payment', 'refund'] },
+      trade_no: text,
+      refund_no: textOrNull,
+      state: { type: 'string', enum: ['open', 'carried', 'repaired', 'resolved'] },
+      durapay: {
+        type: ['object', 'null'],
+        additionalProperties: true,
+        description: "durapay's row, null when it has none.",
+      },
+      channel: {
+        type: ['object', 'null'],
+        additionalProperties: true,
+        description: "The statement's line, null when it has none.",
+      },
+      note: textOrNull,
+      resolution: {
+        type: ['string', 'null'],
+        enum: ['accepted_channel', 'accepted_durapay', 'ignored', null],
+      },
+      resolved_by: textOrNull,
+      resolved_at: timeOrNull,
+      created_at: time,
+    },
+    'What a reconciliation run found that is not matched.',
+  ),
+  ReconciliationMismatchPage: record({
+    list: { type: 'array', items: ref('ReconciliationMismatch') },
+    total: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 0, maximum: 100 },
+    offset: { type: 'integer', minimum: 0 },
+  }),
   Alive: record({ status: { const: 'ok' } }),
   Ready: record({ status: { const: 'ready' }, database: { const: 'ok' }, temporal: { const: 'ok' } }),
 };

@@ -31,6 +31,16 @@ export function webhooks(): Schema {
       'MerchantChannelAccount',
       "A merchant's authorisation of this app at a channel was saved, or it expired and could not be refreshed.",
     ],
+    [
+      'reconciliation.completed',
+      'ReconciliationRun',
+      "A day's reconciliation of an account finished (its summary).",
+    ],
+    [
+      'reconciliation.mismatch',
+      'ReconciliationMismatch',
+      "A reconciliation found a difference between the channel's statement and durapay's books about one of the app's orders.",
+    ],
   ];
   const header = (name: string, description: string, example: string) => ({
     name,

@@ -7,6 +7,8 @@ export const NOTIFICATION_EVENTS = [
   'refund.abnormal',
   'merchant.application.updated',
   'merchant.channel_account.updated',
+  'reconciliation.completed',
+  'reconciliation.mismatch',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

@@ -20,5 +20,5 @@ export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult 
 export { MAX_AMOUNT, refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
 export { refundWorkflowId, type RefundRequest, type RefundResult } from './messages';
 export { toAppError } from './outcomes';
-export { orderWorkflowIdOf } from './service';
+export { orderWorkflowIdOf, signalOrderPayment } from './service';
 export type { Order } from './model';

@@ -35,6 +35,7 @@ export const WORKFLOW_TYPES = [
   'merchantApplicationWorkflow',
   'notificationWorkflow',
   'callbackRetentionWorkflow',
+  'reconciliationWorkflow',
 ] as const;
 
 /**
@@ -101,6 +102,37 @@ export const activityProfiles = {
     heartbeatTimeout: '1 minute',
     scheduleToCloseTimeout: '20 hours',
     retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+  },
+  /**
+   * A day's statement (SPEC §10): downloaded, kept and read into rows in one attempt of up to
+   * an hour, heartbeating after each batch of lines; a worker lost on the way is noticed within
+   * a minute and the next attempt reads the statement again from the start. Tried a few times
+   * over about half an hour; past that the run fails visibly and is started again by hand.
+   */
+  statement: {
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: '1 minute',
+    retry: {
+      initialInterval: '10 seconds',
+      backoffCoefficient: 2,
+      maximumInterval: '5 minutes',
+      maximumAttempts: 5,
+    },
+  },
+  /**
+   * Repairing a day's lost payments (SPEC §10): each is confirmed by one query at its channel
+   * first; a channel that does not answer is asked again on this backoff, for about four
+   * minutes, after which what is left stays an open finding for a person (or a run started again).
+   */
+  statementRepair: {
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 8,
+    },
   },
   /** One notification attempt: the HTTP deadline (at most 60 s) plus its database writes. */
   notifyDelivery: {

@@ -17,6 +17,7 @@ import { callbackRetention } from './0014-callback-retention';
 import { orderSavedStates } from './0015-order-saved-states';
 import { savedStateVersions } from './0016-saved-state-versions';
 import { channelAccounts } from './0017-channel-accounts';
+import { reconciliation } from './0018-reconciliation';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -42,4 +43,5 @@ export const migrations: Migration[] = [
   orderSavedStates,
   savedStateVersions,
   channelAccounts,
+  reconciliation,
 ];

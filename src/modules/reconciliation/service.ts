@@ -1,0 +1,133 @@
+import type { Client } from '@temporalio/client';
+import { AppError } from '../../platform/errors';
+import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
+import type { ChannelRegistry } from '../../channels/registry';
+import {
+  reconciliationRunId,
+  reconciliationWorkflowId,
+  type ReconciliationInput,
+  type ReconciliationResult,
+  type Resolution,
+} from './messages';
+import { ReconciliationRepository, type RunRow } from './repository';
+import { isBillDate, readyDeadline, billDateOf } from './rules';
+import type { reconciliationWorkflow } from './workflow';
+
+export interface ReconciliationServiceDeps {
+  db: Database;
+  client: Client;
+  taskQueue: string;
+  payloadKeys: Keyring;
+  channels: ChannelRegistry;
+  timeScale: number;
+}
+
+export interface StartRunRequest {
+  channelCode: string;
+  billDate: string;
+  account?: string;
+  notifyUrl?: string;
+  /** Who started it: an app id, `cli`, or `schedule`. */
+  startedBy: string;
+  /** Only accounts with this app's orders (an app starting runs); absent: every account. */
+  appId?: string;
+}
+
+/** SPEC §10: the only code that starts reconciliation runs by hand and reads them for the API. */
+export class ReconciliationService {
+  readonly repository: ReconciliationRepository;
+
+  constructor(private readonly deps: ReconciliationServiceDeps) {
+    this.repository = new ReconciliationRepository(deps.db, deps.payloadKeys);
+  }
+
+  /**
+   * Starts the runs of a day (every account of the channel that took orders then, or one), each
+   * once: a run already going is left to go on; a finished one starts again and replaces its
+   * findings. Answers the runs as they are recorded.
+   */
+  async start(r: StartRunRequest): Promise<RunRow[]> {
+    const channel = this.deps.channels.get(r.channelCode);
+    if (!channel)
+      throw new AppError('invalid_param', `channel_code: no channel ${r.channelCode} is configured`);
+    if (!channel.statements) {
+      throw new AppError('channel_not_support', `channel ${r.channelCode} does not provide statements`);
+    }
+    if (!isBillDate(r.billDate))
+      throw new AppError('invalid_param', 'bill_date must be a calendar date YYYY-MM-DD');
+    if (r.billDate > billDateOf(new Date())) {
+      throw new AppError('invalid_param', 'bill_date must not be in the future');
+    }
+    let accounts = r.account ? [r.account] : await this.repository.accountsOn(r.channelCode, r.billDate);
+    if (r.appId) {
+      const own = new Set(await this.repository.accountsOfApp(r.appId, r.channelCode));
+      if (r.account && !own.has(r.account)) {
+        throw new AppError(
+          'invalid_param',
+          `account: no account ${r.account} of this app at ${r.channelCode}`,
+        );
+      }
+      accounts = accounts.filter((a) => own.has(a));
+    }
+    const runs: RunRow[] = [];
+    for (const account of accounts) {
+      const runId = reconciliationRunId(r.channelCode, account, r.billDate);
+      await this.repository.ensureRun({
+        runId,
+        channelCode: r.channelCode,
+        account,
+        billDate: r.billDate,
+        startedBy: r.startedBy,
+      });
+      const input: ReconciliationInput & { startedBy: string } = {
+        runId,
+        channelCode: r.channelCode,
+        account,
+        billDate: r.billDate,
+        readyDeadline: readyDeadline(r.billDate).toISOString(),
+        notifyUrl: r.notifyUrl ?? null,
+        timeScale: this.deps.timeScale,
+        startedBy: r.startedBy,
+      };
+      try {
+        await this.deps.client.workflow.start<typeof reconciliationWorkflow>('reconciliationWorkflow', {
+          workflowId: reconciliationWorkflowId(runId),
+          taskQueue: this.deps.taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'FAIL',
+        });
+      } catch (err) {
+        if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      }
+      runs.push((await this.repository.find(runId))!);
+    }
+    return runs;
+  }
+
+  /** Waits for a run's workflow to end (the CLI's `--wait`). */
+  async result(runId: string): Promise<ReconciliationResult> {
+    return this.deps.client.workflow
+      .getHandle<typeof reconciliationWorkflow>(reconciliationWorkflowId(runId))
+      .result();
+  }
+
+  async resolve(
+    appId: string,
+    id: string,
+    r: { resolution: Resolution; note: string | null; resolvedBy: string },
+  ) {
+    const found = /^\d{1,18}$/.test(id) ? await this.repository.mismatch(id) : undefined;
+    if (!found || found.app_id !== appId) {
+      throw new AppError('reconciliation_not_found', `mismatch ${id} not found`);
+    }
+    const resolved = await this.repository.resolve(id, r);
+    if (!resolved) {
+      throw new AppError(
+        'invalid_param',
+        `mismatch ${id} is ${found.state}: only an open or repaired one is resolved`,
+      );
+    }
+    return resolved;
+  }
+}

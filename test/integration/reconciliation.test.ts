@@ -1,0 +1,375 @@
+/**
+ * Reconciliation (SPEC §10) through HTTP against the sandbox channel, whose statements are
+ * WeChat Pay's tradebill format made from what the simulator holds: a day of traffic with every
+ * category in it, each found exactly once; the lost payment and the payment after close repaired
+ * through their orders (each notified once); and the same day run again changing nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { ReconciliationRepository } from '../../src/modules/reconciliation/repository';
+import { billDateOf } from '../../src/modules/reconciliation/rules';
+import { LOST_UNTIL_RELEASED_MARKER } from '../../sandbox/controls';
+import { startTestStack, type TestStack } from '../support/harness';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { Receiver } from '../support/receiver';
+import { until } from '../support/wait';
+
+jest.setTimeout(240_000);
+
+let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let pay: PaymentsClient;
+
+beforeAll(async () => {
+  stack = await startTestStack({ timeScale: 0.01, sandboxRefundDelayMs: 100 });
+  app = await stack.createApp(['payments', 'merchants']);
+  receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
+});
+afterAll(async () => {
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+interface Run {
+  run_id: string;
+  status: string;
+  statement: string | null;
+  rows: number;
+  summary: {
+    rows: number;
+    matched: number;
+    carried: number;
+    repaired: number;
+    categories: Record<string, number>;
+    channel: { paid: number; refunded: number; fees: number };
+    durapay: { paid: number; refunded: number };
+  } | null;
+}
+interface Mismatch {
+  mismatch_id: string;
+  category: string;
+  kind: string;
+  trade_no: string;
+  refund_no: string | null;
+  state: string;
+  durapay: Record<string, unknown> | null;
+  channel: Record<string, unknown> | null;
+}
+
+const today = () => billDateOf(new Date());
+const account = (merchantId: string) => `S-${merchantId}`;
+
+/** Starts the day's run of one sandbox account by hand and answers its run_id. */
+async function startRun(merchantId: string): Promise<string> {
+  const started = await pay.post<{ list: Run[] }>('/api/v1/reconciliation/runs', {
+    channel_code: 'sandbox',
+    bill_date: today(),
+    account: account(merchantId),
+  });
+  expect(started).toMatchObject({ status: 200, code: 'success' });
+  expect(started.data!.list).toHaveLength(1);
+  return started.data!.list[0]!.run_id;
+}
+
+const finished = (runId: string) => stack.client.workflow.getHandle(`reconciliation:${runId}`).result();
+
+async function runOf(runId: string): Promise<Run> {
+  const page = await pay.get<{ list: Run[] }>(
+    `/api/v1/reconciliation/runs?channel_code=sandbox&bill_date=${today()}`,
+  );
+  const run = page.data!.list.find((r) => r.run_id === runId);
+  if (!run) throw new Error(`run ${runId} not listed`);
+  return run;
+}
+
+async function mismatchesOf(runId: string): Promise<Mismatch[]> {
+  const page = await pay.get<{ list: Mismatch[]; total: number }>(
+    `/api/v1/reconciliation/runs/${encodeURIComponent(runId)}/mismatches?limit=100`,
+  );
+  expect(page).toMatchObject({ status: 200, code: 'success' });
+  return page.data!.list;
+}
+
+const sandboxOrder = async (tradeNo: string) =>
+  (
+    await stack.database.db.sequelize.query<{ status: string }>(
+      'SELECT status FROM sandbox_orders WHERE trade_no = :tradeNo',
+      { replacements: { tradeNo }, type: QueryTypes.SELECT },
+    )
+  )[0];
+
+const refundSucceeded = async (tradeNo: string, amount: number, reason: string) => {
+  const r = await pay.post<{ refund_no: string }>('/api/v1/pay/refund', {
+    trade_no: tradeNo,
+    refund_amount: amount,
+    reason,
+  });
+  expect(r.code).toBe('success');
+  await until(`refund ${r.data!.refund_no} succeeded`, async () => {
+    const q = await pay.get<{ status: string }>(`/api/v1/pay/refund/query/${r.data!.refund_no}`);
+    return q.data?.status === 'success' ? true : undefined;
+  });
+  return r.data!.refund_no;
+};
+
+describe("a day's reconciliation of a sandbox account", () => {
+  test('when the day holds every kind of difference, then each category is found once, the lost and the late payment are repaired through their orders, and a second run changes nothing', async () => {
+    const merchantId = await pay.merchant();
+    const order = (overrides: Record<string, unknown> = {}) => ({ merchant_id: merchantId, ...overrides });
+
+    // Agreed on both sides: a payment, and a payment with a partial refund.
+    const agreed = await pay.paidOrder(order({ amount: 100 }));
+    const refunded = await pay.paidOrder(order({ amount: 200 }));
+    const refundNo = await refundSucceeded(refunded.trade_no, 30, 'changed mind');
+    // The statement shows a refund still PROCESSING that durapay knows succeeded.
+    const processing = await pay.paidOrder(order({ amount: 300 }));
+    const processingRefund = await refundSucceeded(
+      processing.trade_no,
+      40,
+      'late [statement:refund-processing]',
+    );
+    // The channel's amount differs from the order's.
+    const changed = await pay.paidOrder(order({ amount: 400, subject: 'Tea [statement:amount+1]' }));
+    // The statement lacks a payment durapay has (within the carry-over: not yet a mismatch).
+    const omitted = await pay.paidOrder(order({ amount: 500, subject: 'Cake [statement:omit]' }));
+    // Paid at the channel, its callback and every query lost: durapay still says pending.
+    const lost = await pay.create(order({ amount: 600, subject: `Bread ${LOST_UNTIL_RELEASED_MARKER}` }));
+    await pay.buyerPays(lost.pay_credential.pay_url);
+    await until('the lost order paid at the channel', async () =>
+      (await sandboxOrder(lost.trade_no))?.status === 'paid' ? true : undefined,
+    );
+    // Closed by durapay, then paid at the channel all the same (its close was lost there).
+    const late = await pay.create(order({ amount: 700, extra: { sandbox: { callback: 'drop' } } }));
+    expect((await pay.post('/api/v1/pay/close', { trade_no: late.trade_no })).code).toBe('success');
+    await pay.statusIs(late.trade_no, 'closed');
+    await stack.database.db.sequelize.query(
+      "UPDATE sandbox_orders SET status = 'paid', paid_at = now(), closed_at = NULL WHERE trade_no = :t",
+      { replacements: { t: late.trade_no } },
+    );
+    // A payment at the channel that durapay never made.
+    const unknown = `P${Date.now()}${randomUUID().slice(0, 6)}`;
+    await stack.database.db.sequelize.query(
+      `INSERT INTO sandbox_orders (trade_no, channel_trade_no, amount, currency, pay_method, subject, expire_at,
+         notify_url, extra, sub_merchant_no, profit_sharing, callback_mode, status, paid_at, created_at, updated_at)
+       VALUES (:t, :c, 800, 'CNY', 'qr_code', 'Elsewhere', now(), 'http://127.0.0.1:9/', '{}', :s, false, 'drop',
+               'paid', now(), now(), now())`,
+      { replacements: { t: unknown, c: `SBX-${unknown}`, s: account(merchantId) } },
+    );
+    expect((await pay.query(lost.trade_no)).status).toBe('pending');
+
+    const runId = await startRun(merchantId);
+    // The lost payment's confirming query is cut off until the channel answers again.
+    await until('the lost payment found', async () =>
+      (await mismatchesOf(runId)).some((m) => m.trade_no === lost.trade_no) ? true : undefined,
+    );
+    stack.sandboxControls.release(lost.trade_no);
+    const result = await finished(runId);
+    expect(result).toMatchObject({ status: 'completed' });
+
+    const run = await runOf(runId);
+    expect(run).toMatchObject({ status: 'completed', statement: 'ready', rows: 9 });
+    expect(run.summary!.categories).toEqual({
+      missing_local_payment: 2,
+      missing_channel_payment: 0,
+      amount_mismatch: 1,
+      status_mismatch: 1,
+      unknown_at_durapay: 1,
+    });
+    expect(run.summary).toMatchObject({ carried: 1, repaired: 2, matched: 4, rows: 9 });
+    // 100 + 200 + 300 + 401 + 600 + 700 + 800 paid; 30 + 40 refunded, one of them still processing there.
+    expect(run.summary!.channel).toMatchObject({ paid: 3101, refunded: 30 });
+    expect(run.summary!.durapay).toMatchObject({ refunded: 70 });
+
+    // The app sees its own orders' findings (not the unknown payment, which is no order of it).
+    const found = await mismatchesOf(runId);
+    const key = (m: Mismatch) => `${m.category} ${m.trade_no} ${m.refund_no ?? ''} ${m.state}`;
+    expect(found.map(key).sort()).toEqual(
+      [
+        `missing_local_payment ${lost.trade_no}  repaired`,
+        `missing_local_payment ${late.trade_no}  repaired`,
+        `amount_mismatch ${changed.trade_no}  open`,
+        `status_mismatch ${processing.trade_no} ${processingRefund} open`,
+        `missing_channel_payment ${omitted.trade_no}  carried`,
+      ].sort(),
+    );
+    const amount = found.find((m) => m.category === 'amount_mismatch')!;
+    expect(amount.durapay).toMatchObject({ amount: 400 });
+    expect(amount.channel).toMatchObject({ amount: 401 });
+
+    // The repairs went through the orders: paid (the late one flagged), each announced once.
+    await pay.statusIs(lost.trade_no, 'paid');
+    await pay.statusIs(late.trade_no, 'paid');
+    const [flag] = await stack.database.db.sequelize.query<{ needs_refund_review: boolean }>(
+      'SELECT needs_refund_review FROM orders WHERE trade_no = :t',
+      { replacements: { t: late.trade_no }, type: QueryTypes.SELECT },
+    );
+    expect(flag).toEqual({ needs_refund_review: true });
+    for (const t of [lost.trade_no, late.trade_no]) {
+      await until(`payment.succeeded for ${t}`, async () =>
+        pay.notificationsFor(t, 'payment.succeeded').length > 0 ? true : undefined,
+      );
+    }
+    const announced = (type: string) =>
+      receiver.received.filter((r) => (JSON.parse(r.body) as { type: string }).type === type);
+    await until('the mismatches announced', async () =>
+      announced('reconciliation.mismatch').length >= 2 ? true : undefined,
+    );
+    await until('the run announced', async () =>
+      announced('reconciliation.completed').length >= 1 ? true : undefined,
+    );
+
+    // The same day again: the same findings, no repair, no notification.
+    const before = {
+      run: (await runOf(runId)).summary,
+      found: found.map(key).sort(),
+      received: receiver.received.length,
+    };
+    expect(await startRun(merchantId)).toBe(runId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    expect((await runOf(runId)).summary).toEqual(before.run);
+    expect((await mismatchesOf(runId)).map(key).sort()).toEqual(before.found);
+    await stack.sandboxIdle();
+    expect(receiver.received.length).toBe(before.received);
+    for (const t of [lost.trade_no, late.trade_no]) {
+      expect(pay.notificationsFor(t, 'payment.succeeded')).toHaveLength(1);
+    }
+    expect(announced('reconciliation.mismatch')).toHaveLength(2);
+    expect(announced('reconciliation.completed')).toHaveLength(1);
+    void agreed;
+    void refundNo;
+
+    // Past the carry-over, the payment the statement still lacks becomes a mismatch, announced.
+    const repo = new ReconciliationRepository(stack.database.db, stack.payloadKeys.keyring);
+    const fourDaysOn = new Date(Date.now() + 4 * 86_400_000 + 60_000);
+    const opened = await repo.settleCarried(
+      { channelCode: 'sandbox', account: account(merchantId) },
+      fourDaysOn,
+    );
+    expect(opened.map((m) => [m.category, m.trade_no, m.state])).toEqual([
+      ['missing_channel_payment', omitted.trade_no, 'open'],
+    ]);
+  });
+});
+
+describe('the reconciliation API', () => {
+  test('when a run is asked for with a bad field, then 400 names the field and nothing starts', async () => {
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ bill_date: today() }, 'invalid_param', /channel_code/],
+      [{ channel_code: 'sandbox' }, 'invalid_param', /bill_date/],
+      [{ channel_code: 'sandbox', bill_date: '2026-02-30' }, 'invalid_param', /bill_date/],
+      [{ channel_code: 'sandbox', bill_date: '26-11-26' }, 'invalid_param', /bill_date/],
+      [{ channel_code: 'sandbox', bill_date: '2999-01-01' }, 'invalid_param', /bill_date/],
+      [{ channel_code: 'nowhere', bill_date: today() }, 'invalid_param', /channel_code/],
+      [{ channel_code: 'sandbox', bill_date: today(), account: 'S-not-mine' }, 'invalid_param', /account/],
+      [{ channel_code: 'sandbox', bill_date: today(), notify_url: 'ftp://x' }, 'invalid_param', /notify_url/],
+      [{ channel_code: 'sandbox', bill_date: today(), extra: 1 }, 'invalid_param', /extra/],
+    ];
+    for (const [body, code, field] of cases) {
+      const a = await pay.post('/api/v1/reconciliation/runs', body);
+      expect({ body, status: a.status, code: a.code }).toEqual({ body, status: 400, code });
+      expect(a.message).toMatch(field);
+    }
+    const listed = await pay.get<{ list: Run[] }>('/api/v1/reconciliation/runs?bill_date=2999-01-01');
+    expect(listed.data!.list).toEqual([]);
+    expect((await pay.get('/api/v1/reconciliation/runs?status=nope')).status).toBe(400);
+  });
+
+  test("when another app asks for a run or a mismatch of this app's orders, then it is not found, and its resolution is recorded only by the owner", async () => {
+    const merchantId = await pay.merchant();
+    const changed = await pay.paidOrder({
+      merchant_id: merchantId,
+      amount: 900,
+      subject: 'Jam [statement:amount+1]',
+    });
+    const runId = await startRun(merchantId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    const [mismatch] = await mismatchesOf(runId);
+    expect(mismatch).toMatchObject({
+      category: 'amount_mismatch',
+      trade_no: changed.trade_no,
+      state: 'open',
+    });
+
+    const other = paymentsClient(stack, await stack.createApp(['payments']), receiver);
+    const path = `/api/v1/reconciliation/runs/${encodeURIComponent(runId)}/mismatches`;
+    expect(await other.get(path)).toMatchObject({ status: 404, code: 'reconciliation_not_found' });
+    expect(
+      (await other.get<{ list: Run[] }>(`/api/v1/reconciliation/runs?bill_date=${today()}`)).data!.list,
+    ).toEqual([]);
+    const resolve = (client: PaymentsClient, id: string, body: Record<string, unknown>) =>
+      client.post<Mismatch & { resolution: string; resolved_by: string }>(
+        `/api/v1/reconciliation/mismatches/${id}/resolve`,
+        body,
+      );
+    const decision = {
+      resolution: 'accepted_durapay',
+      resolved_by: 'ops@example.com',
+      note: 'the till says 9.00',
+    };
+    expect(await resolve(other, mismatch!.mismatch_id, decision)).toMatchObject({
+      status: 404,
+      code: 'reconciliation_not_found',
+    });
+    expect(await resolve(pay, '99999999', decision)).toMatchObject({
+      status: 404,
+      code: 'reconciliation_not_found',
+    });
+    expect(await resolve(pay, mismatch!.mismatch_id, { ...decision, resolution: 'refunded' })).toMatchObject({
+      status: 400,
+      code: 'invalid_param',
+    });
+    expect(await resolve(pay, mismatch!.mismatch_id, { resolution: 'ignored' })).toMatchObject({
+      status: 400,
+      code: 'invalid_param',
+      message: expect.stringMatching(/resolved_by/),
+    });
+    const done = await resolve(pay, mismatch!.mismatch_id, decision);
+    expect(done).toMatchObject({
+      status: 200,
+      data: { state: 'resolved', resolution: 'accepted_durapay', resolved_by: 'ops@example.com' },
+    });
+    // Resolved once; and a run of the day again keeps the resolution instead of finding it anew.
+    expect(await resolve(pay, mismatch!.mismatch_id, decision)).toMatchObject({
+      status: 400,
+      code: 'invalid_param',
+    });
+    expect(await startRun(merchantId)).toBe(runId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    expect((await mismatchesOf(runId)).map((m) => [m.mismatch_id, m.state])).toEqual([
+      [mismatch!.mismatch_id, 'resolved'],
+    ]);
+    // No money moved: the order is as it was.
+    expect(await pay.query(changed.trade_no)).toMatchObject({ status: 'paid', refunded_amount: 0 });
+    expect(
+      await pay.get(`/api/v1/reconciliation/runs/${encodeURIComponent('sandbox:x:2026-01-01')}/mismatches`),
+    ).toMatchObject({
+      status: 404,
+      code: 'reconciliation_not_found',
+    });
+  });
+
+  test('when a day has no traffic at the account, then the run completes with an empty statement and nothing found', async () => {
+    const merchantId = await pay.merchant();
+    const runId = await startRun(merchantId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    expect(await runOf(runId)).toMatchObject({
+      statement: 'empty',
+      rows: 0,
+      summary: { matched: 0, carried: 0 },
+    });
+  });
+
+  test('when the statement is not ready at first, then it is asked for again on the backoff and read once ready', async () => {
+    const merchantId = await pay.merchant();
+    await pay.paidOrder({ merchant_id: merchantId, amount: 100 });
+    const asked = stack.sandboxControls.statementRequests(today());
+    stack.sandboxControls.holdStatement(today(), 2);
+    const runId = await startRun(merchantId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    expect(stack.sandboxControls.statementRequests(today()) - asked).toBe(3);
+    expect(await runOf(runId)).toMatchObject({ statement: 'ready', rows: 1, summary: { matched: 1 } });
+  });
+});
