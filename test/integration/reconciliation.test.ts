@@ -373,3 +373,83 @@ describe('the reconciliation API', () => {
     expect(await runOf(runId)).toMatchObject({ statement: 'ready', rows: 1, summary: { matched: 1 } });
   });
 });
+
+describe('what a run never repairs or hides', () => {
+  test('when a pending order was paid a different amount at the channel, then it is an amount_mismatch and the order stays pending', async () => {
+    const merchantId = await pay.merchant();
+    const lost = await pay.create({
+      merchant_id: merchantId,
+      amount: 500,
+      subject: `Odd ${LOST_UNTIL_RELEASED_MARKER} [statement:amount+1]`,
+    });
+    await pay.buyerPays(lost.pay_credential.pay_url);
+    await until('paid at the channel', async () =>
+      (await sandboxOrder(lost.trade_no))?.status === 'paid' ? true : undefined,
+    );
+    // Paid at the channel, left off the statement, then partly refunded: the refund's line names
+    // the trade, but it is no payment line.
+    const omitted = await pay.paidOrder({
+      merchant_id: merchantId,
+      amount: 300,
+      subject: 'Cake [statement:omit]',
+    });
+    await refundSucceeded(omitted.trade_no, 100, 'broken');
+
+    const runId = await startRun(merchantId);
+    stack.sandboxControls.release(lost.trade_no);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    const found = (await mismatchesOf(runId)).map((m) => `${m.category} ${m.trade_no} ${m.state}`).sort();
+    expect(found).toEqual(
+      [`amount_mismatch ${lost.trade_no} open`, `missing_channel_payment ${omitted.trade_no} carried`].sort(),
+    );
+    expect((await runOf(runId)).summary).toMatchObject({ repaired: 0, carried: 1 });
+    // Released, the order's own polling may find the payment; the run did not hand it one.
+    expect(pay.notificationsFor(lost.trade_no, 'payment.succeeded')).toHaveLength(0);
+  });
+
+  test("when two apps take orders on the channel's own account, then neither sees the account's summary nor the other's notify_url, and each hears at its own", async () => {
+    const otherReceiver = await new Receiver().answer(200).start();
+    try {
+      const other = paymentsClient(stack, await stack.createApp(['payments']), otherReceiver);
+      await pay.paidOrder({ amount: 120 });
+      await other.paidOrder({ amount: 130 });
+      const hook = await new Receiver().answer(200).start();
+      try {
+        const started = await pay.post<{ list: Run[] & { started_by: string }[] }>(
+          '/api/v1/reconciliation/runs',
+          {
+            channel_code: 'sandbox',
+            bill_date: today(),
+            account: 'default',
+            notify_url: hook.url,
+          },
+        );
+        expect(started).toMatchObject({ status: 200, code: 'success' });
+        const runId = started.data!.list[0]!.run_id;
+        expect(runId).toBe(`sandbox:default:${today()}`);
+        expect(await finished(runId)).toMatchObject({ status: 'completed' });
+        const seen = await other.get<{ list: (Run & { started_by: string; error: string | null })[] }>(
+          `/api/v1/reconciliation/runs?bill_date=${today()}&channel_code=sandbox`,
+        );
+        const run = seen.data!.list.find((r) => r.run_id === runId);
+        expect(run).toMatchObject({ status: 'completed', summary: null, error: null, started_by: 'app' });
+        const completed = (r: Receiver) =>
+          r.received.filter(
+            (x) => (JSON.parse(x.body) as { type: string }).type === 'reconciliation.completed',
+          );
+        await until('both apps told', async () =>
+          completed(hook).length >= 1 && completed(otherReceiver).length >= 1 ? true : undefined,
+        );
+        expect(completed(hook)).toHaveLength(1);
+        expect(completed(otherReceiver)).toHaveLength(1);
+        expect(JSON.parse(completed(otherReceiver)[0]!.body)).toMatchObject({
+          data: { run_id: runId, summary: null, started_by: 'app' },
+        });
+      } finally {
+        await hook.stop();
+      }
+    } finally {
+      await otherReceiver.stop();
+    }
+  });
+});

@@ -439,7 +439,10 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
         ),
       ),
       error: textOrNull,
-      started_by: text,
+      started_by: {
+        type: 'string',
+        description: "`schedule`, `cli`, this app's id, or `app` when another app started it.",
+      },
       started_at: timeOrNull,
       finished_at: timeOrNull,
     },

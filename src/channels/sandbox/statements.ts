@@ -19,11 +19,18 @@ export function sandboxStatements(client: SandboxClient): StatementsPort {
       const answer = await client.download(`/v1/statements/${encodeURIComponent(day)}${query}`, path);
       if ('size' in answer) {
         const sha1 = answer.headers[SANDBOX_STATEMENT_SHA1_HEADER];
+        // A statement whose hash did not come with it cannot be checked: it is not taken.
+        if (typeof sha1 !== 'string' || !/^[0-9a-f]{40}$/i.test(sha1)) {
+          throw new ChannelError(
+            'invalid_response',
+            `sandbox sent the statement without a valid ${SANDBOX_STATEMENT_SHA1_HEADER}`,
+          );
+        }
         return {
           status: 'ready',
           format: TRADEBILL_GZIP_FORMAT,
           size: answer.size,
-          channelHash: sha1 === undefined ? null : `SHA1:${sha1}`,
+          channelHash: `SHA1:${sha1}`,
         };
       }
       if (client.isUnknown(answer, 'statement_empty')) return { status: 'empty' };

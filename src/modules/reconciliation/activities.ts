@@ -26,7 +26,7 @@ import {
 } from './messages';
 import { ReconciliationRepository } from './repository';
 import { addDays, billDateOf, readyDeadline } from './rules';
-import { mismatchView, runView } from './view';
+import { mismatchView, runViewFor } from './view';
 
 /** Pieces of the raw statement kept per row: small enough to seal and store one at a time. */
 const CHUNK_BYTES = 1 << 20;
@@ -151,6 +151,7 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
           sha256.update(bytes);
           await repo.storeChunk(input.runId, seq, bytes);
           seq += 1;
+          ctx.heartbeat({ stored: seq });
         }
         const rows = await readRows(input.runId, statements.parse(path, file), ctx);
         await repo.recordStatement(input.runId, {
@@ -230,6 +231,16 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
             );
             continue;
           }
+          // Only the payment the books expect is handed on: an amount that differs anywhere is a
+          // person's decision, never a repair.
+          const stated = Number((m.channel as { amount?: unknown } | null)?.amount);
+          if (answer.amount !== Number(order.amount) || stated !== Number(order.amount)) {
+            await repo.noteOn(
+              m.id,
+              `the channel confirmed a payment of ${answer.amount} (statement ${stated}), not the order's ${order.amount}: not repaired`,
+            );
+            continue;
+          }
           try {
             await signalOrderPayment(deps.client, order, {
               status: 'paid',
@@ -265,7 +276,7 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
 
     /** Records the run's outcome, tells the apps, counts it, and logs its summary. */
     async finishReconciliationRun(
-      input: ReconciliationInput,
+      input: ReconciliationInput & { startedBy?: string },
       outcome: { status: 'completed'; statement: 'ready' | 'empty' } | { status: 'failed'; error: string },
     ): Promise<RunSummary | null> {
       const summary = outcome.status === 'completed' ? await repo.summarize(input, outcome.statement) : null;
@@ -293,16 +304,18 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       }
       const run = (await repo.find(input.runId))!;
       for (const app of await repo.appsOf(input)) {
+        const data = runViewFor(app.app_id, run, app.owned);
         await deps.publisher.publish({
           appId: app.app_id,
           type: 'reconciliation.completed',
           // Named by what it says: a run of the same day that finds the same tells nobody again.
           eventKey: `reconciliation.completed:${input.runId}:${createHash('sha256')
-            .update(JSON.stringify({ status: run.status, summary: run.summary, error: run.error }))
+            .update(JSON.stringify({ status: data.status, summary: data.summary, error: data.error }))
             .digest('hex')
             .slice(0, 32)}`,
-          url: input.notifyUrl ?? app.notify_url,
-          data: runView(run),
+          // The URL given with a run by hand is that app's: each other app hears at its own.
+          url: (input.startedBy === app.app_id ? input.notifyUrl : null) ?? app.notify_url,
+          data,
           occurredAt: new Date().toISOString(),
         });
       }

@@ -61,6 +61,13 @@ const PAID_STATUSES = `('paid', 'partially_refunded', 'refunded')`;
 /** A refund's statuses as the statement's: an abnormal refund is one the channel could not pay. */
 const REFUND_AS_CHANNEL = `CASE r.status WHEN 'abnormal' THEN 'failed' ELSE r.status END`;
 
+/**
+ * Whether the run's account is the app's own (attached to one of its merchants): only then does
+ * the app see the run's account-wide summary; the channel's own account is shared by apps.
+ */
+const OWNED = `EXISTS (SELECT 1 FROM merchant_channel_accounts oa WHERE oa.app_id = :appId
+  AND oa.channel_code = r.channel_code AND oa.account_no = r.account)`;
+
 const CHUNK_CONTEXT = (runId: string, seq: number) => `reconciliation_statement_chunks.data:${runId}:${seq}`;
 
 export class ReconciliationRepository {
@@ -243,8 +250,8 @@ export class ReconciliationRepository {
         INSERT INTO reconciliation_mismatches (run_id, app_id, category, kind, trade_no, local, channel, state)
         SELECT :runId, o.app_id,
                CASE WHEN o.trade_no IS NULL THEN 'unknown_at_durapay'
-                    WHEN o.status IN ('pending', 'closed') THEN 'missing_local_payment'
-                    ELSE 'amount_mismatch' END,
+                    WHEN o.amount <> s.amount THEN 'amount_mismatch'
+                    ELSE 'missing_local_payment' END,
                'payment', s.trade_no,
                CASE WHEN o.trade_no IS NULL THEN NULL ELSE jsonb_build_object('status', o.status, 'amount', o.amount,
                  'channel_trade_no', o.channel_trade_no, 'pay_time', o.pay_time) END,
@@ -274,11 +281,15 @@ export class ReconciliationRepository {
            AND (r.refund_no IS NULL OR r.refund_amount <> s.amount OR ${REFUND_AS_CHANNEL} <> s.status)`);
       // What the books hold for the day and the statement lacks: found on a neighbouring day's
       // statement (it crossed midnight), it matches; otherwise it waits out the carry-over.
-      const absent = (alias: string, key: string) => `
-        NOT EXISTS (SELECT 1 FROM reconciliation_rows s WHERE s.run_id = :runId AND s.${key} = ${alias})
+      const absent = (alias: string, key: 'trade_no' | 'refund_no') => {
+        // A payment is absent unless a payment line names it (a refund line names its trade too).
+        const kind = key === 'trade_no' ? "AND s.kind = 'payment'" : '';
+        return `
+        NOT EXISTS (SELECT 1 FROM reconciliation_rows s WHERE s.run_id = :runId AND s.${key} = ${alias} ${kind})
         AND NOT EXISTS (SELECT 1 FROM reconciliation_rows s JOIN reconciliation_runs n ON n.run_id = s.run_id
-                         WHERE s.${key} = ${alias} AND n.channel_code = :channelCode AND n.account = :account
+                         WHERE s.${key} = ${alias} ${kind} AND n.channel_code = :channelCode AND n.account = :account
                            AND n.bill_date BETWEEN CAST(:lo AS date) AND CAST(:hi AS date))`;
+      };
       await q(`
         INSERT INTO reconciliation_mismatches (run_id, app_id, category, kind, trade_no, local, state)
         SELECT :runId, o.app_id, 'missing_channel_payment', 'payment', o.trade_no,
@@ -447,12 +458,17 @@ export class ReconciliationRepository {
     };
   }
 
-  /** The apps with orders in a run, each with the notify_url of its latest order in it. */
+  /**
+   * The apps with orders in a run, each with the notify_url of its latest order in it and
+   * whether the account is its own.
+   */
   async appsOf(run: { channelCode: string; account: string; billDate: string }) {
     const from = dayStart(run.billDate).toISOString();
     const to = dayStart(addDays(run.billDate, 1)).toISOString();
-    return this.query<{ app_id: string; notify_url: string }>(
-      `SELECT DISTINCT ON (o.app_id) o.app_id, o.notify_url
+    return this.query<{ app_id: string; notify_url: string; owned: boolean }>(
+      `SELECT DISTINCT ON (o.app_id) o.app_id, o.notify_url,
+              EXISTS (SELECT 1 FROM merchant_channel_accounts oa WHERE oa.app_id = o.app_id
+                       AND oa.channel_code = o.channel_code AND oa.account_no = :account) AS owned
          FROM orders o LEFT JOIN merchant_channel_accounts a ON a.id = o.channel_account_id
         WHERE o.channel_code = :channelCode AND o.created_at >= CAST(:from AS timestamptz) - interval '1 day'
           AND o.created_at < :to AND ${ORDER_ACCOUNT} = :account
@@ -461,35 +477,50 @@ export class ReconciliationRepository {
     );
   }
 
-  /** The accounts of a channel that took orders (or were paid) on a day: each gets a run. */
+  /**
+   * The accounts of a channel that need a run for a day: those that took orders, were paid or
+   * made refunds that day, and those with findings still waiting out the carry-over (a quiet
+   * day's run is what turns them into mismatches once it has passed).
+   */
   async accountsOn(channelCode: string, billDate: string): Promise<string[]> {
     const from = dayStart(billDate).toISOString();
     const to = dayStart(addDays(billDate, 1)).toISOString();
     const rows = await this.query<{ account: string }>(
-      `SELECT DISTINCT ${ORDER_ACCOUNT} AS account
+      `SELECT ${ORDER_ACCOUNT} AS account
          FROM orders o LEFT JOIN merchant_channel_accounts a ON a.id = o.channel_account_id
         WHERE o.channel_code = :channelCode
           AND ((o.created_at >= :from AND o.created_at < :to) OR (o.pay_time >= :from AND o.pay_time < :to))
-        ORDER BY 1`,
-      { channelCode, from, to },
+       UNION
+       SELECT ${ORDER_ACCOUNT}
+         FROM refunds r JOIN orders o ON o.trade_no = r.trade_no
+         LEFT JOIN merchant_channel_accounts a ON a.id = o.channel_account_id
+        WHERE o.channel_code = :channelCode AND r.created_at >= :from AND r.created_at < :to
+       UNION
+       SELECT c.account FROM reconciliation_runs c
+        WHERE c.channel_code = :channelCode AND c.bill_date < CAST(:billDate AS date)
+          AND EXISTS (SELECT 1 FROM reconciliation_mismatches m WHERE m.run_id = c.run_id AND m.state = 'carried')
+       ORDER BY 1`,
+      { channelCode, from, to, billDate },
     );
     return rows.map((r) => r.account);
   }
 
-  /** The accounts at a channel with the app's orders. */
+  /**
+   * The accounts at a channel that are the app's: those attached to its merchants (now or
+   * before: orders keep theirs), and those of its orders made without one (the channel's own,
+   * `default`, or a number from before accounts). Read from the accounts and from the orders
+   * without an account (a partial index), never from all of an app's orders.
+   */
   async accountsOfApp(appId: string, channelCode: string): Promise<string[]> {
     const rows = await this.query<{ account: string }>(
-      `SELECT DISTINCT ${ORDER_ACCOUNT} AS account
-         FROM orders o LEFT JOIN merchant_channel_accounts a ON a.id = o.channel_account_id
-        WHERE o.app_id = :appId AND o.channel_code = :channelCode`,
-      { appId, channelCode },
-    );
-    const attached = await this.query<{ account: string }>(
       `SELECT account_no AS account FROM merchant_channel_accounts
-        WHERE app_id = :appId AND channel_code = :channelCode AND account_no IS NOT NULL`,
+        WHERE app_id = :appId AND channel_code = :channelCode AND account_no IS NOT NULL
+       UNION
+       SELECT DISTINCT COALESCE(o.sub_merchant_no, '${DEFAULT_ACCOUNT}') FROM orders o
+        WHERE o.app_id = :appId AND o.channel_code = :channelCode AND o.channel_account_id IS NULL`,
       { appId, channelCode },
     );
-    return [...new Set([...rows, ...attached].map((r) => r.account))];
+    return rows.map((r) => r.account);
   }
 
   /** An order of the account to act for it at the channel with (its channel context). */
@@ -526,6 +557,7 @@ export class ReconciliationRepository {
   /** Runs with at least one of the app's orders (or any run, for no app), newest first. */
   async listRuns(f: {
     appId: string | null;
+    runId?: string;
     channelCode?: string;
     billDate?: string;
     status?: string;
@@ -536,24 +568,29 @@ export class ReconciliationRepository {
       '(CAST(:channelCode AS text) IS NULL OR r.channel_code = :channelCode)',
       '(CAST(:billDate AS text) IS NULL OR r.bill_date = CAST(:billDate AS date))',
       '(CAST(:status AS text) IS NULL OR r.status = :status)',
+      '(CAST(:runId AS text) IS NULL OR r.run_id = :runId)',
     ];
     if (f.appId !== null) {
-      // The app's: an account it has orders at, or one attached to one of its merchants.
-      where.push(`(EXISTS (SELECT 1 FROM orders o LEFT JOIN merchant_channel_accounts a ON a.id = o.channel_account_id
-                            WHERE o.app_id = :appId AND o.channel_code = r.channel_code AND ${ORDER_ACCOUNT} = r.account)
-                   OR EXISTS (SELECT 1 FROM merchant_channel_accounts a
-                               WHERE a.app_id = :appId AND a.channel_code = r.channel_code AND a.account_no = r.account))`);
+      // The app's: an account attached to one of its merchants, or one its orders without an
+      // account were made on (see accountsOfApp).
+      where.push(`(${OWNED}
+                   OR EXISTS (SELECT 1 FROM orders o WHERE o.app_id = :appId AND o.channel_code = r.channel_code
+                               AND o.channel_account_id IS NULL
+                               AND COALESCE(o.sub_merchant_no, '${DEFAULT_ACCOUNT}') = r.account))`);
     }
     const replacements = {
       appId: f.appId,
       channelCode: f.channelCode ?? null,
       billDate: f.billDate ?? null,
       status: f.status ?? null,
+      runId: f.runId ?? null,
       limit: f.limit,
       offset: f.offset,
     };
-    const rows = await this.query<RunRow>(
-      `SELECT r.*, to_char(r.bill_date, 'YYYY-MM-DD') AS bill_date FROM reconciliation_runs r
+    const rows = await this.query<RunRow & { owned: boolean }>(
+      `SELECT r.*, to_char(r.bill_date, 'YYYY-MM-DD') AS bill_date,
+              (CAST(:appId AS text) IS NULL OR ${OWNED}) AS owned
+         FROM reconciliation_runs r
         WHERE ${where.join(' AND ')} ORDER BY r.bill_date DESC, r.run_id LIMIT :limit OFFSET :offset`,
       replacements,
     );

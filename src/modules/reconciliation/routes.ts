@@ -9,7 +9,7 @@ import { apiRouter } from '../../platform/http/router';
 import type { MismatchCategory, Resolution } from './messages';
 import type { ReconciliationService } from './service';
 import { listMismatchesQuery, listRunsQuery, resolveMismatchBody, startRunBody } from './schemas';
-import { mismatchView, runView } from './view';
+import { mismatchView, runViewFor } from './view';
 
 /** SPEC §10: start runs by hand, list runs and their findings, resolve a finding. */
 export function reconciliationRoutes(service: ReconciliationService): Router {
@@ -32,20 +32,24 @@ export function reconciliationRoutes(service: ReconciliationService): Router {
       startedBy: appId,
       appId,
     });
-    sendData(res, { list: runs.map(runView) });
+    const listed = await Promise.all(
+      runs.map(async (r) => (await repo.listRuns({ appId, runId: r.run_id, limit: 1, offset: 0 })).rows[0]!),
+    );
+    sendData(res, { list: listed.map((r) => runViewFor(appId, r, r.owned)) });
   });
 
   router.get('/api/v1/reconciliation/runs', async (req, res) => {
     const q = validate(listRunsQuery, req.query) as Record<string, string | undefined>;
     const page = parsePage(q);
+    const appId = currentApp(res).appId;
     const { rows, total } = await repo.listRuns({
-      appId: currentApp(res).appId,
+      appId,
       ...(q.channel_code ? { channelCode: q.channel_code } : {}),
       ...(q.bill_date ? { billDate: q.bill_date } : {}),
       ...(q.status ? { status: q.status } : {}),
       ...page,
     });
-    sendData(res, { list: rows.map(runView), total, ...page });
+    sendData(res, { list: rows.map((r) => runViewFor(appId, r, r.owned)), total, ...page });
   });
 
   router.get('/api/v1/reconciliation/runs/:runId/mismatches', async (req, res) => {
@@ -53,8 +57,8 @@ export function reconciliationRoutes(service: ReconciliationService): Router {
     const q = validate(listMismatchesQuery, req.query) as Record<string, string | undefined>;
     const page = parsePage(q);
     const appId = currentApp(res).appId;
-    const visible = await repo.listRuns({ appId, limit: 1, offset: 0, ...runKey(runId) });
-    if (!visible.rows.some((r) => r.run_id === runId)) {
+    const visible = await repo.listRuns({ appId, runId, limit: 1, offset: 0 });
+    if (visible.rows.length === 0) {
       throw new AppError('reconciliation_not_found', `reconciliation run ${runId} not found`);
     }
     const { rows, total } = await repo.listMismatches({
@@ -83,13 +87,4 @@ export function reconciliationRoutes(service: ReconciliationService): Router {
   });
 
   return router;
-}
-
-/** A run id's parts, to find it among the app's runs (`{channel}:{account}:{date}`). */
-function runKey(runId: string): { channelCode?: string; billDate?: string } {
-  const parts = runId.split(':');
-  const billDate = parts[parts.length - 1];
-  return parts.length >= 3 && billDate && /^\d{4}-\d{2}-\d{2}$/.test(billDate)
-    ? { channelCode: parts[0]!, billDate }
-    : { channelCode: '\u0000' };
 }

@@ -1,6 +1,22 @@
 import type { MismatchRow, RunRow } from './repository';
 
-/** A run as the API shows it (SPEC §10). */
+/**
+ * A run as an app sees it (SPEC §10). The summary and the error are the account's as a whole:
+ * shown only to the app whose account it is, not to each app sharing the channel's own account;
+ * a run another app started says `app` rather than which.
+ */
+export function runViewFor(appId: string, r: RunRow, owned: boolean) {
+  const view = runView(r);
+  const ownStart = ['schedule', 'cli', appId].includes(r.started_by);
+  return {
+    ...view,
+    summary: owned ? view.summary : null,
+    error: owned ? view.error : null,
+    started_by: ownStart ? r.started_by : 'app',
+  };
+}
+
+/** A run as it is recorded (the CLI's and the log's). */
 export function runView(r: RunRow) {
   return {
     run_id: r.run_id,

@@ -4,8 +4,9 @@ import { activityProfiles } from '../../platform/workflow/definitions';
 import type { ReconciliationDayInput, ReconciliationInput, ReconciliationResult } from './messages';
 import { notReadyBackoffMs } from './rules';
 
-const { beginReconciliationRun, matchStatement, finishReconciliationRun } = proxyActivities<Activities>(
-  activityProfiles.dbWrite,
+const { beginReconciliationRun } = proxyActivities<Activities>(activityProfiles.dbWrite);
+const { matchStatement, finishReconciliationRun } = proxyActivities<Activities>(
+  activityProfiles.statementMatch,
 );
 /** Reading a statement (up to a million lines) and repairing: one activity each, heartbeating. */
 const { loadStatement } = proxyActivities<Activities>(activityProfiles.statement);

@@ -120,6 +120,15 @@ export const activityProfiles = {
     },
   },
   /**
+   * Matching a day's statement against the books and recording the outcome (SPEC §10): SQL over
+   * up to a million lines in one transaction, and a notification per finding. An attempt is given
+   * an hour, so that a slow one is never run again beside itself; a failed one is tried twice more.
+   */
+  statementMatch: {
+    startToCloseTimeout: '1 hour',
+    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumAttempts: 3 },
+  },
+  /**
    * Repairing a day's lost payments (SPEC §10): each is confirmed by one query at its channel
    * first; a channel that does not answer is asked again on this backoff, for about four
    * minutes, after which what is left stays an open finding for a person (or a run started again).
