@@ -18,6 +18,8 @@ import { notificationWorkflowId } from '../../src/modules/notifications/messages
 import { applicationWorkflowId } from '../../src/modules/applications/messages';
 import { diagnosticWorkflowId } from '../../src/diagnostics/messages';
 import { callbackRetentionScheduleId } from '../../src/modules/callbacks/messages';
+import { reconciliationWorkflowId } from '../../src/modules/reconciliation/messages';
+import { billDateOf } from '../../src/modules/reconciliation/rules';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
@@ -354,6 +356,23 @@ test('when scenarios run now, then their histories replay without a determinism 
     );
     await stack.client.workflow.getHandle(applicationWorkflowId(application.data!.application_id)).result();
     scenarios['merchant-application-finished'] = applicationWorkflowId(application.data!.application_id);
+
+    // A reconciliation run of the channel's own account whose statement was not ready at first.
+    const billDate = billDateOf(new Date());
+    stack.sandboxControls.holdStatement(billDate, 1);
+    const reconciled = await envelope<{ list: { run_id: string }[] }>(
+      await post('/api/v1/reconciliation/runs', {
+        channel_code: 'sandbox',
+        bill_date: billDate,
+        account: 'default',
+      }),
+    );
+    expect(reconciled.code).toBe('success');
+    const reconciliationId = reconciliationWorkflowId(reconciled.data!.list[0]!.run_id);
+    expect(await stack.client.workflow.getHandle(reconciliationId).result()).toMatchObject({
+      status: 'completed',
+    });
+    scenarios['reconciliation-held-then-completed'] = reconciliationId;
 
     // A retention run, as its schedule starts it, over callbacks of which one is past the retention.
     await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, { method: 'POST', body: '{}' });
