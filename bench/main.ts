@@ -18,6 +18,7 @@ import { ROOT, parseOptions } from './options';
 import { createPhases, floorPhases, fullPhases, laterRounds, oneWorkerPhases, openPhases } from './phases';
 import { orderCostPhase, type OrderCost } from './order-cost';
 import { growthPhases, steadyPhase } from './population-phases';
+import { reconcilePhase } from './reconcile-phase';
 import { ratiosOf, targets } from './targets';
 
 function machine(): Record<string, unknown> {
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
             });
           }
           if (b.stack.cluster) await attempt('one worker', () => oneWorkerPhases(b, phases));
+          if (first.includes('reconcile')) await attempt('reconcile', () => reconcilePhase(b, phases));
         }),
       );
     }

@@ -7,8 +7,10 @@ import { intOption } from './lib/cli';
 import { assertLoopback } from './lib/stack';
 
 export const ROOT = path.join(__dirname, '..');
-export const PHASES = ['floor', 'create', 'open', 'full', 'steady', 'growth'] as const;
+export const PHASES = ['floor', 'create', 'open', 'full', 'steady', 'growth', 'reconcile'] as const;
 export type PhaseKind = (typeof PHASES)[number];
+/** What a run without --phases measures: reconcile, minutes of its own, only when asked for. */
+export const DEFAULT_PHASES: readonly PhaseKind[] = PHASES.filter((p) => p !== 'reconcile');
 
 export interface Options {
   duration: number;
@@ -19,6 +21,7 @@ export interface Options {
   growthConcurrency: number;
   seedConcurrency: number;
   phases: PhaseKind[];
+  reconcileRows: number;
   steadyRate: number;
   steadyWindow: number;
   timeScale: number;
@@ -90,7 +93,18 @@ export function parseOptions(argv: string[]): Options {
       intOption('--seed-concurrency'),
       16,
     )
-    .option('--phases <list>', `phases to run (${PHASES.join(',')})`, phaseList, [...PHASES])
+    .option(
+      '--phases <list>',
+      `phases to run (${PHASES.join(',')}; all but reconcile by default)`,
+      phaseList,
+      [...DEFAULT_PHASES],
+    )
+    .option(
+      '--reconcile-rows <n>',
+      "the reconcile phase's statement lines (paid orders of one account's day)",
+      intOption('--reconcile-rows'),
+      1_000_000,
+    )
     .option(
       '--rounds <n>',
       'rounds of the floor and create phases at the highest concurrency, alternating (floor, create, floor, create …), so that their ratio shows as a range',

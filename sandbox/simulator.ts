@@ -695,7 +695,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     if (lines.length === 0) {
       throw new SandboxRefusal(404, 'statement_empty', `nothing was paid or refunded on ${day}`);
     }
-    const file = tradebillFile(lines, controls.statementLayout(subMerchantNo));
+    const file = await tradebillFile(lines, controls.statementLayout(subMerchantNo));
     res
       .status(200)
       .set('Content-Type', 'application/x-gzip')

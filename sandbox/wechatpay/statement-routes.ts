@@ -161,7 +161,7 @@ export function statementRoutes(
     return out.sort((a, b) => a.at - b.at);
   }
 
-  router.get('/v3/bill/tradebill', (req, res) => {
+  router.get('/v3/bill/tradebill', async (req, res) => {
     const day = queryParam(req, 'bill_date');
     if (!DAY.test(day)) throw paramError('bill_date must be YYYY-MM-DD');
     const subMchid = queryParam(req, 'sub_mchid');
@@ -173,7 +173,7 @@ export function statementRoutes(
     }
     const listed = lines(subMchid, day);
     if (listed.length === 0) throw new WechatpayError(400, 'NO_STATEMENT_EXIST', '该日期无账单');
-    const file = tradebillFile(listed, controls.layout(subMchid));
+    const file = await tradebillFile(listed, controls.layout(subMchid));
     const token = randomBytes(36).toString('base64url');
     const now = Date.now();
     for (const [t, link] of links) if (link.expiresAt <= now) links.delete(t);

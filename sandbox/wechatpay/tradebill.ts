@@ -7,7 +7,10 @@
  * readings of the format. The sandbox channel's simulator serves the same file.
  */
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+
+const gzipAsync = promisify(gzip);
 
 /** An order whose description holds this shows one fen more on the statement than was paid. */
 export const STATEMENT_AMOUNT_PLUS_ONE = '[statement:amount+1]';
@@ -140,7 +143,8 @@ export function tradebillText(lines: readonly TradebillLine[], layout: Tradebill
 }
 
 /** The file a download answers (gzip) and the SHA-1 of the text inside it, as `hash_value` gives it. */
-export function tradebillFile(lines: readonly TradebillLine[], layout: TradebillLayout) {
+export async function tradebillFile(lines: readonly TradebillLine[], layout: TradebillLayout) {
   const text = Buffer.from(tradebillText(lines, layout), 'utf8');
-  return { gzip: gzipSync(text), sha1: createHash('sha1').update(text).digest('hex') };
+  // Compressed off the event loop: a long day's file would otherwise hold up every other request.
+  return { gzip: await gzipAsync(text), sha1: createHash('sha1').update(text).digest('hex') };
 }

@@ -453,3 +453,63 @@ describe('what a run never repairs or hides', () => {
     }
   });
 });
+
+describe('a day started many times at once', () => {
+  test('when the same run is asked for 10 times at once, for 5 rounds, then each round is one run, each finding is told once and the lost payment is repaired once', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const merchantId = await pay.merchant();
+      const changed = await pay.paidOrder({
+        merchant_id: merchantId,
+        amount: 210,
+        subject: 'Tea [statement:amount+1]',
+      });
+      const lost = await pay.create({
+        merchant_id: merchantId,
+        amount: 220,
+        subject: `Bun ${LOST_UNTIL_RELEASED_MARKER}`,
+      });
+      await pay.buyerPays(lost.pay_credential.pay_url);
+      await until('paid at the channel', async () =>
+        (await sandboxOrder(lost.trade_no))?.status === 'paid' ? true : undefined,
+      );
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          pay.post<{ list: Run[] }>('/api/v1/reconciliation/runs', {
+            channel_code: 'sandbox',
+            bill_date: today(),
+            account: account(merchantId),
+          }),
+        ),
+      );
+      expect(answers.map((a) => a.code)).toEqual(Array(10).fill('success'));
+      const runIds = new Set(answers.map((a) => a.data!.list[0]!.run_id));
+      expect(runIds.size).toBe(1);
+      const [runId] = [...runIds];
+      await until('the lost payment found', async () =>
+        (await mismatchesOf(runId!)).some((m) => m.trade_no === lost.trade_no) ? true : undefined,
+      );
+      stack.sandboxControls.release(lost.trade_no);
+      expect(await finished(runId!)).toMatchObject({ status: 'completed' });
+      await pay.statusIs(lost.trade_no, 'paid');
+      await stack.sandboxIdle();
+      const told = (type: string, tradeNo?: string) =>
+        receiver.received.filter((r) => {
+          const body = JSON.parse(r.body) as { type: string; data: { run_id?: string; trade_no?: string } };
+          return (
+            body.type === type && (tradeNo ? body.data.trade_no === tradeNo : body.data.run_id === runId)
+          );
+        });
+      await until('the run told', async () =>
+        told('reconciliation.completed').length > 0 ? true : undefined,
+      );
+      expect(told('reconciliation.completed')).toHaveLength(1);
+      expect(told('reconciliation.mismatch', changed.trade_no)).toHaveLength(1);
+      expect(pay.notificationsFor(lost.trade_no, 'payment.succeeded')).toHaveLength(1);
+      const [{ n }] = (await stack.database.db.sequelize.query<{ n: string }>(
+        "SELECT count(*) AS n FROM reconciliation_mismatches WHERE run_id = :runId AND state = 'repaired'",
+        { replacements: { runId }, type: QueryTypes.SELECT },
+      )) as [{ n: string }];
+      expect(Number(n)).toBe(1);
+    }
+  });
+});

@@ -46,6 +46,9 @@ function describe(err: unknown): string {
   return typeof message === 'string' && message !== '' ? message : 'request failed';
 }
 
+/** How long a file the simulator makes on request (a day's statement) may take to start. */
+const SANDBOX_FILE_FIRST_BYTE_MS = 5 * 60_000;
+
 export class SandboxClient {
   readonly baseUrl: string;
   private readonly agent: Agent;
@@ -95,13 +98,15 @@ export class SandboxClient {
   ): Promise<{ status: 200; size: number; headers: Record<string, string> } | Answer> {
     const headers = { [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(this.options.secret, '') };
     const { timeoutMs } = this.options;
+    // The simulator makes a statement when it is asked for it (a real channel's is made
+    // beforehand), so its first byte may take a while for a long day; the bytes after it may not.
+    const firstByteMs = Math.max(timeoutMs, SANDBOX_FILE_FIRST_BYTE_MS);
     try {
-      // Timeouts between bytes, not over the whole file: a large statement takes its time.
       const res = await request(`${this.baseUrl}${path}`, {
         method: 'GET',
         headers,
         dispatcher: this.agent,
-        headersTimeout: timeoutMs,
+        headersTimeout: firstByteMs,
         bodyTimeout: timeoutMs,
       });
       if (res.statusCode !== 200) return { status: res.statusCode, text: await res.body.text() };
@@ -115,7 +120,10 @@ export class SandboxClient {
       // The local file could not be written: not the simulator's doing.
       if (typeof (err as { path?: unknown }).path === 'string') throw err;
       if (TIMEOUT_CODES.has(errorCode(err))) {
-        throw new ChannelError('timeout', `sandbox gave no answer to GET ${path} within ${timeoutMs} ms`);
+        throw new ChannelError(
+          'timeout',
+          `sandbox gave no answer to GET ${path} in time (${firstByteMs} ms for the first byte, ${timeoutMs} ms between bytes)`,
+        );
       }
       throw new ChannelError('unreachable', `sandbox unreachable at ${this.baseUrl}: ${describe(err)}`);
     }
