@@ -357,15 +357,25 @@ test('when scenarios run now, then their histories replay without a determinism 
     await stack.client.workflow.getHandle(applicationWorkflowId(application.data!.application_id)).result();
     scenarios['merchant-application-finished'] = applicationWorkflowId(application.data!.application_id);
 
-    // A reconciliation run of the channel's own account whose statement was not ready at first.
+    // A reconciliation run of an account whose statement was not ready at first. (An account of
+    // its own: a run's workflow id names no deployment, and test files share a namespace.)
     const billDate = billDateOf(new Date());
+    const account = `S-replay-${randomUUID().slice(0, 8)}`;
+    const ownAccount = await envelope(
+      await signedFetch(
+        stack.baseUrl,
+        app,
+        'PUT',
+        `/api/v1/merchant/${merchantId}/channel-accounts/sandbox`,
+        {
+          json: { sub_merchant_no: account },
+        },
+      ),
+    );
+    expect(ownAccount.code).toBe('success');
     stack.sandboxControls.holdStatement(billDate, 1);
     const reconciled = await envelope<{ list: { run_id: string }[] }>(
-      await post('/api/v1/reconciliation/runs', {
-        channel_code: 'sandbox',
-        bill_date: billDate,
-        account: 'default',
-      }),
+      await post('/api/v1/reconciliation/runs', { channel_code: 'sandbox', bill_date: billDate, account }),
     );
     expect(reconciled.code).toBe('success');
     const reconciliationId = reconciliationWorkflowId(reconciled.data!.list[0]!.run_id);
