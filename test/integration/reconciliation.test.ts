@@ -396,15 +396,16 @@ describe('what a run never repairs or hides', () => {
     await refundSucceeded(omitted.trade_no, 100, 'broken');
 
     const runId = await startRun(merchantId);
-    stack.sandboxControls.release(lost.trade_no);
     expect(await finished(runId)).toMatchObject({ status: 'completed' });
     const found = (await mismatchesOf(runId)).map((m) => `${m.category} ${m.trade_no} ${m.state}`).sort();
     expect(found).toEqual(
       [`amount_mismatch ${lost.trade_no} open`, `missing_channel_payment ${omitted.trade_no} carried`].sort(),
     );
     expect((await runOf(runId)).summary).toMatchObject({ repaired: 0, carried: 1 });
-    // Released, the order's own polling may find the payment; the run did not hand it one.
+    // The run handed the order nothing: it is still pending, and nobody was told it was paid.
+    expect((await pay.query(lost.trade_no)).status).toBe('pending');
     expect(pay.notificationsFor(lost.trade_no, 'payment.succeeded')).toHaveLength(0);
+    stack.sandboxControls.release(lost.trade_no);
   });
 
   test("when two apps take orders on the channel's own account, then neither sees the account's summary nor the other's notify_url, and each hears at its own", async () => {
@@ -511,5 +512,37 @@ describe('a day started many times at once', () => {
       )) as [{ n: string }];
       expect(Number(n)).toBe(1);
     }
+  });
+});
+
+describe('a run whose findings the database refuses', () => {
+  test('when the matching is refused for good, then the run is recorded failed with why, and the day run again completes', async () => {
+    const merchantId = await pay.merchant();
+    const changed = await pay.paidOrder({
+      merchant_id: merchantId,
+      amount: 230,
+      subject: 'Tea [statement:amount+1]',
+    });
+    const name = `refuses_${randomUUID().replaceAll('-', '')}`;
+    const query = (sql: string) => stack.database.db.sequelize.query(sql);
+    await query(
+      `ALTER TABLE reconciliation_mismatches ADD CONSTRAINT ${name} CHECK (trade_no <> '${changed.trade_no}')`,
+    );
+    let runId: string;
+    try {
+      runId = await startRun(merchantId);
+      expect(await finished(runId)).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/matched/),
+      });
+    } finally {
+      await query(`ALTER TABLE reconciliation_mismatches DROP CONSTRAINT ${name}`);
+    }
+    expect(await runOf(runId)).toMatchObject({ status: 'failed', summary: null });
+    expect(await startRun(merchantId)).toBe(runId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed' });
+    expect((await mismatchesOf(runId)).map((m) => [m.category, m.trade_no])).toEqual([
+      ['amount_mismatch', changed.trade_no],
+    ]);
   });
 });

@@ -40,12 +40,15 @@ export async function reconciliationWorkflow(
       log.info('statement not ready; asking again later', { run_id: input.runId, wait_ms: wait });
       await sleep(wait);
     } catch (err) {
-      return fail(
-        `the statement could not be read: ${(err as Error).cause ? String((err as Error).cause) : String(err)}`,
-      );
+      return fail(`the statement could not be read: ${describe(err)}`);
     }
   }
-  await matchStatement(input);
+  try {
+    await matchStatement(input);
+  } catch (err) {
+    // Recorded as failed, not left running: the day can be started again by hand.
+    return fail(`the statement could not be matched: ${describe(err)}`);
+  }
   try {
     await repairLostPayments(input);
   } catch (err) {
@@ -59,6 +62,12 @@ export async function reconciliationWorkflow(
     await finishReconciliationRun(input, { status: 'failed', error });
     return { runId: input.runId, status: 'failed', summary: null, error };
   }
+}
+
+/** An activity's failure as its cause says it (the activity's own message, not Temporal's wrapper). */
+function describe(err: unknown): string {
+  const cause = (err as Error).cause;
+  return cause instanceof Error ? cause.message : String(err);
 }
 
 /** The daily schedule's workflow: starts the runs of the day before (or of a day given). */
