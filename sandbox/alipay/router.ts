@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: the gateway's routes and the controls tests steer it by, side by side.
 /**
  * An offline Alipay open-platform gateway as an Express router: `gateway.do` (API v2, RSA2) with
  * every request's signature checked against the app public key and every answer signed with the

@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: every wire type of the API in one file, as the document has them.
 /**
  * Wire types of the durapay API (SPEC §3, §5, §6), field names exactly as sent and received.
  * Times are RFC 3339 strings in UTC; money is an integer count of the currency's minor unit.
