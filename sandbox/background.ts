@@ -14,6 +14,7 @@ export type TaskKey = string | undefined;
 export class Background {
   private readonly due = new Map<NodeJS.Timeout, TaskKey>();
   private readonly running = new Map<Promise<void>, TaskKey>();
+  private readonly deadlines = new Set<NodeJS.Timeout>();
   private readonly closing = new AbortController();
   private waiters: (() => void)[] = [];
 
@@ -55,6 +56,24 @@ export class Background {
   }
 
   /**
+   * Runs `task` after `ms` unless close() came first, as later() does; but idle() does not wait
+   * for the time to come, only for the task once it runs. For a deadline that someone may beat
+   * (a payee's day to confirm a transfer), which is a wait for a person, not work left to do.
+   */
+  deadline(ms: number, task: () => void | Promise<void>, key?: string): void {
+    if (this.closing.signal.aborted) return;
+    const wait = Math.max(0, ms);
+    const step = Math.min(wait, LONGEST_TIMER_MS);
+    const timer = setTimeout(() => {
+      this.deadlines.delete(timer);
+      if (wait > step) this.deadline(wait - step, task, key);
+      else this.run(task, key);
+    }, step);
+    timer.unref();
+    this.deadlines.add(timer);
+  }
+
+  /**
    * Resolves once nothing scheduled under `key` (under any key, without one) is due or running:
    * every callback sent and acknowledged or given up, every settlement made. What waits for a
    * request (a callback held until a refund) is not a task.
@@ -70,8 +89,9 @@ export class Background {
   /** Cancels what is due and aborts what is running; idle() then waits only for the aborted. */
   close(): void {
     this.closing.abort();
-    for (const timer of this.due.keys()) clearTimeout(timer);
+    for (const timer of [...this.due.keys(), ...this.deadlines]) clearTimeout(timer);
     this.due.clear();
+    this.deadlines.clear();
     this.changed();
   }
 

@@ -1,8 +1,9 @@
 /**
  * What a test steers in the sandbox simulator beyond what a request can say, in this process:
  * a day's statement held back (not ready), a sub-merchant's statements in WeChat's older layout,
- * and payments whose queries stay cut off until released. A test makes one, passes it to
- * createSandboxRouter (`controls`) and keeps it to steer.
+ * and payments whose queries stay cut off until released; and what it reads or does beyond the
+ * API: the create requests of a transfer, a payee's answer to a transfer. A test makes one,
+ * passes it to createSandboxRouter (`controls`) and keeps it to steer.
  */
 import type { TradebillLayout } from './wechatpay/tradebill';
 
@@ -12,11 +13,29 @@ import type { TradebillLayout } from './wechatpay/tradebill';
  */
 export const LOST_UNTIL_RELEASED_MARKER = '[sandbox:lost-until-released]';
 
+/** A transfer's state as the payee's answer leaves it. */
+export interface PayeeAnswer {
+  transfer_no: string;
+  status: string;
+}
+
+/** What the payee does on a transfer's confirmation page. */
+export type PayeeResult = 'confirm' | 'expire';
+
+/** What the simulator answers the controls about its transfers. */
+export interface TransferDesk {
+  answerAsPayee(transferNo: string, result: PayeeResult): Promise<PayeeAnswer>;
+  /** The sub-merchant a transfer was made for (null: the platform's own account). */
+  subMerchantOf(transferNo: string): Promise<string | null>;
+}
+
 export class SandboxControls {
   private readonly holds = new Map<string, number>();
   private readonly legacy = new Set<string>();
   private readonly released = new Set<string>();
   private readonly asked = new Map<string, number>();
+  private readonly transferRequests = new Map<string, number>();
+  private transfers?: TransferDesk;
 
   /** The next `requests` asks for the statement of `day` (YYYY-MM-DD) answer not ready. */
   holdStatement(day: string, requests: number): void {
@@ -60,5 +79,46 @@ export class SandboxControls {
       order.subject.includes(LOST_UNTIL_RELEASED_MARKER) &&
       !this.released.has(order.trade_no)
     );
+  }
+
+  /**
+   * How many requests to create the transfer this process received (with a valid signature and
+   * body), refused and unanswered ones included.
+   */
+  transferCreates(transferNo: string): number {
+    return this.transferRequests.get(transferNo) ?? 0;
+  }
+
+  /** Counts a request to create the transfer. */
+  countTransferCreate(transferNo: string): void {
+    this.transferRequests.set(transferNo, this.transferCreates(transferNo) + 1);
+  }
+
+  /**
+   * The payee confirms the transfer, as the Confirm button of its confirmation page does: it is
+   * processing, then paid. Rejects with the simulator's reason when it no longer waits.
+   */
+  async confirmTransfer(transferNo: string): Promise<PayeeAnswer> {
+    return this.desk().answerAsPayee(transferNo, 'confirm');
+  }
+
+  /** The payee lets the transfer expire now ("Let it expire"): it is cancelled, not confirmed in time. */
+  async expireTransfer(transferNo: string): Promise<PayeeAnswer> {
+    return this.desk().answerAsPayee(transferNo, 'expire');
+  }
+
+  /** The sub_merchant_no the transfer was made for (null: none); rejects for an unknown transfer. */
+  async transferAccount(transferNo: string): Promise<string | null> {
+    return this.desk().subMerchantOf(transferNo);
+  }
+
+  /** Where the simulator given these controls answers about its transfers (the last one given them). */
+  attachTransfers(desk: TransferDesk): void {
+    this.transfers = desk;
+  }
+
+  private desk(): TransferDesk {
+    if (!this.transfers) throw new Error('no sandbox simulator was given these controls');
+    return this.transfers;
   }
 }

@@ -17,6 +17,7 @@ interface Options {
   databaseUrl?: string;
   publicBaseUrl?: string;
   refundDelayMs: number;
+  transferConfirmWindowMs: number;
   logLevel: string;
 }
 
@@ -59,6 +60,15 @@ const program = new Command()
       .default(1_000),
   )
   .addOption(
+    new Option(
+      '--transfer-confirm-window-ms <ms>',
+      'how long an openid payee has to confirm a transfer before it is cancelled',
+    )
+      .env('SANDBOX_TRANSFER_CONFIRM_WINDOW_MS')
+      .argParser(integer(1_000, 7 * 24 * 3_600_000))
+      .default(24 * 3_600_000),
+  )
+  .addOption(
     new Option('--log-level <level>', 'log level')
       .env('LOG_LEVEL')
       .choices(['error', 'warn', 'info', 'debug'])
@@ -90,6 +100,7 @@ async function main(): Promise<void> {
     host: options.host,
     publicBaseUrl: options.publicBaseUrl,
     refundDelayMs: options.refundDelayMs,
+    transferConfirmWindowMs: options.transferConfirmWindowMs,
     logger,
   }).catch(async (err: unknown) => {
     await db.close();

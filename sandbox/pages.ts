@@ -1,6 +1,9 @@
-/** The pages a person opens in a browser: the buyer's checkout and the merchant's contract. */
+/**
+ * The pages a person opens in a browser: the buyer's checkout, the payee's confirmation of a
+ * transfer and the merchant's contract.
+ */
 import { escapeHtml, formatYuan } from './html';
-import type { OrderRow } from './store';
+import type { OrderRow, TransferRow } from './store';
 
 const STYLE = `
   body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #222; }
@@ -69,6 +72,73 @@ export function checkoutPage(order: OrderRow, nonce: string, qrImage: string): s
           status.textContent = data.status;
           outcome.textContent = 'Payment failed; the order is still ' + data.status + '.';
           buttons.forEach((b) => (b.disabled = data.status !== 'pending'));
+        }
+      } catch (err) {
+        outcome.textContent = 'Could not reach the sandbox: ' + err;
+        buttons.forEach((b) => (b.disabled = false));
+      }
+    });
+  }
+</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * Where a transfer's package_info leads: the payee confirms it (then it is paid) or lets it
+ * expire (then it fails, `OVERDUE_CLOSE`, as WeChat Pay closes it), as a WeChat user does in wx.requestMerchantTransfer. Its buttons
+ * POST {"result": "confirm" | "expire"} to the page's own URL, which is what a test does directly.
+ */
+export function transferConfirmPage(transfer: TransferRow, nonce: string): string {
+  const open = transfer.status === 'wait_user_confirm';
+  const stateLine = open ? '' : `This transfer is ${transfer.status}.`;
+  const deadline = transfer.confirm_deadline ? transfer.confirm_deadline.toISOString() : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sandbox transfer — ${escapeHtml(transfer.remark)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>durapay sandbox: money for you</h1>
+<p>${escapeHtml(transfer.remark)}</p>
+<p class="amount">¥${formatYuan(transfer.amount)}</p>
+<dl>
+  <dt>Transfer</dt><dd>${escapeHtml(transfer.transfer_no)}</dd>
+  <dt>Confirm by</dt><dd>${escapeHtml(deadline)}</dd>
+  <dt>Status</dt><dd id="status">${escapeHtml(transfer.status)}</dd>
+</dl>
+<p>
+  <button class="pay" data-result="confirm"${open ? '' : ' disabled'}>Confirm</button>
+  <button class="expire" data-result="expire"${open ? '' : ' disabled'}>Let it expire</button>
+</p>
+<p id="outcome">${escapeHtml(stateLine)}</p>
+<script nonce="${nonce}">
+  const outcome = document.getElementById('outcome');
+  const status = document.getElementById('status');
+  const buttons = document.querySelectorAll('button');
+  for (const button of buttons) {
+    button.addEventListener('click', async () => {
+      buttons.forEach((b) => (b.disabled = true));
+      outcome.textContent = 'Sending…';
+      try {
+        const res = await fetch(window.location.pathname, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ result: button.dataset.result }),
+        });
+        const data = await res.json();
+        if (!res.ok) {
+          outcome.textContent = 'Refused: ' + data.error;
+        } else {
+          status.textContent = data.status;
+          outcome.textContent =
+            data.status === 'failed'
+              ? 'You let the transfer expire; it is closed.'
+              : 'Confirmed: the money is on its way. You may close this page.';
         }
       } catch (err) {
         outcome.textContent = 'Could not reach the sandbox: ' + err;

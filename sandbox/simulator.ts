@@ -2,9 +2,9 @@
 /**
  * The sandbox channel's simulated upstream (SPEC §8), as an Express router to mount at /sandbox.
  * The gateway's adapter (src/channels/sandbox/index.ts) reaches it over HTTP like a real channel:
- * every /v1 call is signed with Sandbox-Signature. The buyer's pages (/pay) and the contract page
- * (/sign) are not, since a browser opens them. State lives in Postgres (./store.ts), so every
- * process serving /sandbox shares it.
+ * every /v1 call is signed with Sandbox-Signature. The buyer's pages (/pay), the payee's
+ * (/transfers/…/confirm) and the contract page (/sign) are not, since a browser opens them. State
+ * lives in Postgres (./store.ts), so every process serving /sandbox shares it.
  *
  * Longer than 300 lines: the simulated channel's whole HTTP API in one router, the way a real
  * channel's API is one document; its state lives in store.ts, its wire types in the adapter's
@@ -25,12 +25,17 @@ import { isUploadMediaType } from '../src/modules/merchants/rules';
 import { readRawBody } from '../src/platform/http/raw-body';
 import type { Logger } from '../src/platform/logger';
 import { validateStrictly } from '../src/platform/http/strict';
-import { SANDBOX_PAY_METHODS as PAY_METHODS, SANDBOX_PERSONAL_RECEIVERS } from '../src/channels/sandbox';
-import { checkoutPage, contractPage, notFoundPage } from './pages';
+import {
+  SANDBOX_PAY_METHODS as PAY_METHODS,
+  SANDBOX_PAYEE_TYPES,
+  SANDBOX_PERSONAL_RECEIVERS,
+  SANDBOX_TRANSFER_LIMITS,
+} from '../src/channels/sandbox';
+import { checkoutPage, contractPage, notFoundPage, transferConfirmPage } from './pages';
 import { qrImage } from '../src/platform/qr';
 import { isoOrNull } from '../src/platform/dates';
 import { Background } from './background';
-import { LOST_UNTIL_RELEASED_MARKER, SandboxControls } from './controls';
+import { LOST_UNTIL_RELEASED_MARKER, SandboxControls, type PayeeAnswer, type PayeeResult } from './controls';
 import { statementLines } from './statement';
 import { shanghaiDay, tradebillFile } from './wechatpay/tradebill';
 import { SANDBOX_STATEMENT_SHA1_HEADER } from '../src/channels/sandbox/statements';
@@ -48,6 +53,7 @@ import {
   type OrderRow,
   type RefundRow,
   type ShareReturnRow,
+  type TransferRow,
 } from './store';
 import type {
   WireApplicationState,
@@ -65,6 +71,9 @@ import type {
   WireShareReturnState,
   WireSubMerchant,
   WireSubmitApplication,
+  WireCreateTransfer,
+  WireTransferCallback,
+  WireTransferState,
   WireUnfreezeRequest,
   WireUnfreezeState,
   WireUploadFile,
@@ -87,6 +96,11 @@ export interface SandboxDeps {
   background?: Background;
   /** What a test steers beyond requests (statements held back, lost payments); one of its own by default. */
   controls?: SandboxControls;
+  /**
+   * How long an `openid` payee has to confirm a transfer before it is closed as failed
+   * (`OVERDUE_CLOSE`), as WeChat Pay closes it: 24 hours, unless set.
+   */
+  transferConfirmWindowMs?: number;
 }
 
 /** Uploads are at most 5 MiB, i.e. about 6.7 MiB as base64 inside JSON. */
@@ -114,6 +128,17 @@ const SLOW_REFUND_ANSWER_MS = 2_000;
 const REFUND_NO_ANSWER_MARKER = '[sandbox:no-answer]';
 /** A refund whose reason holds this never reaches the channel: the connection is cut at once. */
 const REFUND_UNREACHABLE_MARKER = '[sandbox:unreachable]';
+
+/** A transfer whose remark holds this is accepted, and fails once its time comes, with a reason. */
+const TRANSFER_FAIL_MARKER = '[transfer:fail]';
+/** A transfer whose remark holds this is refused at once: nothing is stored. */
+const TRANSFER_REFUSE_MARKER = '[transfer:refuse]';
+/** A transfer whose remark holds this is stored, and every answer to its create is cut off. */
+const TRANSFER_LOST_MARKER = '[transfer:lost]';
+/** A transfer whose remark holds this stays processing for SLOW_TRANSFER_MS before it settles. */
+const TRANSFER_SLOW_MARKER = '[transfer:slow]';
+const SLOW_TRANSFER_MS = 3_000;
+const DEFAULT_TRANSFER_CONFIRM_WINDOW_MS = 24 * 60 * 60_000;
 
 const reference = Joi.string()
   .min(1)
@@ -239,6 +264,34 @@ const submitApplicationSchema = Joi.object<WireSubmitApplication>({
     .required(),
 }).required();
 
+/** A payee's text: not empty, no U+0000 (which Postgres cannot store). */
+const payeeText = (max: number) =>
+  Joi.string()
+    .min(1)
+    .max(max)
+    .custom((value: string, helpers) =>
+      value.includes('\u0000') ? helpers.message({ custom: '{{#label}} must not contain U+0000' }) : value,
+    );
+
+const createTransferSchema = Joi.object<WireCreateTransfer>({
+  transfer_no: reference.required(),
+  sub_merchant_no: Joi.string().min(1).max(64).allow(null),
+  amount: amount.required(),
+  payee: Joi.object({
+    type: Joi.string()
+      .valid(...SANDBOX_PAYEE_TYPES)
+      .required(),
+    account: payeeText(SANDBOX_TRANSFER_LIMITS.account).required(),
+    name: payeeText(SANDBOX_TRANSFER_LIMITS.name).allow(null),
+  }).required(),
+  remark: payeeText(SANDBOX_TRANSFER_LIMITS.remark).required(),
+  callback_url: httpUrl.required(),
+}).required();
+
+const payeeAnswerSchema = Joi.object<{ result: PayeeResult }>({
+  result: Joi.string().valid('confirm', 'expire').required(),
+}).required();
+
 const payAsBuyerSchema = Joi.object<{ result: 'success' | 'fail' }>({
   result: Joi.string().valid('success', 'fail').required(),
 }).required();
@@ -308,6 +361,21 @@ function shareReturnState(r: ShareReturnRow): WireShareReturnState {
   };
 }
 
+const TRANSFER_CALLBACK_TYPES = {
+  success: 'transfer.success',
+  failed: 'transfer.failed',
+  cancelled: 'transfer.cancelled',
+} as const;
+
+/** Why a transfer can no longer be cancelled, in the simulator's refusal. */
+function tooLateToCancel(t: TransferRow): string {
+  const why =
+    t.status === 'processing' && t.confirmed_at !== null
+      ? 'the payee confirmed it and the money is on its way'
+      : `it is ${t.status}`;
+  return `transfer ${t.transfer_no} cannot be cancelled: ${why}, too late to cancel`;
+}
+
 const REFUND_CALLBACK_TYPES = {
   success: 'refund.success',
   failed: 'refund.failed',
@@ -331,6 +399,7 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     deps.background ??
     new Background((err) => logger.error('sandbox task failed', { error: describeError(err) }));
   const controls = deps.controls ?? new SandboxControls();
+  const confirmWindowMs = deps.transferConfirmWindowMs ?? DEFAULT_TRANSFER_CONFIRM_WINDOW_MS;
 
   const payUrl = (tradeNo: string) => `${publicBase}/pay/${encodeURIComponent(tradeNo)}`;
 
@@ -354,9 +423,13 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
   // ---- callbacks (sandbox → durapay) ----
 
   /** Posts one signed callback. Failures are only logged: durapay's polling covers a loss. */
-  async function deliver(url: string, body: WirePaymentCallback | WireRefundCallback): Promise<void> {
+  async function deliver(
+    url: string,
+    body: WirePaymentCallback | WireRefundCallback | WireTransferCallback,
+  ): Promise<void> {
     const raw = JSON.stringify(body);
-    const meta = { event_id: body.event_id, type: body.type, trade_no: body.trade_no, url };
+    const subject = 'trade_no' in body ? { trade_no: body.trade_no } : { transfer_no: body.transfer_no };
+    const meta = { event_id: body.event_id, type: body.type, ...subject, url };
     try {
       const res = await fetch(url, {
         method: 'POST',
@@ -459,6 +532,124 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       }),
   );
 
+  // ---- transfers: their time passing, their callbacks, the payee's answer ----
+
+  const confirmUrl = (transferNo: string) =>
+    `${publicBase}/transfers/${encodeURIComponent(transferNo)}/confirm`;
+
+  function transferState(t: TransferRow): WireTransferState {
+    return {
+      transfer_no: t.transfer_no,
+      channel_transfer_no: t.channel_transfer_no,
+      sub_merchant_no: t.sub_merchant_no,
+      amount: t.amount,
+      status: t.status,
+      // Made when asked for rather than stored, so that it names where this process is reached.
+      package_info: t.status === 'wait_user_confirm' ? confirmUrl(t.transfer_no) : null,
+      fail_reason: t.fail_reason,
+      created_at: new Date(t.created_at).toISOString(),
+      finished_at: isoOrNull(t.finished_at),
+    };
+  }
+
+  /** Posts a transfer's final state; a state on the way (waiting for the payee) is not posted. */
+  function notifyTransfer(t: TransferRow): void {
+    if (t.status !== 'success' && t.status !== 'failed' && t.status !== 'cancelled') return;
+    logger.info('sandbox transfer finished', { transfer_no: t.transfer_no, status: t.status });
+    const body: WireTransferCallback = {
+      event_id: `evt_${t.channel_transfer_no}_${t.status}`,
+      type: TRANSFER_CALLBACK_TYPES[t.status],
+      ...transferState(t),
+    };
+    background.run(() => deliver(t.callback_url, body), t.transfer_no);
+  }
+
+  /** Applies what fell due for a transfer; only the caller that applied it posts the callback. */
+  async function advanceTransfer(transferNo: string): Promise<void> {
+    const t = await store.advanceTransfer(transferNo);
+    if (t) notifyTransfer(t);
+  }
+
+  /**
+   * Settles an open transfer when its time comes (work due: idle() waits for it), or cancels it
+   * when its payee's time to confirm is over (a wait for a person: idle() does not).
+   */
+  function watchTransfer(t: TransferRow): void {
+    const advance = async () => {
+      try {
+        const changed = await store.advanceTransfer(t.transfer_no);
+        if (changed) return notifyTransfer(changed);
+        // A timer may fire a moment before the database's time has come: it waits again.
+        const now = await store.findTransfer(t.transfer_no);
+        if (now?.status === t.status) watchTransfer(now);
+      } catch (err) {
+        logger.error('sandbox transfer could not advance', {
+          transfer_no: t.transfer_no,
+          error: describeError(err),
+        });
+      }
+    };
+    if (t.status === 'processing' && t.settle_at !== null) {
+      background.later(new Date(t.settle_at).getTime() - Date.now(), advance, t.transfer_no);
+    } else if (t.status === 'wait_user_confirm' && t.confirm_deadline !== null) {
+      background.deadline(new Date(t.confirm_deadline).getTime() - Date.now(), advance, t.transfer_no);
+    }
+  }
+
+  const processingMs = (remark: string) =>
+    remark.includes(TRANSFER_SLOW_MARKER) ? SLOW_TRANSFER_MS : deps.refundDelayMs;
+
+  /** The payee confirms a transfer waiting for it, or lets it expire now. */
+  async function answerAsPayee(transferNo: string, result: PayeeResult): Promise<PayeeAnswer> {
+    // A payee too late finds the transfer closed, not confirmed in time.
+    await advanceTransfer(transferNo);
+    const waiting = await store.findTransfer(transferNo);
+    if (!waiting) {
+      throw new SandboxRefusal(404, 'transfer_not_found', `transfer ${transferNo} does not exist`);
+    }
+    const settleAt = result === 'confirm' ? new Date(Date.now() + processingMs(waiting.remark)) : null;
+    const answered = await store.answerTransfer(transferNo, settleAt);
+    if (!answered) throw new Error(`sandbox transfer ${transferNo} vanished during the payee's answer`);
+    const { transfer, changed } = answered;
+    if (changed) {
+      logger.info('sandbox transfer answered by the payee', { transfer_no: transferNo, result });
+      if (result === 'confirm') watchTransfer(transfer);
+      else notifyTransfer(transfer);
+    } else {
+      // Asked again, the same answer is answered again; another answer is too late.
+      const same =
+        result === 'confirm'
+          ? transfer.confirmed_at !== null
+          : transfer.status === 'failed' && transfer.confirmed_at === null;
+      if (!same) {
+        throw new SandboxRefusal(
+          409,
+          'transfer_not_waiting',
+          `transfer ${transferNo} is ${transfer.status}: it does not wait for the payee`,
+        );
+      }
+    }
+    return { transfer_no: transfer.transfer_no, status: transfer.status };
+  }
+  controls.attachTransfers({
+    answerAsPayee,
+    subMerchantOf: async (transferNo) => {
+      const transfer = await store.findTransfer(transferNo);
+      if (!transfer) throw new Error(`sandbox transfer ${transferNo} does not exist`);
+      return transfer.sub_merchant_no;
+    },
+  });
+
+  // Transfers of an earlier process: those due settle now, the others when their time comes.
+  background.run(() =>
+    store
+      .openTransfers()
+      .then((open) => open.forEach(watchTransfer))
+      .catch((err: unknown) => {
+        logger.warn('sandbox could not take over open transfers', { error: describeError(err) });
+      }),
+  );
+
   // ---- routes ----
 
   const router = express.Router({ caseSensitive: true });
@@ -519,6 +710,33 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     }
     const name = typeof app.merchant.merchant_name === 'string' ? app.merchant.merchant_name : '';
     res.type('html').send(contractPage(app.application_no, name));
+  });
+
+  router.get('/transfers/:transfer_no/confirm', async (req, res) => {
+    const transferNo = req.params.transfer_no;
+    await advanceTransfer(transferNo);
+    const transfer = await store.findTransfer(transferNo);
+    if (!transfer) {
+      res
+        .status(404)
+        .type('html')
+        .send(notFoundPage(`Transfer ${transferNo}`));
+      return;
+    }
+    const nonce = randomBytes(16).toString('base64');
+    res
+      .set(
+        'Content-Security-Policy',
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'`,
+      )
+      .set('Cache-Control', 'no-store')
+      .type('html')
+      .send(transferConfirmPage(transfer, nonce));
+  });
+
+  router.post('/transfers/:transfer_no/confirm', async (req, res) => {
+    const { result } = validate(payeeAnswerSchema, jsonBody(req));
+    res.json(await answerAsPayee(req.params.transfer_no, result));
   });
 
   router.use('/v1', (req: Request, res: Response, next: NextFunction) => {
@@ -701,6 +919,99 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
       .set('Content-Type', 'application/x-gzip')
       .set(SANDBOX_STATEMENT_SHA1_HEADER, file.sha1)
       .send(file.gzip);
+  });
+
+  // A payout to a person's wallet, once per transfer_no: an openid payee confirms it first.
+  router.post('/v1/transfers', async (req, res) => {
+    const body = validate(createTransferSchema, jsonBody(req));
+    controls.countTransferCreate(body.transfer_no);
+    if (body.remark.includes(TRANSFER_REFUSE_MARKER)) {
+      throw new SandboxRefusal(
+        422,
+        'transfer_refused',
+        `the sandbox refused the transfer (${TRANSFER_REFUSE_MARKER} in remark)`,
+      );
+    }
+    const waitsForPayee = body.payee.type === 'openid';
+    const now = Date.now();
+    const { transfer: stored, created } = await store.createTransfer({
+      transfer_no: body.transfer_no,
+      sub_merchant_no: body.sub_merchant_no ?? null,
+      amount: body.amount,
+      payee_type: body.payee.type,
+      payee_account: body.payee.account,
+      payee_name: body.payee.name ?? null,
+      remark: body.remark,
+      callback_url: body.callback_url,
+      outcome: body.remark.includes(TRANSFER_FAIL_MARKER) ? 'failed' : 'success',
+      settleAt: waitsForPayee ? null : new Date(now + processingMs(body.remark)),
+      confirmDeadline: waitsForPayee ? new Date(now + confirmWindowMs) : null,
+    });
+    let transfer = stored;
+    if (created) {
+      // The type only: a payee's account or name never reaches a log line.
+      logger.info('sandbox transfer accepted', {
+        transfer_no: transfer.transfer_no,
+        amount: transfer.amount,
+        payee_type: transfer.payee_type,
+        status: transfer.status,
+      });
+      watchTransfer(transfer);
+    } else {
+      if (
+        transfer.amount !== body.amount ||
+        transfer.payee_type !== body.payee.type ||
+        transfer.payee_account !== body.payee.account
+      ) {
+        throw new SandboxRefusal(
+          422,
+          'transfer_no_conflict',
+          `transfer_no ${body.transfer_no} already used with different parameters`,
+        );
+      }
+      await advanceTransfer(transfer.transfer_no);
+      transfer = (await store.findTransfer(transfer.transfer_no)) ?? transfer;
+    }
+    if (body.remark.includes(TRANSFER_LOST_MARKER)) {
+      logger.info('sandbox transfer answer lost (fault injection)', { transfer_no: transfer.transfer_no });
+      req.socket.destroy();
+      return;
+    }
+    res.json(transferState(transfer));
+  });
+
+  router.get('/v1/transfers/:transfer_no', async (req, res) => {
+    const transferNo = req.params.transfer_no;
+    // A transfer whose timer was lost (restart, another process) advances when it is asked about.
+    await advanceTransfer(transferNo);
+    const transfer = await store.findTransfer(transferNo);
+    if (!transfer) {
+      throw new SandboxRefusal(404, 'transfer_not_found', `transfer ${transferNo} does not exist`);
+    }
+    res.json(transferState(transfer));
+  });
+
+  // Allowed until the money leaves: while the payee has not confirmed, or before a transfer that
+  // needs no confirmation settles. Cancelling a cancelled transfer answers it again.
+  router.post('/v1/transfers/:transfer_no/cancel', async (req, res) => {
+    const transferNo = req.params.transfer_no;
+    const cancelled = await store.cancelTransfer(transferNo);
+    if (!cancelled) {
+      throw new SandboxRefusal(404, 'transfer_not_found', `transfer ${transferNo} does not exist`);
+    }
+    let { transfer } = cancelled;
+    if (cancelled.changed) {
+      logger.info('sandbox transfer cancelled', { transfer_no: transferNo });
+      notifyTransfer(transfer);
+    } else {
+      // Too late: what fell due is applied first, so that the refusal says how it stands.
+      await advanceTransfer(transferNo);
+      transfer = (await store.findTransfer(transferNo)) ?? transfer;
+      if (transfer.status !== 'cancelled') {
+        throw new SandboxRefusal(409, 'transfer_not_cancellable', tooLateToCancel(transfer));
+      }
+    }
+    res.json(transferState(transfer));
   });
 
   router.post('/v1/profit-shares', async (req, res) => {

@@ -23,6 +23,7 @@ export type CallbackMode = 'normal' | 'drop' | 'duplicate' | 'delay';
 export type RefundStatus = 'processing' | 'success' | 'failed' | 'abnormal';
 export type AuditOutcome = 'finish' | 'reject' | 'sign';
 export type AuditStatus = 'submitted' | 'auditing' | 'to_be_signed' | 'finished' | 'rejected';
+export type TransferStatus = 'wait_user_confirm' | 'processing' | 'success' | 'failed' | 'cancelled';
 
 export interface OrderRow {
   trade_no: string;
@@ -97,6 +98,53 @@ export interface ApplicationRow {
   created_at: Date;
   updated_at: Date;
 }
+
+export interface TransferRow {
+  transfer_no: string;
+  channel_transfer_no: string;
+  sub_merchant_no: string | null;
+  amount: number;
+  payee_type: string;
+  payee_account: string;
+  payee_name: string | null;
+  remark: string;
+  callback_url: string;
+  status: TransferStatus;
+  outcome: 'success' | 'failed';
+  settle_at: Date | null;
+  confirm_deadline: Date | null;
+  confirmed_at: Date | null;
+  fail_reason: string | null;
+  finished_at: Date | null;
+  create_requests: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * A transfer as the simulator takes it: with a `confirmDeadline` it waits for the payee to
+ * confirm until then; without one it is processing and settles at `settleAt`.
+ */
+export interface NewTransfer {
+  transfer_no: string;
+  sub_merchant_no: string | null;
+  amount: number;
+  payee_type: string;
+  payee_account: string;
+  payee_name: string | null;
+  remark: string;
+  callback_url: string;
+  outcome: 'success' | 'failed';
+  settleAt: Date | null;
+  confirmDeadline: Date | null;
+}
+
+/** Why a transfer ended without the money arriving, as its query and callback say. */
+export const TRANSFER_REASONS = {
+  failed: 'transfer steered to fail by [transfer:fail]: the payee account cannot receive it',
+  expired: 'OVERDUE_CLOSE: the payee did not confirm the transfer in time',
+  cancelled: 'cancelled by the merchant',
+} as const;
 
 /** The statuses an audit passes through, one per poll, for each steered outcome. */
 export const AUDIT_PATHS: Record<AuditOutcome, readonly AuditStatus[]> = {
@@ -700,5 +748,123 @@ export class SandboxStore {
       );
       return updated ?? row;
     });
+  }
+
+  // ---- transfers ----
+
+  /**
+   * Takes a transfer once per transfer_no. A repeat answers the stored one (whatever it asked
+   * for: the caller compares) and is counted, so that tests see every create request.
+   */
+  async createTransfer(transfer: NewTransfer): Promise<{ transfer: TransferRow; created: boolean }> {
+    const [inserted] = await this.rows<TransferRow>(
+      `INSERT INTO sandbox_transfers (transfer_no, channel_transfer_no, sub_merchant_no, amount, payee_type,
+                                      payee_account, payee_name, remark, callback_url, status, outcome, settle_at,
+                                      confirm_deadline, created_at, updated_at)
+       VALUES (:transfer_no, :channelTransferNo, :sub_merchant_no, :amount, :payee_type, :payee_account,
+               :payee_name, :remark, :callback_url, :status, :outcome, :settleAt, :confirmDeadline, now(), now())
+       ON CONFLICT (transfer_no) DO NOTHING
+       RETURNING *`,
+      {
+        ...transfer,
+        channelTransferNo: upperId('SBXF'),
+        status: transfer.confirmDeadline === null ? 'processing' : 'wait_user_confirm',
+      },
+    );
+    if (inserted) return { transfer: withAmount(inserted), created: true };
+    const [existing] = await this.rows<TransferRow>(
+      `UPDATE sandbox_transfers SET create_requests = create_requests + 1
+        WHERE transfer_no = :transferNo RETURNING *`,
+      { transferNo: transfer.transfer_no },
+    );
+    if (!existing) throw new Error(`sandbox transfer ${transfer.transfer_no} vanished during insert`);
+    return { transfer: withAmount(existing), created: false };
+  }
+
+  async findTransfer(transferNo: string): Promise<TransferRow | null> {
+    const [row] = await this.rows<TransferRow>(
+      'SELECT * FROM sandbox_transfers WHERE transfer_no = :transferNo',
+      {
+        transferNo,
+      },
+    );
+    return row ? withAmount(row) : null;
+  }
+
+  /**
+   * Applies what fell due: a processing transfer whose money left settles as decided; one whose
+   * payee did not confirm in time fails, as WeChat Pay closes it (`FAIL`, `OVERDUE_CLOSE`). The row goes only to the one caller that changed
+   * it (which posts the callback), whichever process it is in.
+   */
+  async advanceTransfer(transferNo: string): Promise<TransferRow | null> {
+    const [row] = await this.rows<TransferRow>(
+      `UPDATE sandbox_transfers
+          SET status = CASE WHEN status = 'processing' THEN outcome ELSE 'failed' END,
+              fail_reason = CASE WHEN status = 'wait_user_confirm' THEN :expired
+                                 WHEN outcome = 'failed' THEN :failed
+                                 ELSE NULL END,
+              finished_at = now(), updated_at = now()
+        WHERE transfer_no = :transferNo
+          AND ((status = 'processing' AND settle_at <= :now)
+               OR (status = 'wait_user_confirm' AND confirm_deadline <= :now))
+        RETURNING *`,
+      { transferNo, now: new Date(), expired: TRANSFER_REASONS.expired, failed: TRANSFER_REASONS.failed },
+    );
+    return row ? withAmount(row) : null;
+  }
+
+  /**
+   * The payee confirms (`settleAt`: when the money then leaves) or lets the transfer expire now
+   * (`settleAt` null). `changed` is true only for the one request that moved it; a transfer not
+   * waiting any more comes back as it is, for the caller to judge.
+   */
+  async answerTransfer(
+    transferNo: string,
+    settleAt: Date | null,
+  ): Promise<{ transfer: TransferRow; changed: boolean } | null> {
+    const [row] = await this.rows<TransferRow>(
+      settleAt === null
+        ? `UPDATE sandbox_transfers
+              SET status = 'failed', fail_reason = :expired, finished_at = now(), updated_at = now()
+            WHERE transfer_no = :transferNo AND status = 'wait_user_confirm'
+            RETURNING *`
+        : `UPDATE sandbox_transfers
+              SET status = 'processing', confirmed_at = now(), settle_at = :settleAt, updated_at = now()
+            WHERE transfer_no = :transferNo AND status = 'wait_user_confirm' AND confirm_deadline > now()
+            RETURNING *`,
+      { transferNo, settleAt, expired: TRANSFER_REASONS.expired },
+    );
+    if (row) return { transfer: withAmount(row), changed: true };
+    const transfer = await this.findTransfer(transferNo);
+    return transfer ? { transfer, changed: false } : null;
+  }
+
+  /**
+   * Cancels a transfer whose money has not left: one waiting for its payee (within the time to
+   * confirm), or processing before it settles and without a payee's confirmation (a confirmed
+   * transfer is on its way to the payee). `changed` as for answerTransfer.
+   */
+  async cancelTransfer(transferNo: string): Promise<{ transfer: TransferRow; changed: boolean } | null> {
+    const [row] = await this.rows<TransferRow>(
+      `UPDATE sandbox_transfers
+          SET status = 'cancelled', fail_reason = :reason, finished_at = now(), updated_at = now()
+        WHERE transfer_no = :transferNo
+          AND ((status = 'wait_user_confirm' AND confirm_deadline > :now)
+               OR (status = 'processing' AND confirmed_at IS NULL AND settle_at > :now))
+        RETURNING *`,
+      { transferNo, now: new Date(), reason: TRANSFER_REASONS.cancelled },
+    );
+    if (row) return { transfer: withAmount(row), changed: true };
+    const transfer = await this.findTransfer(transferNo);
+    return transfer ? { transfer, changed: false } : null;
+  }
+
+  /** Transfers still to settle or to expire: the process that starts takes over their timers. */
+  async openTransfers(): Promise<TransferRow[]> {
+    const rows = await this.rows<TransferRow>(
+      `SELECT * FROM sandbox_transfers WHERE status IN ('wait_user_confirm', 'processing') LIMIT 1000`,
+      {},
+    );
+    return rows.map(withAmount);
   }
 }

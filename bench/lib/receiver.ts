@@ -21,7 +21,13 @@ export class WebhookReceiver {
   rejected = 0;
   received = 0;
   /** Every verified delivery, repeats included (a repeat carries the same webhook-id). */
-  readonly deliveries: { id: string; type: string; tradeNo?: string; refundNo?: string }[] = [];
+  readonly deliveries: {
+    id: string;
+    type: string;
+    tradeNo?: string;
+    refundNo?: string;
+    transferNo?: string;
+  }[] = [];
   url = '';
 
   constructor(webhookSecret: string) {
@@ -40,7 +46,10 @@ export class WebhookReceiver {
         const at = performance.now();
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-        let event: { type?: unknown; data?: { trade_no?: unknown; refund_no?: unknown } };
+        let event: {
+          type?: unknown;
+          data?: { trade_no?: unknown; refund_no?: unknown; transfer_no?: unknown };
+        };
         try {
           event = this.webhook.verify(Buffer.concat(chunks).toString('utf8'), headers) as typeof event;
         } catch {
@@ -55,6 +64,7 @@ export class WebhookReceiver {
           type: String(event.type),
           tradeNo: typeof event.data?.trade_no === 'string' ? event.data.trade_no : undefined,
           refundNo: typeof event.data?.refund_no === 'string' ? event.data.refund_no : undefined,
+          transferNo: typeof event.data?.transfer_no === 'string' ? event.data.transfer_no : undefined,
         });
         if (typeof event.type !== 'string' || typeof event.data?.trade_no !== 'string') return;
         const key = WebhookReceiver.key(event.type, event.data.trade_no);

@@ -29,6 +29,14 @@ export interface Call {
   now: number;
 }
 
+/**
+ * Thrown by a method that did its work but whose answer the network is to lose (fault injection):
+ * the router drops the connection instead of answering.
+ */
+export class DroppedAnswer extends Error {
+  override name = 'DroppedAnswer';
+}
+
 export type Handler = (call: Call) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 export interface GatewayOptions {

@@ -1,8 +1,8 @@
 /**
  * An offline Alipay open-platform gateway (gateway.do, API v2 with RSA2: face-to-face, JSAPI,
  * page, wap and app payments, refunds, royalty settles, 直付通 onboarding, daily trade
- * statements, and app authorisation with its page and the exchange, refresh and query of
- * app_auth_tokens): a router that signs and checks the wire as Alipay does, its made-up
+ * statements, transfers to Alipay accounts, and app authorisation with its page and the
+ * exchange, refresh and query of app_auth_tokens): a router that signs and checks the wire as Alipay does, its made-up
  * credentials, the settings that point durapay at it, and readers of its state for tests (and a
  * minter of app_auth_tokens). Independent of durapay's Alipay adapter and of alipay-sdk on purpose.
  */
@@ -34,4 +34,14 @@ export type {
   SettleState,
 } from './royalty';
 export type { AlipaySandboxZftOrder, ZftOrderView, ZftStatus } from './zft';
+export {
+  TRANSFER_FAIL,
+  TRANSFER_LOST,
+  TRANSFER_REFUSE,
+  TRANSFER_SLOW,
+  type AlipaySandboxTransfer,
+  type IdentityType,
+  type TransferDelays,
+  type TransferStatus,
+} from './transfers';
 export type { AlipaySandboxAppAuth, AppAuthGrant, AppAuthLifetimes } from './app-auth';

@@ -6,8 +6,8 @@
  * the buyer's cashier (`/cashier/<trade_no>`), the merchant's authorisation of the app
  * (`/oauth2/appToAppAuth.htm`, app-auth-page.ts) and the links of trade statements (bills.ts). Any client with its answer verification on can
  * talk to it; it is written on node:crypto alone (./wire.ts) so that such a test is one of
- * interoperability. The methods are in trade-methods.ts, royalty-methods.ts, zft.ts and
- * app-auth.ts (the exchange, refresh and query of app_auth_tokens, which a test may also mint).
+ * interoperability. The methods are in trade-methods.ts, royalty-methods.ts, zft.ts, transfers.ts
+ * and app-auth.ts (the exchange, refresh and query of app_auth_tokens, which a test may also mint).
  *
  * A trade whose subject holds `[sandbox:lost-until-released]` is paid as any other, but its
  * notification is never sent and every call naming it (a query, a close, a refund) has its
@@ -25,7 +25,7 @@ import {
 } from './app-auth';
 import { appAuthPageRoutes } from './app-auth-page';
 import { BILL_DOWNLOAD_PATH, BILL_METHOD, StatementDesk } from './bills';
-import { AlipayGateway, type Call, type GatewayLogger, type Handler } from './gateway';
+import { AlipayGateway, DroppedAnswer, type Call, type GatewayLogger, type Handler } from './gateway';
 import { pageOrScriptBody, parseBizContent, readGatewayRequest, type GatewayRequest } from './http';
 import type { AlipaySandboxKeys } from './keys';
 import type { NotificationHistory } from './notify';
@@ -41,6 +41,13 @@ import { royaltyHandlers } from './royalty-methods';
 import type { PayMethod, TradeRecord } from './store';
 import { PAGE_METHODS, openPaymentTrade, tradeHandlers } from './trade-methods';
 import { checkCommonParams } from './verify';
+import {
+  TransferBook,
+  transferHandlers,
+  transferSnapshot,
+  type AlipaySandboxTransfer,
+  type TransferDelays,
+} from './transfers';
 import { tradeSnapshot, yuan, type AlipaySandboxTrade } from './views';
 import {
   AlipayError,
@@ -74,6 +81,12 @@ export interface AlipaySandboxOptions {
   appAuthReExpiresInSeconds?: number;
   /** How long an app_auth_code stays usable, before timeScale; a day by default (Alipay's). */
   appAuthCodeTtlMs?: number;
+  /**
+   * How long `[transfer:fail]` and `[transfer:slow]` transfers stay DEALING (1 s and 3 s by
+   * default), in real time: not multiplied by timeScale, so that a query made after the create
+   * still finds the transfer under way.
+   */
+  transferDelaysMs?: Partial<TransferDelays>;
 }
 
 export interface AlipaySandbox {
@@ -130,6 +143,10 @@ export interface AlipaySandbox {
   expireStatementLinks(count?: number): void;
   /** How long statement links handed out from now on work, in ms (Alipay's 30 s by default). */
   setStatementLinkLifetime(ms: number): void;
+  /** How many alipay.fund.trans.uni.transfer requests named `outBizNo` (valid or not, any merchant). */
+  transferRequests(outBizNo: string): number;
+  /** The transfers made under `outBizNo` (one per merchant at most), as a query would see them now. */
+  transfers(outBizNo: string): AlipaySandboxTransfer[];
   /**
    * Lets calls reach a trade made with `[sandbox:lost-until-released]` in its subject (by
    * out_trade_no or trade_no); its notification stays lost. False when there is no such trade.
@@ -174,6 +191,10 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   const royalty = new RoyaltyBook();
   const zft = new ZftBook();
   const statements = new StatementDesk();
+  const transfers = new TransferBook({
+    failMs: options.transferDelaysMs?.failMs ?? 1000,
+    slowMs: options.transferDelaysMs?.slowMs ?? 3000,
+  });
   /** Lost trades a test released, by out_trade_no. */
   const released = new Set<string>();
   const appAuth = gateway.appAuth;
@@ -182,6 +203,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     ...royaltyHandlers(gateway, royalty),
     ...zftHandlers(zft),
     ...appAuthHandlers(appAuth),
+    ...transferHandlers(gateway, transfers),
     [BILL_METHOD]: statements.handler(gateway),
   };
   const counts = new Map<string, number>();
@@ -271,6 +293,11 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
       if (!handler) throw invalidArgument('isv.invalid-method', `不存在的方法名: ${call.method}`);
       answer(res, call.method, success(await handler(call)));
     } catch (err) {
+      if (err instanceof DroppedAnswer) {
+        logger.info('alipay sandbox answer dropped (fault injection)', { method, reason: err.message });
+        req.socket.destroy();
+        return;
+      }
       if (!(err instanceof AlipayError)) throw err;
       refused(req, err);
       // A body that could not be read still names its method in the query string.
@@ -441,6 +468,8 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     holdStatement: (day, requests) => statements.hold(day, requests),
     expireStatementLinks: (count) => statements.expireNextLinks(count),
     setStatementLinkLifetime: (ms) => statements.setLinkLifetime(ms),
+    transferRequests: (outBizNo) => transfers.requests(outBizNo),
+    transfers: (outBizNo) => transfers.all(outBizNo, Date.now()).map(transferSnapshot),
     release(tradeNo) {
       const trade = gateway.trades.peek(tradeNo) ?? gateway.trades.peekByTradeNo(tradeNo);
       if (!trade || !trade.order.subject.includes(LOST)) return false;

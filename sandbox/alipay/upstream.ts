@@ -9,10 +9,13 @@ import {
 } from './keys';
 import { createAlipaySandbox, type AlipaySandbox, type AlipaySandboxOptions } from './router';
 
-/** Its own options beyond every upstream's: how long the app authorisations it grants last. */
+/**
+ * Its own options beyond every upstream's: how long the app authorisations it grants last, and
+ * how long steered transfers stay DEALING.
+ */
 export type AlipayUpstreamOptions = Pick<
   AlipaySandboxOptions,
-  'appAuthExpiresInSeconds' | 'appAuthReExpiresInSeconds' | 'appAuthCodeTtlMs'
+  'appAuthExpiresInSeconds' | 'appAuthReExpiresInSeconds' | 'appAuthCodeTtlMs' | 'transferDelaysMs'
 >;
 
 export const alipayUpstream: OfflineUpstream<

@@ -4,6 +4,7 @@ import type { Logger } from '../../src/platform/logger';
 import { channelTables } from './0001-channel-tables';
 import { requestCounts } from './0002-request-counts';
 import { returnsUnfreezesAbnormal } from './0003-returns-unfreezes-abnormal';
+import { transfers } from './0004-transfers';
 
 /**
  * The sandbox's own migrations, recorded in sandbox_migrations, never in the gateway's table:
@@ -12,7 +13,7 @@ import { returnsUnfreezesAbnormal } from './0003-returns-unfreezes-abnormal';
  * compiled build.
  */
 export const SANDBOX_MIGRATIONS: MigrationSet = {
-  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal],
+  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal, transfers],
   tableName: 'sandbox_migrations',
   // Not the gateway's key: the two sets migrate independently, even in one database.
   lockKey: 7_284_019_332,

@@ -5,7 +5,8 @@
  * faults: `[sandbox:callback-lost]` sends none, `[sandbox:callback-late]` holds the first attempt
  * back, `[sandbox:callback-duplicate]` sends it twice, `[sandbox:callback-out-of-order]` holds the
  * payment's callback until a refund of the order has been announced. `[sandbox:lost-until-released]`
- * sends none either (see lost-trades.ts).
+ * sends none either (see lost-trades.ts). A transfer bill's final state goes the same way
+ * (MCHTRANSFER.BILL.FINISHED).
  */
 import { randomUUID } from 'node:crypto';
 import type { Background } from '../background';
@@ -147,6 +148,30 @@ export class Callbacks {
         outTradeNo,
       );
     }
+  }
+
+  /**
+   * A transfer bill's final state (SUCCESS, FAIL, CANCELLED) to its notify_url, when it has one,
+   * sealed as WeChat Pay seals it (original_type and associated_data `mch_payment`).
+   */
+  notifyTransfer(url: string | undefined, plaintext: Record<string, unknown>, outBillNo: string): void {
+    const meta = {
+      event_type: 'MCHTRANSFER.BILL.FINISHED',
+      out_bill_no: outBillNo,
+      state: plaintext.state,
+      url,
+    };
+    if (url === undefined) {
+      this.deps.logger.info('wechatpay sandbox transfer has no notify_url: no callback', meta);
+      return;
+    }
+    const raw = this.notification(
+      'MCHTRANSFER.BILL.FINISHED',
+      '商家转账单据终态通知',
+      'mch_payment',
+      plaintext,
+    );
+    this.later(0, () => this.deliver(url, raw, meta, outBillNo), outBillNo);
   }
 
   /** Settles a due refund once; only the call that settled it posts its callback. */

@@ -1,5 +1,5 @@
 /**
- * An offline WeChat Pay API v3 sandbox (service-provider payment, profit-sharing, return, abnormal-refund, statement and onboarding APIs): a
+ * An offline WeChat Pay API v3 sandbox (service-provider payment, profit-sharing, return, abnormal-refund, statement, transfer and onboarding APIs): a
  * router that signs and checks the wire as WeChat does, its made-up credentials, the settings
  * that point durapay at it, and readers of its sharing state for tests. Independent of durapay's
  * WeChat Pay adapter and of wechatpay-axios-plugin on purpose.
@@ -29,6 +29,7 @@ export type {
   TradeState,
 } from './store';
 export type { ApplymentRecord, ApplymentState } from './applyment';
+export type { TransferBillState } from './transfers';
 export type { PlatformCertificate } from './certificates';
 export type {
   ReceiverType,

@@ -1,6 +1,8 @@
 /**
  * The WeChat Pay sandbox's checkout, the page an h5_url or a code_url opens (and, for JSAPI and
- * APP orders, /checkout/prepay/<prepay_id>, since those have no URL of their own). Plain HTML
+ * APP orders, /checkout/prepay/<prepay_id>, since those have no URL of their own), and a transfer's
+ * confirmation page (/sandbox/transfer-confirm?package_info=…, what wx.requestMerchantTransfer
+ * opens in WeChat). Plain HTML
  * forms and no script, so its Content-Security-Policy can forbid every script; only escaped
  * text varies.
  */
@@ -69,5 +71,63 @@ export function notFoundPage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Not found</title><style>${STYLE}</style></head>
 <body><h1>durapay WeChat Pay sandbox</h1><p>This checkout does not exist (the sandbox keeps orders in memory; was it restarted?).</p></body></html>
+`;
+}
+
+export interface TransferConfirmView {
+  remark: string;
+  outBillNo: string;
+  transferBillNo: string;
+  payer: string;
+  openid: string;
+  amount: number;
+  state: string;
+  failReason?: string;
+  /** Whether the payee can still act (WAIT_USER_CONFIRM). */
+  waiting: boolean;
+}
+
+function actionButton(action: string, label: string, cls: string, enabled: boolean): string {
+  return `<form method="post"><input type="hidden" name="action" value="${action}"><button class="${cls}" type="submit"${enabled ? '' : ' disabled'}>${label}</button></form>`;
+}
+
+/**
+ * What WeChat shows the payee of a 商家转账 bill (wx.requestMerchantTransfer with its package):
+ * confirm to receive it, or let it expire, as a payee who never confirms does.
+ */
+export function transferConfirmPage(view: TransferConfirmView): string {
+  const reason = view.failReason === undefined ? '' : ` (${escapeHtml(view.failReason)})`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>WeChat Pay sandbox — receive ¥${formatYuan(view.amount)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>durapay WeChat Pay sandbox: confirm receipt</h1>
+<p>${escapeHtml(view.remark)}</p>
+<p class="amount">¥${formatYuan(view.amount)} <small>CNY</small></p>
+<dl>
+  <dt>out_bill_no</dt><dd>${escapeHtml(view.outBillNo)}</dd>
+  <dt>transfer_bill_no</dt><dd>${escapeHtml(view.transferBillNo)}</dd>
+  <dt>paid by</dt><dd>${escapeHtml(view.payer)}</dd>
+  <dt>openid</dt><dd>${escapeHtml(view.openid)}</dd>
+  <dt>state</dt><dd>${escapeHtml(view.state)}${reason}</dd>
+</dl>
+<p>
+${actionButton('confirm', 'Confirm', 'pay', view.waiting)}
+${actionButton('expire', 'Let it expire', 'expire', view.waiting)}
+</p>
+</body>
+</html>
+`;
+}
+
+export function transferNotFoundPage(): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not found</title><style>${STYLE}</style></head>
+<body><h1>durapay WeChat Pay sandbox</h1><p>No transfer has this package_info (the sandbox keeps transfers in memory; was it restarted?).</p></body></html>
 `;
 }

@@ -5,13 +5,15 @@
  * order, unfreeze, return and query a return: sharing-routes.ts), onboarding (media upload,
  * applyment submit and query: applyment.ts), a sub-merchant's settlement account read, which
  * tells this service provider's sub-merchants from another's (sub-merchants.ts), a sub-merchant's
- * daily trade statement and its download (statement-routes.ts), each request's
+ * daily trade statement and its download (statement-routes.ts), 商家转账 bills (create, query,
+ * cancel, in the partner and the direct form) with the payee's confirmation page
+ * (transfer-routes.ts), each request's
  * WECHATPAY2-SHA256-RSA2048 signature checked here and every answer signed with the platform key
  * (platform-key.ts), plus a buyer's checkout page (checkout.ts) and signed, encrypted callbacks
  * retried on WeChat's rhythm (callbacks.ts). Any v3 client with its response verification on can talk to it; it is written
  * on node:crypto alone (./wire.ts) so that such a test is one of interoperability. The request
- * schemas are in schemas.ts, the state and its transitions in store.ts, sharing.ts and
- * applyment.ts.
+ * schemas are in schemas.ts, the state and its transitions in store.ts, sharing.ts,
+ * transfers.ts and applyment.ts.
  */
 import { createPublicKey } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
@@ -36,6 +38,13 @@ import {
 } from './sharing';
 import { sharingRoutes } from './sharing-routes';
 import { StatementControls, statementRoutes } from './statement-routes';
+import {
+  TRANSFER_CONFIRM_WINDOW_MS,
+  TransferDesk,
+  transferConfirmRoutes,
+  transferRoutes,
+} from './transfer-routes';
+import { TransferBills } from './transfers';
 import { DEFAULT_FOREIGN_SUB_MCHID_PREFIXES, subMerchantRoutes } from './sub-merchants';
 import { WechatpaySandboxStore, type AbnormalRefundApplication, type OrderRecord } from './store';
 import { WechatpayError, requestId, verifyRequest, wechatpayHeaders } from './wire';
@@ -67,6 +76,11 @@ export interface WechatpaySandboxOptions {
    * `['19999']` by default, so that a test can name a foreign sub_mchid (1999900001).
    */
   foreignSubMchidPrefixes?: readonly string[];
+  /**
+   * How long a transfer's payee has to confirm before the bill is closed FAIL (OVERDUE_CLOSE),
+   * before timeScale; 24 h, as at WeChat Pay, by default.
+   */
+  transferConfirmWindowMs?: number;
   logger?: WechatpaySandboxLogger;
   /** How callbacks are posted; the global fetch unless set. */
   callbackFetch?: typeof fetch;
@@ -126,6 +140,21 @@ export interface WechatpaySandbox {
    * and close cut off) is answered again from now on; its callback stays lost.
    */
   release(outTradeNo: string): void;
+  /**
+   * The payee confirms the transfer `outBillNo` (the newest bill of that number): TRANSFERING,
+   * then SUCCESS (FAIL with `[transfer:fail]` in the remark) after the refund delay, with its
+   * callback. Throws unless the bill waits for its payee (WAIT_USER_CONFIRM).
+   */
+  confirmTransfer(outBillNo: string): void;
+  /**
+   * The payee never confirms: the bill is closed now as WeChat Pay closes it after 24 h, FAIL
+   * with fail_reason OVERDUE_CLOSE, with its callback. Throws unless the bill is WAIT_USER_CONFIRM.
+   */
+  expireTransfer(outBillNo: string): void;
+  /** How many transfer creates arrived for `outBillNo`, refused and repeated ones included. */
+  transferCreates(outBillNo: string): number;
+  /** The confirmation page of a bill's package_info (GET shows it; POST {"action"} acts). */
+  transferConfirmUrl(packageInfo: string): string;
   /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
@@ -192,10 +221,18 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     unseal,
   };
 
+  const transfers = new TransferDesk(
+    ctx,
+    new TransferBills(),
+    (options.transferConfirmWindowMs ?? TRANSFER_CONFIRM_WINDOW_MS) * scale,
+    base,
+  );
+
   const router = express.Router({ caseSensitive: true });
   // Its own bodies, as sent: the signature covers the exact bytes (a host that kept them is fine).
   router.use(readRawBody({ limit: MAX_BODY_BYTES }));
   checkoutRoutes(router, ctx);
+  transferConfirmRoutes(router, ctx, transfers);
 
   // Everything under /v3 is the merchant's API: signed by the merchant's key, or refused.
   router.use('/v3', async (req, res, next) => {
@@ -232,6 +269,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   paymentRoutes(router, ctx);
   sharingRoutes(router, ctx);
   statementRoutes(router, ctx, statements, base);
+  transferRoutes(router, ctx, transfers);
 
   router.get('/v3/certificates', (_req, res) => {
     answer(res, 200, certificatesView(platform.listCertificates(), keys.apiV3Key));
@@ -270,6 +308,12 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   };
   router.use(errors);
 
+  function transferBill(outBillNo: string) {
+    const bill = transfers.bills.findAny(outBillNo);
+    if (!bill) throw new Error(`the WeChat Pay sandbox has no transfer ${outBillNo}`);
+    return bill;
+  }
+
   return {
     router,
     keys,
@@ -293,8 +337,13 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     expireStatementLinks: (count = 1) => statements.expireLinks(count),
     statementRequests: (day) => statements.requests(day),
     release: (outTradeNo) => lost.release(outTradeNo),
+    confirmTransfer: (outBillNo) => transfers.confirm(transferBill(outBillNo)),
+    expireTransfer: (outBillNo) => transfers.expire(transferBill(outBillNo)),
+    transferCreates: (outBillNo) => transfers.bills.createCount(outBillNo),
+    transferConfirmUrl: (packageInfo) => transfers.confirmUrl(packageInfo),
     idle: (outTradeNo) => background.idle(outTradeNo),
     close() {
+      transfers.close();
       callbacks.clear();
       background.close();
     },

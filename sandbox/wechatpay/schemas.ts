@@ -1,5 +1,5 @@
 /**
- * The request schemas of the sandbox's payment, refund and profit-sharing APIs: documented fields
+ * The request schemas of the sandbox's payment, refund, profit-sharing and transfer APIs: documented fields
  * only, so that a client's misspelt field is caught here as PARAM_ERROR.
  */
 import Joi from 'joi';
@@ -12,6 +12,7 @@ import {
   type UnfreezeRequest,
 } from './sharing';
 import type { AbnormalRefundRequest, BuyerResult, CreateOrderRequest, CreateRefundRequest } from './store';
+import type { CreateTransferRequest } from './transfers';
 import { parseRfc3339 } from './wire';
 
 const BUYER_RESULTS: readonly BuyerResult[] = ['pay', 'userpaying', 'payerror'];
@@ -188,4 +189,46 @@ export const buyerSchema = Joi.object<{ result: BuyerResult }>({
   result: Joi.string()
     .valid(...BUYER_RESULTS)
     .required(),
+}).required();
+
+/** At most `max` characters (code points, as WeChat Pay counts a remark), at least one. */
+const chars = (max: number) =>
+  Joi.string().custom((value: string, helpers) =>
+    [...value].length >= 1 && [...value].length <= max ? value : helpers.error('string.max', { limit: max }),
+  );
+
+/**
+ * 商家转账 create, partner form (sub_mchid) and direct form (without it); user_name is sealed,
+ * and opened by the route.
+ */
+export const createTransferSchema = Joi.object<CreateTransferRequest>({
+  sub_mchid: mchid,
+  appid: appid.required(),
+  out_bill_no: Joi.string()
+    .pattern(/^[A-Za-z0-9]{1,32}$/)
+    .required(),
+  transfer_scene_id: Joi.string().min(1).max(36).required(),
+  openid: Joi.string().min(1).max(64).required(),
+  user_name: Joi.string().min(1).max(1024),
+  transfer_amount: fen.required(),
+  transfer_remark: chars(32).required(),
+  notify_url: httpUrl,
+  user_recv_perception: Joi.string().max(32),
+  transfer_scene_report_infos: Joi.array()
+    .items(
+      Joi.object({
+        info_type: Joi.string().min(1).max(15).required(),
+        info_content: Joi.string().min(1).max(32).required(),
+      }),
+    )
+    .max(10),
+});
+
+/** The partner cancel's body; the direct cancel has none (or `{}`). */
+export const cancelTransferSchema = Joi.object<{ sub_mchid?: string }>({ sub_mchid: mchid });
+export const directCancelSchema = Joi.object({});
+
+/** What the payee does on the confirmation page. */
+export const transferActionSchema = Joi.object<{ action: 'confirm' | 'expire' }>({
+  action: Joi.string().valid('confirm', 'expire').required(),
 }).required();

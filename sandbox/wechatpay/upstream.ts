@@ -10,8 +10,8 @@ import {
 import { createWechatpaySandbox, type WechatpaySandbox } from './router';
 
 /**
- * Its own options: the platform key's name, how long a kept-processing return lasts, and which
- * sub_mchids stand for another service provider's.
+ * Its own options: the platform key's name, how long a kept-processing return lasts, which
+ * sub_mchids stand for another service provider's, and how long a transfer's payee may take.
  */
 export interface WechatpayUpstreamOptions {
   /**
@@ -23,6 +23,8 @@ export interface WechatpayUpstreamOptions {
   returnDelayMs?: number;
   /** Sub_mchids of another service provider (`19999…` by default): see sub-merchants.ts. */
   foreignSubMchidPrefixes?: readonly string[];
+  /** How long a transfer's payee has to confirm (24 h by default, before timeScale). */
+  transferConfirmWindowMs?: number;
 }
 
 export const wechatpayUpstream: OfflineUpstream<

@@ -22,6 +22,7 @@ import {
 import { createPaymentActivities, type OrderActivities } from '../modules/orders';
 import { createRefundActivities, type RefundActivities } from '../modules/refunds';
 import { createReconciliationActivities, type ReconciliationActivities } from '../modules/reconciliation';
+import { createTransferActivities, type TransferActivities } from '../modules/transfers';
 import { failingPermanentDatabaseErrors } from './permanent-database-errors';
 
 export { failingPermanentDatabaseErrors } from './permanent-database-errors';
@@ -57,6 +58,7 @@ export type Activities = OrderActivities &
   MerchantActivities &
   CallbackActivities &
   ReconciliationActivities &
+  TransferActivities &
   DiagnosticActivities;
 
 /** Every activity the worker serves, built around the dependencies handed in. */
@@ -88,6 +90,7 @@ export function createActivities(given: ActivitiesDeps): Activities {
     ...createApplicationActivities({ db, logger, channels, payloadKeys, publisher }),
     ...createMerchantActivities({ db, logger, channels, payloadKeys, publisher, timeScale }),
     ...createCallbackActivities({ db, logger, metrics }),
+    ...createTransferActivities({ db, logger, channels, metrics, payloadKeys, publisher }),
     ...createReconciliationActivities({
       db,
       logger,

@@ -13,6 +13,7 @@ import { notificationRoutes } from '../modules/notifications';
 import { OrderService, paymentRoutes } from '../modules/orders';
 import { RefundService, refundRoutes } from '../modules/refunds';
 import { ReconciliationService, reconciliationRoutes } from '../modules/reconciliation';
+import { TransferService, transferRoutes } from '../modules/transfers';
 import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
@@ -51,6 +52,7 @@ export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {
   '/api/v1/pay': 'payments',
   '/api/v1/notifications': 'payments',
   '/api/v1/reconciliation': 'payments',
+  '/api/v1/transfer': 'payments',
   '/api/v1/merchant': 'merchants',
 };
 
@@ -71,7 +73,8 @@ export function createApp(deps: ApiDeps): Express {
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
   const orders = new OrderService(deps.services);
   const refunds = new RefundService(deps.services, orders);
-  app.use(callbackRoutes(deps.services, { orders, refunds }, deps.callbackRateLimit));
+  const transfers = new TransferService(deps.services);
+  app.use(callbackRoutes(deps.services, { orders, refunds, transfers }, deps.callbackRateLimit));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   // A simulated upstream's own routes count as its mount point in the metrics.
@@ -92,6 +95,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(merchantRoutes(deps.services));
   app.use(applicationRoutes(new ApplicationService(deps.services)));
   app.use(notificationRoutes(deps.services));
+  app.use(transferRoutes(transfers));
   app.use(reconciliationRoutes(new ReconciliationService(deps.services)));
   app.use(notFound());
   app.use(errorHandler(deps.logger));

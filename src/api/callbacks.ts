@@ -4,6 +4,7 @@ import { AppError } from '../platform/errors';
 import { CallbackLog } from '../modules/callbacks';
 import type { OrderService } from '../modules/orders';
 import type { RefundService } from '../modules/refunds';
+import type { TransferService } from '../modules/transfers';
 import type { Logger } from '../platform/logger';
 import { contentEncodingProblem, MAX_JSON_BODY_BYTES, requestHasBody } from '../platform/http/body';
 import { readBoundedBody } from '../platform/http/bounded-body';
@@ -61,7 +62,7 @@ function failReply(res: Response, reason: string, unknown = false): CallbackRepl
 }
 
 /** The refusals of a verified callback that names no object durapay has. */
-const UNKNOWN_OBJECT = new Set(['unknown_order', 'unknown_refund']);
+const UNKNOWN_OBJECT = new Set(['unknown_order', 'unknown_refund', 'unknown_transfer']);
 
 /** The body as text for the callback log: lossless for any real callback (UTF-8 without U+0000). */
 function loggableBody(raw: Buffer): string {
@@ -90,11 +91,11 @@ function loggableBody(raw: Buffer): string {
  */
 export function callbackRoutes(
   services: ApiServices,
-  capabilities: { orders: OrderService; refunds: RefundService },
+  capabilities: { orders: OrderService; refunds: RefundService; transfers: TransferService },
   rateLimit: CallbackRateLimit = { perSecond: DEFAULT_CALLBACK_RATE_LIMIT },
 ): Router {
   const router = apiRouter();
-  const { orders, refunds } = capabilities;
+  const { orders, refunds, transfers } = capabilities;
   const callbackLog = new CallbackLog(services.db);
   const limit = new SourceRateLimit({ perSecond: rateLimit.perSecond, now: rateLimit.now });
   /** The channel's code when durapay has it, for the metrics; anything else counts as `unknown`. */
@@ -183,6 +184,23 @@ export function callbackRoutes(
       return fail('rejected', err instanceof Error ? err.message : 'unparseable callback');
     }
     const ref = callbacks.identify(event);
+
+    // A transfer's callback names its transfer, which decides whether to take it (SPEC §11).
+    if (event.kind === 'transfer') {
+      const taken = await transfers.acceptCallback(channelCode, event);
+      if (!taken.ok)
+        return fail(taken.refusal.outcome, taken.refusal.message, true, { eventId: ref.eventId });
+      try {
+        await transfers.deliverCallback(taken.transfer, event);
+      } catch (err) {
+        return fail('delivery_failed', err instanceof Error ? err.message : String(err), true, {
+          eventId: ref.eventId,
+        });
+      }
+      await callbackLog.finish(logId, { verified: true, outcome: 'delivered', eventId: ref.eventId });
+      counted('delivered');
+      return reply(res, callbacks.reply({ ok: true }));
+    }
 
     // The orders (and refunds) decide whether the event is theirs to take (their rules).
     const target = await refunds.orderOfCallback(ref);

@@ -25,7 +25,15 @@ export class ChannelError extends Error {
 
 /** The operations whose failures mean different things to a client. */
 export type ChannelOperation =
-  'create' | 'query' | 'close' | 'refund' | 'refund_query' | 'profit_share' | 'onboarding';
+  | 'create'
+  | 'query'
+  | 'close'
+  | 'refund'
+  | 'refund_query'
+  | 'profit_share'
+  | 'onboarding'
+  | 'transfer'
+  | 'transfer_query';
 
 /** Anything that is not a ChannelError (a bug, a lost database connection): treated as unreachable. */
 type FailureKind = ChannelErrorKind | 'other';
@@ -64,6 +72,8 @@ const CODES: Record<ChannelOperation, Record<FailureKind, ErrorCode>> = {
   refund: payments('channel_refund_fail'),
   refund_query: payments('channel_refund_fail'),
   profit_share: payments('channel_create_fail'),
+  transfer: payments('channel_transfer_fail'),
+  transfer_query: payments('channel_transfer_fail'),
   onboarding: {
     refused: 'internal_system',
     invalid_response: 'internal_system',

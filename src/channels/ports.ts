@@ -373,6 +373,16 @@ export type ChannelEvent =
       reason?: string;
       refundedAt: Date | null;
       subMerchantNo?: string;
+    }
+  | {
+      /** A transfer's new state (WeChat Pay `MCHTRANSFER.BILL.FINISHED`, the sandbox's transfer callback). */
+      kind: 'transfer';
+      eventId: string;
+      transferNo: string;
+      state: KnownTransferState;
+      /** The amount the channel says it transferred, when it says. */
+      amount?: number;
+      subMerchantNo?: string;
     };
 
 /**
@@ -384,7 +394,8 @@ export type ChannelEvent =
 export type CallbackSubject =
   | { kind: 'trade_no'; tradeNo: string }
   | { kind: 'channel_trade_no'; channelTradeNo: string }
-  | { kind: 'refund_no'; refundNo: string };
+  | { kind: 'refund_no'; refundNo: string }
+  | { kind: 'transfer_no'; transferNo: string };
 
 /** Which of our objects an event is about, and the channel's id of the event (for the log). */
 export interface CallbackReference {
@@ -396,6 +407,9 @@ export interface CallbackReference {
 
 /** The reference of an event that names durapay's own numbers, as most channels' events do. */
 export function referenceOf(event: ChannelEvent): CallbackReference {
+  if (event.kind === 'transfer') {
+    return { eventId: event.eventId, subject: { kind: 'transfer_no', transferNo: event.transferNo } };
+  }
   return {
     eventId: event.eventId,
     subject: { kind: 'trade_no', tradeNo: event.tradeNo },
@@ -508,6 +522,97 @@ export interface StatementsPort {
   parse(path: string, file: Extract<StatementFile, { status: 'ready' }>): AsyncIterable<StatementRow>;
 }
 
+// ---- transfers ----
+
+/**
+ * Who a transfer pays (SPEC §11): a WeChat user by `openid` (of the service provider's app), an
+ * Alipay user by user id (2088…) or by logon id (a phone number or an email, which Alipay wants
+ * with the account holder's name).
+ */
+export interface TransferPayee {
+  type: 'openid' | 'alipay_user_id' | 'alipay_logon_id';
+  account: string;
+  /**
+   * The payee's real name: personal data, sent sealed with the channel's key where the channel
+   * seals it (WeChat Pay `user_name`), never logged.
+   */
+  name?: string;
+}
+
+/** WeChat Pay's transfer scene (`transfer_scene_id`) and the report infos the scene requires. */
+export interface TransferScene {
+  id: string;
+  reportInfos: { type: string; content: string }[];
+  /** What the user sees the money as (WeChat `user_recv_perception`), when given. */
+  userRecvPerception?: string;
+}
+
+export interface TransferInput {
+  /** durapay's number: the channel's idempotency key (WeChat `out_bill_no`, Alipay `out_biz_no`). */
+  transferNo: string;
+  amount: number;
+  payee: TransferPayee;
+  remark: string;
+  scene?: TransferScene;
+  /** Where the channel posts the transfer's result (durapay's callback endpoint). */
+  callbackUrl: string;
+}
+
+/**
+ * Where a transfer stands at the channel. `wait_user_confirm`: WeChat Pay waits for the payee to
+ * confirm in WeChat (`wx.requestMerchantTransfer` with `packageInfo`; a query may answer it empty,
+ * as WeChat Pay's does); `cancelling`: a cancel the channel took and has not finished (WeChat
+ * `CANCELING`); `cancelled`: cancelled before the money left. A transfer the payee never
+ * confirmed is `failed` (WeChat Pay closes it as `FAIL` / `OVERDUE_CLOSE` after 24 h).
+ */
+export type TransferState =
+  | { status: 'processing'; channelTransferNo: string | null }
+  | { status: 'wait_user_confirm'; channelTransferNo: string | null; packageInfo: string }
+  | { status: 'cancelling'; channelTransferNo: string | null }
+  | { status: 'success'; channelTransferNo: string | null; finishedAt: Date }
+  | { status: 'failed'; channelTransferNo: string | null; reason: string }
+  | { status: 'cancelled'; channelTransferNo: string | null; reason: string | null }
+  | { status: 'not_found' };
+
+export type KnownTransferState = Exclude<TransferState, { status: 'not_found' }>;
+
+/** Whether a transfer's state is its last: the money arrived, or it never will. */
+export function transferIsFinal(state: TransferState): boolean {
+  return state.status === 'success' || state.status === 'failed' || state.status === 'cancelled';
+}
+
+/**
+ * Payouts from a channel account to a person's wallet (SPEC §11): WeChat Pay 商家转账
+ * (`transfer-bills`, the partner form for a sub-merchant), Alipay `alipay.fund.trans.uni.transfer`.
+ * Every call names durapay's transfer number, which the channel keeps unique per account: a
+ * create sent again with the same number never pays twice.
+ *
+ * `create` answers the state the channel accepted the transfer in; it throws ChannelError
+ * ('refused') when the channel refused it (nothing was paid), and ('unreachable' | 'timeout' |
+ * 'invalid_response') when the outcome is unknown: the caller then asks `query`, never sends it
+ * again under a new number.
+ */
+export interface TransfersPort {
+  /** The smallest amount the channel transfers, in minor units (WeChat Pay and Alipay: 0.10 yuan). */
+  readonly minAmount: number;
+  /** The payee types the channel pays. */
+  readonly payeeTypes: readonly TransferPayee['type'][];
+  /**
+   * Why the channel would refuse this transfer as asked, naming the field (`payee.name: is
+   * required from 2000.00 yuan`), before anything is recorded; undefined when nothing is wrong.
+   */
+  problemWith?(input: Omit<TransferInput, 'transferNo' | 'callbackUrl'>): string | undefined;
+  create(ctx: ChannelContext, input: TransferInput): Promise<KnownTransferState>;
+  query(ctx: ChannelContext, transferNo: string): Promise<TransferState>;
+  /**
+   * Asks the channel to cancel a transfer the payee has not received yet; answers its state after
+   * the request (`cancelling` or `cancelled`, or what it is when too late: a ChannelError('refused')
+   * with the channel's reason when the channel will not cancel it). A channel that cannot cancel
+   * transfers leaves it out.
+   */
+  cancel?(ctx: ChannelContext, transferNo: string): Promise<TransferState>;
+}
+
 // ---- the channel ----
 
 export interface Channel {
@@ -520,6 +625,7 @@ export interface Channel {
   readonly accounts?: AccountsPort;
   readonly callbacks?: CallbacksPort;
   readonly statements?: StatementsPort;
+  readonly transfers?: TransfersPort;
 }
 
 export type ChannelPortName = Exclude<keyof Channel, 'code' | 'capabilities' | 'payments'>;
@@ -531,6 +637,7 @@ const PORT_WORDS: Record<ChannelPortName, string> = {
   accounts: 'merchant accounts',
   callbacks: 'callbacks',
   statements: 'statements',
+  transfers: 'transfers',
 };
 
 /** The channel's port for a capability, or a ChannelError('not_supported') naming what is missing. */

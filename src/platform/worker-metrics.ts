@@ -9,7 +9,7 @@ const CHANNEL_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12];
 
 /** The kinds of entity whose status changes are counted. */
-export type TransitionKind = 'order' | 'refund';
+export type TransitionKind = 'order' | 'refund' | 'transfer';
 /** The status before an entity's first one: it was just created. */
 export const NEW_STATUS = 'new';
 

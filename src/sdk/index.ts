@@ -36,6 +36,8 @@ import type {
   RefundInput,
   RefundResult,
   ResentNotification,
+  Transfer,
+  TransferInput,
   UploadedFile,
   UploadMerchantFileInput,
 } from './types';
@@ -167,6 +169,20 @@ export class DurapayClient {
 
   queryRefund(refundNo: string): Promise<Refund> {
     return this.request('GET', `/api/v1/pay/refund/query/${encodeURIComponent(refundNo)}`);
+  }
+
+  /** Pays out to a person's wallet (§11); the same request again answers the same transfer. */
+  transfer(input: TransferInput): Promise<Transfer> {
+    return this.request('POST', '/api/v1/transfer', { json: input });
+  }
+
+  queryTransfer(transferNo: string): Promise<Transfer> {
+    return this.request('GET', `/api/v1/transfer/query/${encodeURIComponent(transferNo)}`);
+  }
+
+  /** Cancels a transfer its payee has not received yet (§11). */
+  cancelTransfer(transferNo: string): Promise<Transfer> {
+    return this.request('POST', '/api/v1/transfer/cancel', { json: { transfer_no: transferNo } });
   }
 
   createMerchant(input: CreateMerchantInput): Promise<CreatedMerchant> {

@@ -267,6 +267,9 @@ export type NotificationEventType =
   | 'refund.succeeded'
   | 'refund.failed'
   | 'refund.abnormal'
+  | 'transfer.succeeded'
+  | 'transfer.failed'
+  | 'transfer.cancelled'
   | 'merchant.application.updated'
   | 'merchant.channel_account.updated'
   | 'reconciliation.completed'
@@ -338,8 +341,10 @@ export type ErrorCode =
   | 'sharing_not_config'
   | 'sharing_fee_exceed'
   | 'refund_not_found'
+  | 'transfer_not_found'
   | 'channel_create_fail'
   | 'channel_refund_fail'
+  | 'channel_transfer_fail'
   | 'channel_timeout'
   | 'channel_not_support'
   | 'channel_verify_fail'
@@ -435,4 +440,44 @@ export interface ResolveMismatchRequest {
   resolution: 'accepted_channel' | 'accepted_durapay' | 'ignored';
   resolved_by: string;
   note?: string;
+}
+
+/** §11 */
+export type TransferStatus = 'processing' | 'wait_user_confirm' | 'success' | 'failed' | 'cancelled';
+
+/** §11: POST /api/v1/transfer. */
+export interface TransferInput {
+  merchant_transfer_no: string;
+  channel_code: string;
+  merchant_id?: string;
+  amount: number;
+  payee: { type: 'openid' | 'alipay_user_id' | 'alipay_logon_id'; account: string; name?: string };
+  remark: string;
+  /** WeChat Pay's transfer scene; required at `wechatpay`. */
+  scene?: {
+    transfer_scene_id: string;
+    report_infos?: { info_type: string; info_content: string }[];
+    user_recv_perception?: string;
+  };
+  notify_url: string;
+}
+
+/** §11: a transfer as durapay has recorded it. */
+export interface Transfer {
+  transfer_no: string;
+  merchant_transfer_no: string;
+  channel_code: string;
+  merchant_id: string | null;
+  amount: number;
+  currency: string;
+  /** The account masked; the name is never shown. */
+  payee: { type: 'openid' | 'alipay_user_id' | 'alipay_logon_id'; account: string };
+  remark: string;
+  status: TransferStatus;
+  /** While `wait_user_confirm`: `package_info` for `wx.requestMerchantTransfer`. */
+  pay_credential: { package_info: string } | null;
+  channel_transfer_no: string | null;
+  fail_reason: string | null;
+  created_at: string;
+  finished_at: string | null;
 }

@@ -7,3 +7,4 @@ export { merchantApplicationWorkflow } from '../modules/applications/workflow';
 export { callbackRetentionWorkflow } from '../modules/callbacks/workflow';
 export { channelTokenWorkflow } from '../modules/merchants/workflow';
 export { reconciliationWorkflow, reconciliationDayWorkflow } from '../modules/reconciliation/workflow';
+export { transferWorkflow } from '../modules/transfers/workflow';

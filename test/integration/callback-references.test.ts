@@ -42,7 +42,7 @@ async function paidOrder(): Promise<{ tradeNo: string; channelTradeNo: string }>
   return { tradeNo: created.trade_no, channelTradeNo: order!.channelTradeNo! };
 }
 
-const paymentEvent = (channelTradeNo: string): ChannelEvent => ({
+const paymentEvent = (channelTradeNo: string): Extract<ChannelEvent, { kind: 'payment' }> => ({
   kind: 'payment',
   eventId: 'E-1',
   tradeNo: '',

@@ -351,3 +351,102 @@ describe('close, pay and create at once', () => {
     }
   });
 });
+
+describe('transfers', () => {
+  interface Transfer {
+    transfer_no: string;
+    status: string;
+  }
+  const transferBody = (overrides: Record<string, unknown> = {}) => ({
+    merchant_transfer_no: uniqueName('W'),
+    channel_code: 'sandbox',
+    amount: 100,
+    payee: { type: 'alipay_user_id', account: '2088000000000001' },
+    remark: 'Cashback',
+    notify_url: receiver.url,
+    ...overrides,
+  });
+  const ended = (transferNo: string) =>
+    stack.client.workflow.getHandle(`transfer:${transferNo}`).result() as Promise<string>;
+  const announced = (transferNo: string) =>
+    receiver.received.filter(
+      (r) => (JSON.parse(r.body) as { data: { transfer_no?: string } }).data.transfer_no === transferNo,
+    ).length;
+  /** The channel's side of a transfer: how often it was asked to make it, and how it stands. */
+  const atChannel = async (transferNo: string) => {
+    const [row] = await stack.database.db.sequelize.query<{
+      create_requests: number;
+      status: string;
+      amount: string;
+    }>('SELECT create_requests, status, amount FROM sandbox_transfers WHERE transfer_no = :transferNo', {
+      replacements: { transferNo },
+      type: QueryTypes.SELECT,
+    });
+    return row;
+  };
+
+  test(`when 20 identical transfer requests race, ${ROUNDS} rounds, then one transfer, asked of the channel once, announced once`, async () => {
+    const rounds = await inRounds(ROUNDS, 2, async (i) => {
+      const body = transferBody(i % 3 === 0 ? { remark: 'Lost [transfer:lost]' } : {});
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          signedFetch(stack.baseUrl, app, 'POST', '/api/v1/transfer', { json: body }).then((r) =>
+            envelope<Transfer>(r),
+          ),
+        ),
+      );
+      const numbers = new Set(answers.map((a) => a.data?.transfer_no));
+      const [transferNo] = [...numbers];
+      const status = await ended(transferNo!);
+      const channel = await atChannel(transferNo!);
+      return {
+        codes: [...new Set(answers.map((a) => a.code))],
+        transfers: numbers.size,
+        rows: await pay.count('SELECT count(*) AS n FROM transfers WHERE merchant_transfer_no = :m', {
+          m: body.merchant_transfer_no,
+        }),
+        status,
+        channel: { creates: Number(channel?.create_requests), status: channel?.status },
+        announced: announced(transferNo!),
+      };
+    });
+    const expected = {
+      codes: ['success'],
+      transfers: 1,
+      rows: 1,
+      status: 'success',
+      channel: { creates: 1, status: 'success' },
+      announced: 1,
+    };
+    expect(rounds).toEqual(Array.from({ length: ROUNDS }, () => expected));
+  });
+
+  test(`when a cancel races the payee's confirmation, ${ROUNDS} rounds, then durapay and the channel end alike, announced once`, async () => {
+    const rounds = await inRounds(ROUNDS, 2, async () => {
+      const made = await signedFetch(stack.baseUrl, app, 'POST', '/api/v1/transfer', {
+        json: transferBody({ payee: { type: 'openid', account: 'o-race' } }),
+      }).then((r) => envelope<Transfer>(r));
+      const transferNo = made.data!.transfer_no;
+      const [cancel] = await Promise.all([
+        signedFetch(stack.baseUrl, app, 'POST', '/api/v1/transfer/cancel', {
+          json: { transfer_no: transferNo },
+        }).then((r) => envelope<Transfer>(r)),
+        stack.sandboxControls.confirmTransfer(transferNo).catch(() => undefined),
+      ]);
+      const status = await ended(transferNo);
+      const channel = await atChannel(transferNo);
+      return {
+        // The cancel either took (cancelled) or came too late (the channel's refusal).
+        cancel: cancel.code === 'success' ? 'taken' : cancel.code,
+        agrees: status === channel?.status,
+        ended: ['success', 'cancelled'].includes(status),
+        consistent: cancel.code === 'success' ? status === 'cancelled' : status === 'success',
+        announced: announced(transferNo),
+      };
+    });
+    for (const r of rounds) {
+      expect(r).toMatchObject({ agrees: true, ended: true, consistent: true, announced: 1 });
+      expect(['taken', 'channel_transfer_fail']).toContain(r.cancel);
+    }
+  });
+});

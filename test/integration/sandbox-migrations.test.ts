@@ -36,6 +36,7 @@ test('when a database is migrated, then the gateway and the sandbox each record 
     '0001-channel-tables',
     '0002-request-counts',
     '0003-returns-unfreezes-abnormal',
+    '0004-transfers',
   ]);
 });
 
@@ -52,6 +53,7 @@ test('when the sandbox migrations run where the gateway once created the sandbox
     '0001-channel-tables',
     '0002-request-counts',
     '0003-returns-unfreezes-abnormal',
+    '0004-transfers',
   ]);
   expect(await migrateSandbox(sequelize)).toEqual([]);
   const [kept] = await sequelize.query<{ file_name: string }>(

@@ -91,4 +91,24 @@ describe('Background', () => {
     expect(ran).toBe(0);
     expect(bg.signal.aborted).toBe(true);
   });
+
+  test('when a deadline is set, then idle does not wait for it, it runs when due (longer than setTimeout holds), and close drops it', async () => {
+    jest.useFakeTimers();
+    const bg = background();
+    const longest = 2 ** 31 - 1;
+    const done: string[] = [];
+    bg.deadline(longest + 5_000, () => void done.push('expired'), 'T1');
+    bg.deadline(1_000, () => void done.push('early'), 'T2');
+    await bg.idle('T1');
+    await bg.idle();
+    await jest.advanceTimersByTimeAsync(longest + 4_999);
+    expect(done).toEqual(['early']);
+    await jest.advanceTimersByTimeAsync(1);
+    await bg.idle('T1');
+    expect(done).toEqual(['early', 'expired']);
+    bg.deadline(1_000, () => void done.push('after close'), 'T1');
+    bg.close();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(done).toEqual(['early', 'expired']);
+  });
 });

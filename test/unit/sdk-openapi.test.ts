@@ -53,12 +53,16 @@ export const answers: { [check: string]: true } = {
     Answer<'resolveReconciliationMismatch'>,
     S['ReconciliationMismatch']
   >,
+  transfer: null as unknown as Same<Answer<'transfer'>, S['Transfer']>,
+  queryTransfer: null as unknown as Same<Answer<'queryTransfer'>, S['Transfer']>,
+  cancelTransfer: null as unknown as Same<Answer<'cancelTransfer'>, S['Transfer']>,
   errorCode: null as unknown as Same<sdk.ErrorCode, S['ErrorCode']>,
 };
 
 export const requests: { [check: string]: true } = {
   createOrder: null as unknown as Accepts<S['CreateOrderRequest'], Input<'createOrder'>[0]>,
   refund: null as unknown as Accepts<S['RefundRequest'], Input<'refund'>[0]>,
+  transfer: null as unknown as Accepts<S['TransferRequest'], Input<'transfer'>[0]>,
   createMerchant: null as unknown as Accepts<S['CreateMerchantRequest'], Input<'createMerchant'>[0]>,
   applyMerchant: null as unknown as Accepts<S['ApplyRequest'], Input<'applyMerchant'>[1]>,
   startReconciliation: null as unknown as Accepts<
@@ -74,6 +78,7 @@ export const requests: { [check: string]: true } = {
   orderStatus: null as unknown as Same<sdk.OrderStatus, S['Order']['status']>,
   merchantStatus: null as unknown as Same<sdk.MerchantStatus, S['Merchant']['status']>,
   applicationStatus: null as unknown as Same<sdk.ApplicationStatus, S['Application']['status']>,
+  transferStatus: null as unknown as Same<sdk.TransferStatus, S['Transfer']['status']>,
 };
 `;
 

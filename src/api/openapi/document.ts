@@ -6,6 +6,7 @@ import { notificationOperations } from '../../modules/notifications';
 import { reconciliationOperations } from '../../modules/reconciliation';
 import { paymentOperations } from '../../modules/orders';
 import { refundOperations } from '../../modules/refunds';
+import { transferOperations } from '../../modules/transfers';
 import { type ApiOperation } from '../../platform/http/openapi';
 import { apiPaths } from './api-paths';
 import {
@@ -36,6 +37,7 @@ const OPERATIONS: ApiOperation[] = [
   ...merchantOperations,
   ...applicationOperations,
   ...notificationOperations,
+  ...transferOperations,
   ...reconciliationOperations,
 ];
 

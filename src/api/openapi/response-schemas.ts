@@ -57,8 +57,10 @@ export const ERROR_CODES = [
   'sharing_not_config',
   'sharing_fee_exceed',
   'refund_not_found',
+  'transfer_not_found',
   'channel_create_fail',
   'channel_refund_fail',
+  'channel_transfer_fail',
   'channel_timeout',
   'channel_not_support',
   'channel_verify_fail',
@@ -80,6 +82,9 @@ const NOTIFICATION_EVENTS = [
   'refund.abnormal',
   'merchant.application.updated',
   'merchant.channel_account.updated',
+  'transfer.succeeded',
+  'transfer.failed',
+  'transfer.cancelled',
   'reconciliation.completed',
   'reconciliation.mismatch',
 ] as const;
@@ -246,6 +251,44 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       created_at: time,
     },
     'A refund as durapay has recorded it.',
+  ),
+  Transfer: record(
+    {
+      transfer_no: {
+        type: 'string',
+        pattern: '^[A-Z0-9]{1,32}$',
+        description: 'Service-generated, unique.',
+        examples: ['T202611270531020000000042'],
+      },
+      merchant_transfer_no: text,
+      channel_code: text,
+      merchant_id: textOrNull,
+      amount: money,
+      currency: { type: 'string', examples: ['CNY'] },
+      payee: record(
+        {
+          type: { type: 'string', enum: ['openid', 'alipay_user_id', 'alipay_logon_id'] },
+          account: { type: 'string', description: 'Masked; the name is never shown.' },
+        },
+        'Who is paid.',
+      ),
+      remark: text,
+      status: {
+        type: 'string',
+        enum: ['processing', 'wait_user_confirm', 'success', 'failed', 'cancelled'],
+        description:
+          '`wait_user_confirm`: WeChat Pay waits for the payee to confirm (`pay_credential`); `cancelled`: cancelled, or never confirmed within 24 h.',
+      },
+      pay_credential: {
+        oneOf: [record({ package_info: text }, 'For `wx.requestMerchantTransfer`.'), { type: 'null' }],
+        description: 'While `wait_user_confirm`: what the payee confirms with.',
+      },
+      channel_transfer_no: textOrNull,
+      fail_reason: textOrNull,
+      created_at: time,
+      finished_at: timeOrNull,
+    },
+    'A transfer as durapay has recorded it.',
   ),
   CreatedMerchant: record({ merchant_id: text }, 'The merchant recorded.'),
   Merchant: record(

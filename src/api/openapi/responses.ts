@@ -23,6 +23,9 @@ const EXAMPLE_MESSAGES: Record<DocumentedErrorCode, string> = {
   sharing_not_config: 'profit sharing is not configured: the order needs a merchant with receivers',
   sharing_fee_exceed: 'profit_sharing_amount exceeds 30 (max_ratio 0.3 of amount)',
   refund_not_found: 'refund not found',
+  transfer_not_found: 'transfer not found',
+  channel_transfer_fail:
+    'transfer T202611270531020000000042: the channel refused the transfer: the payee does not exist',
   channel_create_fail: 'the channel refused the order: ORDER_EXISTS',
   channel_refund_fail: 'the channel refused the refund: NOT_ENOUGH',
   channel_timeout: 'the channel did not answer within the request deadline',

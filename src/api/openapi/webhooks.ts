@@ -31,6 +31,9 @@ export function webhooks(): Schema {
       'MerchantChannelAccount',
       "A merchant's authorisation of this app at a channel was saved, or it expired and could not be refreshed.",
     ],
+    ['transfer.succeeded', 'Transfer', 'A transfer reached its payee.'],
+    ['transfer.failed', 'Transfer', 'A transfer failed; nothing was paid (or the money came back).'],
+    ['transfer.cancelled', 'Transfer', 'A transfer was cancelled, or its payee did not confirm it in time.'],
     [
       'reconciliation.completed',
       'ReconciliationRun',

@@ -4,8 +4,8 @@
  * builds the page, wap and app payment strings, and verifies notifications. This adapter maps
  * durapay's ports onto Alipay's methods; a secondary merchant (直付通) is named on each trade.
  * One file per port (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts,
- * callbacks.ts, statements.ts) over the app's transport (client.ts); wire types and state mapping in
- * transformers.ts, onboarding's body in zft.ts.
+ * callbacks.ts, statements.ts, transfers.ts) over the app's transport (client.ts); wire types and
+ * state mapping in transformers.ts, onboarding's body in zft.ts.
  */
 import type {
   CallbackCheck,
@@ -20,6 +20,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
   StatementsPort,
+  TransfersPort,
 } from '../ports';
 import { alipayAccounts, type AlipayAccountsPort } from './accounts';
 import { alipayCallbacks, verifyNotify } from './callbacks';
@@ -30,6 +31,7 @@ import { alipayPayments } from './payments';
 import { alipayRefunds } from './refunds';
 import { alipaySharing } from './sharing';
 import { alipayStatements } from './statements';
+import { alipayTransfers } from './transfers';
 import { ALIPAY_MAX_AMOUNT_FEN, ALIPAY_PAY_METHODS } from './transformers';
 
 export { safeText, type AlipayChannelOptions } from './client';
@@ -55,6 +57,8 @@ export class AlipayChannel implements Channel {
   readonly callbacks: CallbacksPort;
   /** The day's trade statement (a zip of GBK CSV), the merchant's or a secondary merchant's. */
   readonly statements: StatementsPort;
+  /** Payouts to an Alipay account (单笔无密转账), from the merchant's account when it authorised the app. */
+  readonly transfers: TransfersPort;
   private readonly client: AlipayClient;
 
   constructor(options: AlipayChannelOptions) {
@@ -66,6 +70,7 @@ export class AlipayChannel implements Channel {
     this.accounts = alipayAccounts(this.client);
     this.callbacks = alipayCallbacks(this.client);
     this.statements = alipayStatements(this.client);
+    this.transfers = alipayTransfers(this.client);
   }
 
   /** Is a notification Alipay's? RSA2 over its sorted fields, by the SDK, on the decoded values. */

@@ -1,8 +1,9 @@
 /**
  * The sandbox channel (`channel_code: "sandbox"`): the adapter of durapay's own simulator
  * (sandbox/), which it talks to over HTTP exactly as to a real upstream. One file per port
- * (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts, statements.ts) over the transport
- * (client.ts); wire types and parsing in transformers.ts, signing in signature.ts.
+ * (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts, statements.ts,
+ * transfers.ts) over the transport (client.ts); wire types and parsing in transformers.ts, signing
+ * in signature.ts.
  */
 import { createHmac } from 'node:crypto';
 import type { PayMethod } from '../../modules/orders/rules';
@@ -19,6 +20,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
   StatementsPort,
+  TransfersPort,
 } from '../ports';
 import { sandboxAccounts } from './accounts';
 import { sandboxCallbacks } from './callbacks';
@@ -28,10 +30,12 @@ import { sandboxPayments } from './payments';
 import { sandboxRefunds } from './refunds';
 import { sandboxSharing } from './sharing';
 import { sandboxStatements } from './statements';
+import { sandboxTransfers } from './transfers';
 
 export type { SandboxChannelOptions } from './client';
 export { SANDBOX_PERSONAL_RECEIVERS } from './sharing';
 export { SANDBOX_STATEMENT_SHA1_HEADER } from './statements';
+export { SANDBOX_PAYEE_TYPES, SANDBOX_TRANSFER_LIMITS } from './transfers';
 
 /** Every pay method durapay knows: the simulator takes them all. */
 export const SANDBOX_PAY_METHODS: readonly PayMethod[] = [
@@ -61,6 +65,7 @@ export class SandboxChannel implements Channel {
   readonly callbacks: CallbacksPort;
   /** WeChat Pay's tradebill format, so that reconciliation reads both the same way. */
   readonly statements: StatementsPort;
+  readonly transfers: TransfersPort;
   private readonly client: SandboxClient;
 
   constructor(options: SandboxChannelOptions) {
@@ -76,6 +81,7 @@ export class SandboxChannel implements Channel {
     this.accounts = sandboxAccounts(this.client);
     this.callbacks = sandboxCallbacks(this.client);
     this.statements = sandboxStatements(this.client);
+    this.transfers = sandboxTransfers(this.client);
   }
 
   /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */

@@ -12,6 +12,7 @@ import { ChannelError } from '../errors';
 import type {
   AbnormalRefundInput,
   ApplicationState,
+  ChannelContext,
   ChannelEvent,
   CreateContext,
   CreatePaymentInput,
@@ -24,6 +25,8 @@ import type {
   ShareReturnInput,
   ShareReturnState,
   SubmitApplicationInput,
+  KnownTransferState,
+  TransferInput,
   UploadFileInput,
 } from '../ports';
 
@@ -80,6 +83,19 @@ export interface WireApplyAbnormalRefund {
   bank_type: string | null;
   bank_account: string | null;
   real_name: string | null;
+}
+
+/**
+ * A payout to a person's wallet (POST /v1/transfers), idempotent on `transfer_no`. The payee's
+ * name is sent as it is: the simulator seals nothing.
+ */
+export interface WireCreateTransfer {
+  transfer_no: string;
+  sub_merchant_no?: string | null;
+  amount: number;
+  payee: { type: string; account: string; name?: string | null };
+  remark: string;
+  callback_url: string;
 }
 
 export interface WireUploadFile {
@@ -156,6 +172,18 @@ export function toWireApplyAbnormal(input: AbnormalRefundInput): WireApplyAbnorm
     bank_type: input.bankType ?? null,
     bank_account: input.bankAccount ?? null,
     real_name: input.realName ?? null,
+  };
+}
+
+export function toWireCreateTransfer(ctx: ChannelContext, input: TransferInput): WireCreateTransfer {
+  const { type, account, name } = input.payee;
+  return {
+    transfer_no: input.transferNo,
+    ...(ctx.subMerchantNo === undefined ? {} : { sub_merchant_no: ctx.subMerchantNo }),
+    amount: input.amount,
+    payee: { type, account, ...(name === undefined ? {} : { name }) },
+    remark: input.remark,
+    callback_url: input.callbackUrl,
   };
 }
 
@@ -245,6 +273,24 @@ export interface WireProfitShareState {
   fail_reason: string | null;
 }
 
+export type WireTransferStatus = 'wait_user_confirm' | 'processing' | 'success' | 'failed' | 'cancelled';
+
+/** A transfer as the simulator answers it (create, query, cancel) and posts it back when it ends. */
+export interface WireTransferState {
+  transfer_no: string;
+  channel_transfer_no: string;
+  sub_merchant_no: string | null;
+  amount: number;
+  status: WireTransferStatus;
+  /** While `wait_user_confirm`: what the payee confirms with (the sandbox's confirmation page). */
+  package_info: string | null;
+  /** Why a transfer `failed` or was `cancelled`. */
+  fail_reason: string | null;
+  created_at: string;
+  /** When it reached its final state. */
+  finished_at: string | null;
+}
+
 export interface WireFileUploaded {
   file_id: string;
   size: number;
@@ -286,6 +332,12 @@ export interface WireRefundCallback {
   amount: number;
   reason?: string;
   refunded_at: string | null;
+}
+
+/** A transfer's final state, posted once it is reached; `type` names the state. */
+export interface WireTransferCallback extends WireTransferState {
+  event_id: string;
+  type: 'transfer.success' | 'transfer.failed' | 'transfer.cancelled';
 }
 
 /** Every 4xx/5xx answer of the simulator. `code` tells "unknown object" from "unknown route". */
@@ -436,6 +488,40 @@ export function parseProfitShareState(json: unknown): ProfitShareState {
   return { status };
 }
 
+const WIRE_TRANSFER_STATUSES = [
+  'wait_user_confirm',
+  'processing',
+  'success',
+  'failed',
+  'cancelled',
+] as const satisfies readonly WireTransferStatus[];
+
+function transferStateOf(o: WireObject): KnownTransferState {
+  const status = o.oneOf('status', WIRE_TRANSFER_STATUSES);
+  const channelTransferNo = o.optionalString('channel_transfer_no');
+  switch (status) {
+    case 'wait_user_confirm':
+      return { status, channelTransferNo, packageInfo: o.string('package_info') };
+    case 'processing':
+      return { status, channelTransferNo };
+    case 'success':
+      return { status, channelTransferNo, finishedAt: o.date('finished_at') };
+    case 'failed':
+      return { status, channelTransferNo, reason: o.optionalString('fail_reason') ?? 'transfer failed' };
+    case 'cancelled':
+      return { status, channelTransferNo, reason: o.optionalString('fail_reason') };
+  }
+}
+
+/** A transfer as the simulator answers it, checked to be the transfer that was asked about. */
+export function parseTransferState(json: unknown, transferNo: string): KnownTransferState {
+  const o = WireObject.of('transfer state', json);
+  if (o.string('transfer_no') !== transferNo) {
+    throw invalid('transfer state', `names transfer ${o.string('transfer_no')}, not ${transferNo}`);
+  }
+  return transferStateOf(o);
+}
+
 export function parseFileUploaded(json: unknown): { fileId: string } {
   return { fileId: WireObject.of('file answer', json).string('file_id') };
 }
@@ -469,6 +555,8 @@ const REFUND_CALLBACK_STATUS = {
   'refund.abnormal': 'abnormal',
 } as const;
 
+const TRANSFER_CALLBACK_TYPES = ['transfer.success', 'transfer.failed', 'transfer.cancelled'] as const;
+
 /** A callback body, already verified, as a ChannelEvent. */
 export function parseCallbackEvent(json: unknown): ChannelEvent {
   const o = WireObject.of('callback', json);
@@ -477,6 +565,7 @@ export function parseCallbackEvent(json: unknown): ChannelEvent {
     'refund.success',
     'refund.failed',
     'refund.abnormal',
+    ...TRANSFER_CALLBACK_TYPES,
   ] as const);
   if (type === 'payment.paid') {
     return {
@@ -488,6 +577,21 @@ export function parseCallbackEvent(json: unknown): ChannelEvent {
       amount: o.amount('amount'),
       currency: o.string('currency'),
       paidAt: o.date('paid_at'),
+    };
+  }
+  if (type === 'transfer.success' || type === 'transfer.failed' || type === 'transfer.cancelled') {
+    const state = transferStateOf(o);
+    if (type !== `transfer.${state.status}`) {
+      throw invalid('callback', `a ${type} callback says the transfer is ${state.status}`);
+    }
+    const subMerchantNo = o.optionalString('sub_merchant_no');
+    return {
+      kind: 'transfer',
+      eventId: o.string('event_id'),
+      transferNo: o.string('transfer_no'),
+      state,
+      amount: o.amount('amount'),
+      ...(subMerchantNo === null ? {} : { subMerchantNo }),
     };
   }
   const reason = o.optionalString('reason');

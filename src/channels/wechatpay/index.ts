@@ -4,8 +4,8 @@
  * (request signing, response verification); this adapter maps durapay's ports onto the partner
  * APIs, with wire types and state mapping in transformers.ts and callback crypto in
  * signature.ts; onboarding's body and states are in applyment.ts. One file per port (payments.ts,
- * refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts, statements.ts) over the account's transport
- * (client.ts).
+ * refunds.ts, sharing.ts, onboarding.ts, accounts.ts, callbacks.ts, statements.ts, transfers.ts)
+ * over the account's transport (client.ts).
  */
 import type { Channel, ChannelCapabilities, ChannelDescriptor, ChannelFactory } from '../ports';
 import type {
@@ -16,6 +16,7 @@ import type {
   ProfitSharingPort,
   RefundsPort,
   StatementsPort,
+  TransfersPort,
 } from '../ports';
 import { wechatpayAccounts } from './accounts';
 import { wechatpayCallbacks } from './callbacks';
@@ -27,6 +28,7 @@ import { wechatpayRefunds } from './refunds';
 import { wechatpaySharing } from './sharing';
 import { wechatpayStatements } from './statements';
 import { WECHATPAY_PAY_METHODS } from './transformers';
+import { wechatpayTransfers } from './transfers';
 
 export type { WechatpayChannelOptions } from './client';
 
@@ -59,6 +61,12 @@ export class WechatpayChannel implements Channel {
   readonly callbacks: CallbacksPort;
   /** A sub-merchant's day: the tradebill (ALL, gzip) whose SHA-1 WeChat Pay publishes. */
   readonly statements: StatementsPort;
+  /**
+   * 商家转账 to a WeChat user's balance, confirmed by the user: the partner form for a merchant
+   * with a sub_mchid, the service provider's own account without one. `appid` is always the
+   * configured WECHATPAY_SP_APPID, so a payee's openid must be of the service provider's app.
+   */
+  readonly transfers: TransfersPort;
 
   constructor(options: WechatpayChannelOptions) {
     const client = new WechatpayClient(options);
@@ -69,6 +77,7 @@ export class WechatpayChannel implements Channel {
     this.accounts = wechatpayAccounts(client);
     this.callbacks = wechatpayCallbacks(client);
     this.statements = wechatpayStatements(client);
+    this.transfers = wechatpayTransfers(client);
   }
 }
 

@@ -19,6 +19,8 @@ import type {
   RefundInput,
   RefundState,
   ShareReturnState,
+  KnownTransferState,
+  TransferInput,
 } from '../ports';
 
 /** The v3 endpoint that creates each pay method's prepayment; `web` has none. */
@@ -377,6 +379,24 @@ export function eventOf(
       },
     };
   }
+  if (notification.event_type === TRANSFER_EVENT) {
+    const notice = parse<WireTransferNotice>('transfer notification', transferNoticeSchema, plaintext);
+    if (!FINAL_TRANSFER_STATES.includes(notice.state)) {
+      throw new ChannelError('invalid_response', `${TRANSFER_EVENT} with state ${notice.state}`);
+    }
+    const state = transferStateOf(notice);
+    return {
+      spMchid: notice.mch_id ?? notice.sp_mchid ?? notice.mchid ?? '',
+      subMchid: notice.sub_mchid,
+      event: {
+        kind: 'transfer',
+        eventId: notification.id,
+        transferNo: notice.out_bill_no,
+        state,
+        ...(notice.transfer_amount === undefined ? {} : { amount: notice.transfer_amount }),
+      },
+    };
+  }
   if (/^REFUND\.(SUCCESS|ABNORMAL|CLOSED)$/.test(notification.event_type)) {
     const r = parse<WireRefundNotice>('refund notification', refundNoticeSchema, plaintext);
     if (r.refund_status === 'PROCESSING' || notification.event_type !== `REFUND.${r.refund_status}`) {
@@ -504,3 +524,196 @@ export function returnStateOf(value: unknown): ShareReturnState {
       return { status: 'failed', reason: `FAILED: ${order.fail_reason ?? 'WeChat Pay failed the return'}` };
   }
 }
+
+// ---- transfers (商家转账) ----
+
+/** The smallest transfer WeChat Pay makes: 0.10 yuan. */
+export const TRANSFER_MIN_AMOUNT_FEN = 10;
+/** From 2 000 yuan on, WeChat Pay wants the payee's real name (`user_name`, sealed). */
+export const TRANSFER_NAME_REQUIRED_FROM_FEN = 200_000;
+/** `transfer_remark`: what the payee sees, at most 32 characters. */
+export const TRANSFER_REMARK_MAX_CHARS = 32;
+
+const TRANSFER_STATES = [
+  'ACCEPTED',
+  'PROCESSING',
+  'WAIT_USER_CONFIRM',
+  'TRANSFERING',
+  'SUCCESS',
+  'FAIL',
+  'CANCELING',
+  'CANCELLED',
+] as const;
+type WireTransferState = (typeof TRANSFER_STATES)[number];
+const FINAL_TRANSFER_STATES: readonly WireTransferState[] = ['SUCCESS', 'FAIL', 'CANCELLED'];
+
+/** The event WeChat Pay posts when a bill reaches SUCCESS, FAIL or CANCELLED. */
+export const TRANSFER_EVENT = 'MCHTRANSFER.BILL.FINISHED';
+
+/**
+ * What each published `fail_reason` means. OVERDUE_CLOSE is how a bill the payee never confirmed
+ * ends: WeChat Pay closes it (FAIL) some time after 24 h and returns the money to the payer.
+ */
+const TRANSFER_FAIL_REASONS: Record<string, string> = {
+  ACCOUNT_FROZEN: 'the payee’s account is frozen',
+  REAL_NAME_CHECK_FAIL: 'the payee has not verified their real name',
+  NAME_NOT_CORRECT: 'the payee’s name does not match user_name',
+  OPENID_INVALID: 'the openid failed its check',
+  TRANSFER_QUOTA_EXCEED: 'above the payee’s single-transfer limit',
+  DAY_RECEIVED_QUOTA_EXCEED: 'above the payee’s daily limit',
+  MONTH_RECEIVED_QUOTA_EXCEED: 'above the payee’s monthly limit',
+  DAY_RECEIVED_COUNT_EXCEED: 'above the payee’s daily number of transfers',
+  PRODUCT_AUTH_CHECK_FAIL: 'the merchant is not allowed this transfer',
+  OVERDUE_CLOSE: 'the payee did not confirm in time; WeChat Pay closed the bill and returned the money',
+  ID_CARD_NOT_CORRECT: 'the payee’s identity card failed its check',
+  ACCOUNT_NOT_EXIST: 'the payee has no WeChat Pay account',
+  TRANSFER_RISK: 'WeChat Pay saw a risk in this transfer',
+};
+
+/**
+ * Why WeChat Pay would refuse the transfer as asked, naming the field; undefined when nothing is
+ * wrong. Its published rules: an openid of the app the call names, a transfer scene with its
+ * report infos, a remark of 1–32 characters, at least 0.10 yuan, and the payee's name from 2 000
+ * yuan on.
+ */
+export function transferProblem(
+  input: Omit<TransferInput, 'transferNo' | 'callbackUrl'>,
+): string | undefined {
+  if (input.payee.type !== 'openid') {
+    return `payee.type must be openid at wechatpay, not ${input.payee.type}`;
+  }
+  if (input.payee.account === '') return 'payee.account (the openid) is required at wechatpay';
+  if (input.amount < TRANSFER_MIN_AMOUNT_FEN) {
+    return `amount must be at least ${yuanOf(TRANSFER_MIN_AMOUNT_FEN)} yuan at wechatpay`;
+  }
+  if (!input.scene || input.scene.id === '') {
+    return 'scene is required at wechatpay: its transfer_scene_id and the report infos the scene asks for';
+  }
+  if (input.scene.reportInfos.some((info) => info.type === '' || info.content === '')) {
+    return 'scene.report_infos must each have a type and a content at wechatpay';
+  }
+  const remark = [...input.remark].length;
+  if (remark === 0) return 'remark is required at wechatpay: the payee sees it';
+  if (remark > TRANSFER_REMARK_MAX_CHARS) {
+    return `remark must be at most ${TRANSFER_REMARK_MAX_CHARS} characters at wechatpay (it has ${remark})`;
+  }
+  if (input.amount >= TRANSFER_NAME_REQUIRED_FROM_FEN && !input.payee.name) {
+    return `payee.name is required from ${yuanOf(TRANSFER_NAME_REQUIRED_FROM_FEN)} yuan at wechatpay`;
+  }
+  return undefined;
+}
+
+function yuanOf(fen: number): string {
+  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
+}
+
+/**
+ * The body of `POST /v3/fund-app/mch-transfer/partner/transfer-bills` (with `subMchid`, the
+ * merchant that pays) or of the direct `/v3/fund-app/mch-transfer/transfer-bills` (the service
+ * provider pays from its own account). `appid` is the service provider's (WECHATPAY_SP_APPID): the
+ * payee's openid must be of that app. The payee's name goes sealed by `seal`.
+ */
+export function toWireTransfer(
+  account: Account,
+  subMchid: string | undefined,
+  input: TransferInput,
+  seal: (plain: string) => string,
+) {
+  const scene = input.scene;
+  if (!scene) throw new ChannelError('refused', 'scene is required at wechatpay');
+  return {
+    ...(subMchid === undefined ? {} : { sub_mchid: subMchid }),
+    appid: account.spAppid,
+    out_bill_no: input.transferNo,
+    transfer_scene_id: scene.id,
+    openid: input.payee.account,
+    ...(input.payee.name ? { user_name: seal(input.payee.name) } : {}),
+    transfer_amount: input.amount,
+    transfer_remark: input.remark,
+    notify_url: input.callbackUrl,
+    ...(scene.userRecvPerception ? { user_recv_perception: scene.userRecvPerception } : {}),
+    transfer_scene_report_infos: scene.reportInfos.map((info) => ({
+      info_type: info.type,
+      info_content: info.content,
+    })),
+  };
+}
+
+/** A bill as the create, query and cancel answers carry it (more fields are ignored). */
+interface WireTransferBill {
+  out_bill_no: string;
+  transfer_bill_no?: string;
+  state: WireTransferState;
+  package_info?: string;
+  fail_reason?: string;
+  update_time?: string;
+}
+
+const transferBillSchema = Joi.object({
+  out_bill_no: Joi.string().required(),
+  transfer_bill_no: Joi.string(),
+  state: Joi.string()
+    .valid(...TRANSFER_STATES)
+    .required(),
+  package_info: Joi.string().allow(''),
+  fail_reason: Joi.string().allow(''),
+  update_time: Joi.string(),
+});
+
+/**
+ * A bill's state in durapay's words. ACCEPTED, PROCESSING (funds being locked) and TRANSFERING
+ * (confirmed, the money on its way) go on; WAIT_USER_CONFIRM waits for the payee in WeChat, with
+ * `package_info` for `wx.requestMerchantTransfer`. The create's answer carries package_info; a
+ * query's does not, so packageInfo is empty there (the same create sent again answers it). FAIL
+ * names its fail_reason (OVERDUE_CLOSE: never confirmed); CANCELLED was cancelled by the merchant.
+ */
+export function transferStateOf(value: unknown): KnownTransferState {
+  const bill = parse<WireTransferBill>('transfer bill', transferBillSchema, value);
+  const channelTransferNo = bill.transfer_bill_no ?? null;
+  switch (bill.state) {
+    case 'ACCEPTED':
+    case 'PROCESSING':
+    case 'TRANSFERING':
+      return { status: 'processing', channelTransferNo };
+    case 'WAIT_USER_CONFIRM':
+      return { status: 'wait_user_confirm', channelTransferNo, packageInfo: bill.package_info ?? '' };
+    case 'CANCELING':
+      return { status: 'cancelling', channelTransferNo };
+    case 'SUCCESS':
+      return {
+        status: 'success',
+        channelTransferNo,
+        finishedAt: bill.update_time ? instant('update_time', bill.update_time) : new Date(),
+      };
+    case 'FAIL': {
+      const code = bill.fail_reason || 'FAIL';
+      const meaning = TRANSFER_FAIL_REASONS[code] ?? 'WeChat Pay failed the transfer';
+      return { status: 'failed', channelTransferNo, reason: `${code}: ${meaning}` };
+    }
+    case 'CANCELLED':
+      return {
+        status: 'cancelled',
+        channelTransferNo,
+        reason: 'CANCELLED: cancelled before the payee received it',
+      };
+  }
+}
+
+/** The plaintext of a MCHTRANSFER.BILL.FINISHED resource: the bill, with the merchant ids. */
+interface WireTransferNotice extends WireTransferBill {
+  mch_id?: string;
+  sp_mchid?: string;
+  mchid?: string;
+  sub_mchid?: string;
+  transfer_amount?: number;
+}
+
+const transferNoticeSchema = transferBillSchema
+  .keys({
+    mch_id: Joi.string(),
+    sp_mchid: Joi.string(),
+    mchid: Joi.string(),
+    sub_mchid: Joi.string(),
+    transfer_amount: Joi.number().integer().min(0),
+  })
+  .or('mch_id', 'sp_mchid', 'mchid');

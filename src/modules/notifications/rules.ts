@@ -7,6 +7,9 @@ export const NOTIFICATION_EVENTS = [
   'refund.abnormal',
   'merchant.application.updated',
   'merchant.channel_account.updated',
+  'transfer.succeeded',
+  'transfer.failed',
+  'transfer.cancelled',
   'reconciliation.completed',
   'reconciliation.mismatch',
 ] as const;

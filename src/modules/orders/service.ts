@@ -83,7 +83,10 @@ export interface CreateOrderBody {
 }
 
 /** How a callback names its order: by durapay's trade number or by the channel's. */
-export type OrderCallbackSubject = Exclude<CallbackSubject, { kind: 'refund_no' }>;
+export type OrderCallbackSubject = Exclude<CallbackSubject, { kind: 'refund_no' } | { kind: 'transfer_no' }>;
+
+/** A channel event about an order: a payment or a refund (a transfer's belongs to no order). */
+export type OrderEvent = Exclude<ChannelEvent, { kind: 'transfer' }>;
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
 
@@ -396,11 +399,10 @@ export class OrderService {
   async acceptCallback(
     channelCode: string,
     subject: OrderCallbackSubject,
-    event: ChannelEvent,
+    event: OrderEvent,
     callbacks: Pick<CallbacksPort, 'confirm'>,
   ): Promise<
-    | { ok: true; order: Order; event: ChannelEvent }
-    | { ok: false; refusal: CallbackRefusal; tradeNo?: string }
+    { ok: true; order: Order; event: OrderEvent } | { ok: false; refusal: CallbackRefusal; tradeNo?: string }
   > {
     const found =
       subject.kind === 'trade_no'
@@ -416,7 +418,7 @@ export class OrderService {
     const order = found!;
     if (callbacks.confirm) {
       try {
-        event = await callbacks.confirm(
+        const confirmed = await callbacks.confirm(
           {
             currency: order.currency,
             channelTradeNo: order.channelTradeNo,
@@ -424,6 +426,8 @@ export class OrderService {
           },
           event,
         );
+        if (confirmed.kind === 'transfer') throw new Error('the channel confirmed the event as a transfer');
+        event = confirmed;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         return { ok: false, refusal: { outcome: 'unconfirmed', message }, tradeNo: order.tradeNo };

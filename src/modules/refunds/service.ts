@@ -251,6 +251,9 @@ export class RefundService {
     | { ok: false; refusal: RefundCallbackRefusal }
   > {
     const { subject } = ref;
+    if (subject.kind === 'transfer_no') {
+      return { ok: false, refusal: { outcome: 'unknown_refund', message: 'a transfer names no order' } };
+    }
     if (subject.kind !== 'refund_no') {
       return { ok: true, subject, ...(ref.refundNo === undefined ? {} : { refundNo: ref.refundNo }) };
     }

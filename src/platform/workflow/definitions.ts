@@ -36,6 +36,7 @@ export const WORKFLOW_TYPES = [
   'notificationWorkflow',
   'callbackRetentionWorkflow',
   'reconciliationWorkflow',
+  'transferWorkflow',
 ] as const;
 
 /**
@@ -47,6 +48,14 @@ export const activityProfiles = {
   channelCall: {
     startToCloseTimeout: '8 seconds',
     retry: { maximumAttempts: 2, initialInterval: '200 milliseconds' },
+  },
+  /**
+   * A channel call that moves money and is sent once whatever happens (a transfer, SPEC §11): one
+   * attempt; an answer that does not come is not asked for again but followed by query.
+   */
+  channelOnce: {
+    startToCloseTimeout: '20 seconds',
+    retry: { maximumAttempts: 1 },
   },
   /** A channel call nobody waits on (polling, closing at expiry, profit sharing). */
   channelBackground: {

@@ -18,6 +18,7 @@ import { orderSavedStates } from './0015-order-saved-states';
 import { savedStateVersions } from './0016-saved-state-versions';
 import { channelAccounts } from './0017-channel-accounts';
 import { reconciliation } from './0018-reconciliation';
+import { transfers } from './0019-transfers';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -44,4 +45,5 @@ export const migrations: Migration[] = [
   savedStateVersions,
   channelAccounts,
   reconciliation,
+  transfers,
 ];

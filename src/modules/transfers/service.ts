@@ -1,0 +1,404 @@
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { ChannelEvent, TransfersPort } from '../../channels/ports';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Database } from '../../platform/db';
+import type { Keyring } from '../../platform/crypto/keyring';
+import { scaleDuration } from '../../platform/durations';
+import { AppError } from '../../platform/errors';
+import { generateServiceNo } from '../../platform/ids';
+import type { Logger } from '../../platform/logger';
+import { deliverUpdate, isTransientUpdateError } from '../../platform/temporal-updates';
+import { searchAttributes } from '../../platform/workflow/definitions';
+import { ChannelAccountRepository, MerchantRepository } from '../merchants';
+import {
+  cancelTransferUpdate,
+  transferCreatedUpdate,
+  transferResultSignal,
+  transferWorkflowId,
+  type TransferWorkflowInput,
+} from './messages';
+import { TransferRepository, type Transfer } from './repository';
+import {
+  cancelRefusal,
+  isFinalStatus,
+  maskAccount,
+  sameTransfer,
+  TRANSFER_NO_REUSED,
+  TRANSFER_POLL_SCHEDULE_MS,
+  transferRefusal,
+  type Refusal,
+  type TransferIdentity,
+  type TransferStep,
+} from './rules';
+import { transferView, type TransferView } from './view';
+import type { transferWorkflow } from './workflow';
+
+/** POST /api/v1/transfer's fields, validated. */
+export interface TransferBody {
+  merchant_transfer_no: string;
+  channel_code: string;
+  merchant_id?: string;
+  amount: number;
+  payee: { type: 'openid' | 'alipay_user_id' | 'alipay_logon_id'; account: string; name?: string };
+  remark: string;
+  scene?: {
+    transfer_scene_id: string;
+    report_infos: { info_type: string; info_content: string }[];
+    user_recv_perception?: string;
+  };
+  notify_url: string;
+}
+
+export interface TransferServiceDeps {
+  db: Database;
+  client: Client;
+  taskQueue: string;
+  timeScale: number;
+  channels: ChannelRegistry;
+  requestTimeoutMs: number;
+  payloadKeys: Keyring;
+  /** How channels reach this service (their callbacks). */
+  publicBaseUrl: string;
+}
+
+/** How long one polling activity follows a transfer before the workflow looks again: a day. */
+const FOLLOW_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+const refused = (r: Refusal) => new AppError(r.code, r.message);
+
+/** Why a verified transfer callback is not delivered: its outcome in the callback log, and why. */
+export interface TransferCallbackRefusal {
+  outcome: 'unknown_transfer' | 'channel_mismatch' | 'amount_mismatch' | 'merchant_mismatch';
+  message: string;
+}
+
+/**
+ * Transfers (SPEC §11): a request is recorded once per (app, merchant_transfer_no), then handed
+ * to the transfer's workflow, which alone asks the channel and moves the row on. Every answer is
+ * read from the row.
+ */
+export class TransferService {
+  readonly repository: TransferRepository;
+  private readonly merchants: MerchantRepository;
+  private readonly accounts: ChannelAccountRepository;
+
+  constructor(private readonly deps: TransferServiceDeps) {
+    this.repository = new TransferRepository(deps.db, deps.payloadKeys);
+    this.merchants = new MerchantRepository(deps.db);
+    this.accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
+  }
+
+  /** The app's transfer, or 422 transfer_not_found. */
+  async find(appId: string, transferNo: string): Promise<Transfer> {
+    const t = await this.repository.find(appId, transferNo);
+    if (!t) throw new AppError('transfer_not_found', 'transfer not found');
+    return t;
+  }
+
+  private port(channelCode: string): TransfersPort | undefined {
+    return this.deps.channels.get(channelCode)?.transfers;
+  }
+
+  async transfer(appId: string, body: TransferBody, log: Logger): Promise<TransferView> {
+    const asked = identityOf(body);
+    const existing = await this.repository.findByMerchantTransferNo(appId, body.merchant_transfer_no);
+    if (existing) return this.repeat(existing, asked, log);
+
+    const channel = this.deps.channels.get(body.channel_code);
+    const port = channel?.transfers;
+    const limits = port &&
+      channel && {
+        minAmount: port.minAmount,
+        maxAmount: channel.capabilities.maxAmount,
+        payeeTypes: port.payeeTypes,
+        currency: channel.capabilities.currency,
+      };
+    const refusal = transferRefusal(body.channel_code, limits, {
+      amount: body.amount,
+      payeeType: body.payee.type,
+    });
+    if (refusal) throw refused(refusal);
+    const problem = port!.problemWith?.({
+      amount: body.amount,
+      payee: body.payee,
+      remark: body.remark,
+      ...(body.scene ? { scene: sceneOf(body.scene) } : {}),
+    });
+    if (problem) throw new AppError('invalid_param', problem);
+
+    let account: { id: number; accountNo: string | null } | null = null;
+    if (body.merchant_id !== undefined) {
+      const merchant = await this.merchants.find(appId, body.merchant_id);
+      if (!merchant)
+        throw new AppError(
+          'invalid_param',
+          `"merchant_id" ${body.merchant_id} is not a merchant of this app`,
+        );
+      const attached = await this.accounts.attachedAt(appId, merchant.merchantId, body.channel_code);
+      if (!attached || attached.status !== 'active') {
+        throw new AppError(
+          'channel_transfer_fail',
+          attached
+            ? `merchant ${merchant.merchantId}'s account at channel ${body.channel_code} is ${attached.status}: authorise it again`
+            : `merchant ${merchant.merchantId} has no account at channel ${body.channel_code}`,
+        );
+      }
+      account = { id: Number(attached.id), accountNo: attached.accountNo };
+    }
+
+    const transferNo = generateServiceNo('T');
+    const inserted = await this.repository.insert({
+      transferNo,
+      appId,
+      merchantTransferNo: body.merchant_transfer_no,
+      channelCode: body.channel_code,
+      merchantId: body.merchant_id ?? null,
+      channelAccountId: account ? String(account.id) : null,
+      subMerchantNo: account?.accountNo ?? null,
+      amount: body.amount,
+      currency: channel!.capabilities.currency,
+      payeeType: body.payee.type,
+      payee: { account: body.payee.account, name: body.payee.name ?? null },
+      payeeHint: maskAccount(body.payee.account),
+      remark: body.remark,
+      scene: body.scene ? sceneOf(body.scene) : null,
+      notifyUrl: body.notify_url,
+    });
+    // Another request with the same number was recorded first: this one is its repeat.
+    const recorded = inserted
+      ? await this.repository.findByNo(transferNo)
+      : await this.repository.findByMerchantTransferNo(appId, body.merchant_transfer_no);
+    if (!recorded) throw new Error(`transfer ${body.merchant_transfer_no} vanished after its insert`);
+    return inserted ? this.followed(recorded, log) : this.repeat(recorded, asked, log);
+  }
+
+  /** A request for a transfer already recorded: the same request answers it; another is refused. */
+  private async repeat(t: Transfer, asked: TransferIdentity, log: Logger): Promise<TransferView> {
+    const payee = this.repository.payeeOf(t);
+    const known: TransferIdentity = {
+      channelCode: t.channelCode,
+      merchantId: t.merchantId,
+      amount: Number(t.amount),
+      payee: { type: t.payeeType, account: payee.account, name: payee.name },
+      remark: t.remark,
+      scene: t.scene ?? null,
+      notifyUrl: t.notifyUrl,
+    };
+    if (!sameTransfer(known, asked)) throw new AppError('invalid_param', TRANSFER_NO_REUSED);
+    return this.followed(t, log);
+  }
+
+  /**
+   * The transfer once its channel has been asked: its workflow is started if it is not running
+   * (a request recorded but never handed on), and the answer waits for the channel's first word.
+   */
+  private async followed(t: Transfer, log: Logger): Promise<TransferView> {
+    if (t.channelStatus === null && !isFinalStatus(t.status)) {
+      try {
+        await deliverUpdate(
+          () =>
+            this.deps.client.workflow.executeUpdateWithStart(transferCreatedUpdate, {
+              startWorkflowOperation: this.start(t),
+            }),
+          {
+            client: this.deps.client,
+            deadline: Date.now() + this.deps.requestTimeoutMs,
+            log,
+            withStart: true,
+          },
+        );
+      } catch (err) {
+        if (failureType(err) === 'channel_transfer_fail') {
+          throw new AppError('channel_transfer_fail', `transfer ${t.transferNo}: ${failureMessage(err)}`);
+        }
+        // The run ended meanwhile, or the channel is slow: the row says where the transfer stands.
+        if (!endedOrSlow(err)) throw err;
+        log.info('transfer not answered within the request; answered as recorded', {
+          transfer_no: t.transferNo,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+    const now = (await this.repository.findByNo(t.transferNo)) ?? t;
+    if (now.refusedAtCreate) {
+      throw new AppError(
+        'channel_transfer_fail',
+        `transfer ${now.transferNo}: ${now.failReason ?? 'refused by the channel'}`,
+      );
+    }
+    return transferView(now);
+  }
+
+  private start(t: Transfer): WithStartWorkflowOperation<typeof transferWorkflow> {
+    const input: TransferWorkflowInput = {
+      appId: t.appId,
+      transferNo: t.transferNo,
+      channelCode: t.channelCode,
+      merchantId: t.merchantId,
+      callbackUrl: `${this.deps.publicBaseUrl}/api/v1/notify/payment/${t.channelCode}`,
+      pollGapsMs: TRANSFER_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, this.deps.timeScale)),
+      pollForMs: scaleDuration(FOLLOW_WINDOW_MS, this.deps.timeScale),
+    };
+    return new WithStartWorkflowOperation('transferWorkflow', {
+      workflowId: transferWorkflowId(t.transferNo),
+      taskQueue: this.deps.taskQueue,
+      args: [input] as [TransferWorkflowInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // A transfer is asked of its channel by one run only: an ended run is never started again.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: searchAttributes.AppId, value: t.appId },
+        { key: searchAttributes.ChannelCode, value: t.channelCode },
+        { key: searchAttributes.BizStatus, value: t.status },
+        ...(t.merchantId ? [{ key: searchAttributes.MerchantId, value: t.merchantId }] : []),
+      ]),
+    });
+  }
+
+  /** POST /api/v1/transfer/cancel: asks the channel through the transfer's workflow. */
+  async cancel(appId: string, transferNo: string, log: Logger): Promise<TransferView> {
+    const t = await this.find(appId, transferNo);
+    if (t.status === 'cancelled') return transferView(t);
+    const refusal = cancelRefusal(t.status, t.transferNo);
+    if (refusal) throw refused(refusal);
+    if (!this.port(t.channelCode)?.cancel) {
+      throw new AppError('channel_not_support', `channel ${t.channelCode} cannot cancel a transfer`);
+    }
+    try {
+      await deliverUpdate(
+        () =>
+          this.deps.client.workflow
+            .getHandle(transferWorkflowId(t.transferNo))
+            .executeUpdate(cancelTransferUpdate),
+        {
+          client: this.deps.client,
+          deadline: Date.now() + this.deps.requestTimeoutMs,
+          log,
+          workflowId: transferWorkflowId(t.transferNo),
+        },
+      );
+    } catch (err) {
+      const type = failureType(err);
+      if (type === 'channel_transfer_fail' || type === 'channel_not_support' || type === 'channel_timeout') {
+        throw new AppError(type, failureMessage(err));
+      }
+      if (!endedOrSlow(err)) throw err;
+    }
+    const now = await this.find(appId, transferNo);
+    if (isFinalStatus(now.status) && now.status !== 'cancelled') {
+      throw refused(cancelRefusal(now.status, now.transferNo)!);
+    }
+    return transferView(now);
+  }
+
+  /** SPEC §4: whether a verified transfer callback names a transfer it may be delivered to. */
+  async acceptCallback(
+    channelCode: string,
+    event: Extract<ChannelEvent, { kind: 'transfer' }>,
+  ): Promise<{ ok: true; transfer: Transfer } | { ok: false; refusal: TransferCallbackRefusal }> {
+    const t = await this.repository.findByNo(event.transferNo);
+    if (!t)
+      return {
+        ok: false,
+        refusal: { outcome: 'unknown_transfer', message: `no transfer ${event.transferNo}` },
+      };
+    if (t.channelCode !== channelCode) {
+      return {
+        ok: false,
+        refusal: {
+          outcome: 'channel_mismatch',
+          message: `transfer ${t.transferNo} is not at channel ${channelCode}`,
+        },
+      };
+    }
+    if (event.amount !== undefined && event.amount !== Number(t.amount)) {
+      return {
+        ok: false,
+        refusal: {
+          outcome: 'amount_mismatch',
+          message: `transfer ${t.transferNo} is ${t.amount}, the callback says ${event.amount}`,
+        },
+      };
+    }
+    if (event.subMerchantNo !== undefined && t.subMerchantNo && event.subMerchantNo !== t.subMerchantNo) {
+      return {
+        ok: false,
+        refusal: {
+          outcome: 'merchant_mismatch',
+          message: `transfer ${t.transferNo} is not of that sub-merchant`,
+        },
+      };
+    }
+    return { ok: true, transfer: t };
+  }
+
+  /** Hands a verified transfer state to its workflow; one that has ended took its result before. */
+  async deliverCallback(t: Transfer, event: Extract<ChannelEvent, { kind: 'transfer' }>): Promise<void> {
+    if (isFinalStatus(t.status)) return;
+    const s = event.state;
+    const step: TransferStep = {
+      status: s.status,
+      channelTransferNo: s.channelTransferNo,
+      ...(s.status === 'wait_user_confirm' ? { packageInfo: s.packageInfo } : {}),
+      ...(s.status === 'failed' || s.status === 'cancelled' ? { reason: s.reason } : {}),
+      ...(s.status === 'success' ? { finishedAt: new Date(s.finishedAt).toISOString() } : {}),
+    };
+    try {
+      await this.deps.client.workflow
+        .getHandle(transferWorkflowId(t.transferNo))
+        .signal(transferResultSignal, step);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+}
+
+function sceneOf(scene: NonNullable<TransferBody['scene']>) {
+  return {
+    id: scene.transfer_scene_id,
+    reportInfos: scene.report_infos.map((i) => ({ type: i.info_type, content: i.info_content })),
+    ...(scene.user_recv_perception ? { userRecvPerception: scene.user_recv_perception } : {}),
+  };
+}
+
+function identityOf(body: TransferBody): TransferIdentity {
+  return {
+    channelCode: body.channel_code,
+    merchantId: body.merchant_id ?? null,
+    amount: body.amount,
+    payee: { type: body.payee.type, account: body.payee.account, name: body.payee.name ?? null },
+    remark: body.remark,
+    scene: body.scene ? sceneOf(body.scene) : null,
+    notifyUrl: body.notify_url,
+  };
+}
+
+function causeChain(err: unknown): { type?: unknown; message?: unknown; name?: unknown }[] {
+  const out: { type?: unknown; message?: unknown; name?: unknown }[] = [];
+  for (let e: unknown = err; e && out.length < 8; e = (e as { cause?: unknown }).cause) out.push(e as never);
+  return out;
+}
+
+/** The type of the ApplicationFailure an update failed with, if it failed with one. */
+function failureType(err: unknown): string | undefined {
+  const failure = causeChain(err).find((e) => (e as { name?: unknown }).name === 'ApplicationFailure');
+  return typeof failure?.type === 'string' ? failure.type : undefined;
+}
+
+function failureMessage(err: unknown): string {
+  const failure = causeChain(err).find((e) => (e as { name?: unknown }).name === 'ApplicationFailure');
+  return String(failure?.message ?? (err instanceof Error ? err.message : err));
+}
+
+/** A run that has ended (started again: refused), or an answer that did not come in time. */
+function endedOrSlow(err: unknown): boolean {
+  return causeChain(err).some(
+    (e) =>
+      e.name === 'WorkflowExecutionAlreadyStartedError' ||
+      e.name === 'WorkflowNotFoundError' ||
+      e.name === 'WorkflowUpdateRPCTimeoutOrCancelledError' ||
+      (e as { code?: unknown }).code === 4 ||
+      isTransientUpdateError(e),
+  );
+}
