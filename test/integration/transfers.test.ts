@@ -7,6 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { transferWorkflowId } from '../../src/modules/transfers/messages';
+import {
+  resealTransferPayees,
+  TransferRepository,
+  transferPayeesSealedWith,
+} from '../../src/modules/transfers/repository';
+import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
+import { globalState } from '../support/state';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type Answer, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
@@ -302,4 +309,39 @@ test('when a transfer is waiting for its payee, then the query shows it until th
   expect(seen.pay_credential?.package_info).toBe(made.pay_credential?.package_info);
   await cancel(made.transfer_no);
   await ended(made.transfer_no);
+});
+
+test('when the payload keys rotate, then `keys reseal --rotate` seals payees again, the old key opens none, and a repeat still matches', async () => {
+  const b = body({ payee: { type: 'alipay_logon_id', account: 'buyer@example.com', name: 'Zhang San' } });
+  const made = ok(await pay.post<Transfer>('/api/v1/transfer', b));
+  await ended(made.transfer_no);
+  const db = stack.database.db;
+  const entry = newPayloadKeyEntry('rotated');
+  const old = parsePayloadKeys(globalState().payloadKeys, 'the tests');
+  const rotated = parsePayloadKeys(`${entry},${globalState().payloadKeys}`, 'rotated');
+  const stored = async () => (await new TransferRepository(db, old).findByNo(made.transfer_no))!;
+  // Sealed at rest: neither the account nor the name is in the row.
+  expect((await stored()).payee).not.toContain('buyer@example.com');
+  expect((await stored()).payee).not.toContain('Zhang San');
+  expect(await transferPayeesSealedWith(db, old.current.id)).toBeGreaterThan(0);
+
+  expect((await resealTransferPayees(db, rotated)).resealed).toBeGreaterThan(0);
+  expect(await transferPayeesSealedWith(db, old.current.id)).toBe(0);
+  expect(new TransferRepository(db, rotated).payeeOf(await stored())).toEqual({
+    account: 'buyer@example.com',
+    name: 'Zhang San',
+  });
+  const resealed = await stored();
+  expect(() => new TransferRepository(db, old).payeeOf(resealed)).toThrow('rotated');
+
+  // A payee whose key is not listed is named and left as it is.
+  const stranger = parsePayloadKeys(newPayloadKeyEntry('stranger'), 'stranger');
+  const unlisted = await resealTransferPayees(db, stranger);
+  expect(unlisted.resealed).toBe(0);
+  expect(unlisted.unopened.map((u) => u.transferNo)).toContain(made.transfer_no);
+
+  // Sealed back with the stack's key: the API opens it, and the repeat is the same transfer.
+  const back = parsePayloadKeys(`${globalState().payloadKeys},${entry}`, 'back');
+  expect((await resealTransferPayees(db, back)).resealed).toBeGreaterThan(0);
+  expect(ok(await pay.post<Transfer>('/api/v1/transfer', b)).transfer_no).toBe(made.transfer_no);
 });

@@ -4,6 +4,7 @@ import { retirePayloadKey } from '../../platform/crypto/key-registry';
 import { applicantDataSealedWith, describeSealed, sealLegacyApplicantData } from '../applicant-data';
 import { boot } from '../boot';
 import { resealSavedStates, savedStatesSealedWith } from '../../modules/orders';
+import { resealTransferPayees, transferPayeesSealedWith } from '../../modules/transfers';
 import { fail } from '../config';
 import { withDatabase } from '../database';
 
@@ -35,6 +36,12 @@ export async function retire(keyId: string): Promise<void> {
         `payload key ${keyId} still opens the saved state of ${states} order(s): run \`durapay keys reseal --rotate\` first`,
       );
     }
+    const payees = await transferPayeesSealedWith(db, keyId);
+    if (payees > 0) {
+      throw new ConfigError(
+        `payload key ${keyId} still opens the payee of ${payees} transfer(s): run \`durapay keys reseal --rotate\` first`,
+      );
+    }
     return retirePayloadKey(db, keyId, keyring.current.id);
   }).catch(fail);
   console.error(
@@ -48,12 +55,22 @@ export async function retire(keyId: string): Promise<void> {
 export async function reseal(opts: { rotate?: boolean }): Promise<void> {
   const { config, logger, keyring } = bootWithKeys();
   const rotate = opts.rotate === true;
-  const { sealed, states } = await withDatabase(config, logger, async (db) => ({
+  const { sealed, states, payees } = await withDatabase(config, logger, async (db) => ({
     sealed: await sealLegacyApplicantData(db, keyring, { rotate }),
-    // Orders' saved states are sealed from the start: only a rotation has anything to do.
+    // Orders' saved states and transfers' payees are sealed from the start: only a rotation has
+    // anything to do.
     states: rotate ? await resealSavedStates(db, keyring) : null,
+    payees: rotate ? await resealTransferPayees(db, keyring) : null,
   })).catch(fail);
   console.error(describeSealed(sealed, keyring.current.id));
+  if (payees) {
+    console.error(
+      `transfers' payees: sealed ${payees.resealed} again with payload key ${keyring.current.id}`,
+    );
+    for (const { transferNo, reason } of payees.unopened) {
+      console.error(`transfers' payees: transfer ${transferNo}'s does not open, left as it is: ${reason}`);
+    }
+  }
   if (!states) return;
   console.error(
     `orders' saved states: sealed ${states.resealed} again with payload key ${keyring.current.id}`,

@@ -3,7 +3,12 @@
 export { transferRoutes } from './routes';
 export { transferOperations } from './openapi';
 export { TransferService, type TransferServiceDeps } from './service';
-export { TransferRepository, type Transfer } from './repository';
+export {
+  TransferRepository,
+  resealTransferPayees,
+  transferPayeesSealedWith,
+  type Transfer,
+} from './repository';
 export { createTransferActivities, type TransferActivities, type TransferActivityDeps } from './activities';
 export { transferView } from './view';
 export type { TransferStatus } from './rules';

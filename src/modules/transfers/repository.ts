@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
-import { SealedColumn } from '../../platform/crypto/sealed-column';
+import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
 import { isFinalStatus, type TransferStatus, type TransferStep } from './rules';
 
 /** The payee as it is sealed in its row: personal data (an Alipay logon id is a phone or an email). */
@@ -180,5 +180,58 @@ export class TransferRepository {
         WHERE transfer_no = :transferNo`,
       { replacements: { transferNo } },
     );
+  }
+}
+
+/** How many transfers' payees the payload key `keyId` sealed (`durapay keys retire` refuses while any). */
+export async function transferPayeesSealedWith(db: Database, keyId: string): Promise<number> {
+  const [row] = await db.sequelize.query<{ n: string }>(
+    'SELECT count(*) AS n FROM transfers WHERE starts_with(payee, :prefix)',
+    { replacements: { prefix: `${SEALED_FIELD_PREFIX}${keyId}:` }, type: QueryTypes.SELECT },
+  );
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Seals the payees an older key sealed again with the current one (`durapay keys reseal
+ * --rotate`), in batches, compare-and-set. One that does not open is left as it is and named
+ * (its transfer, never the value). Returns how many were sealed again.
+ */
+export async function resealTransferPayees(
+  db: Database,
+  keyring: Keyring,
+  options: { batchSize?: number } = {},
+): Promise<{ resealed: number; unopened: { transferNo: string; reason: string }[] }> {
+  const column = new SealedColumn<SealedPayee>(keyring, 'transfers.payee', () => {
+    throw new Error('is not sealed');
+  });
+  const current = `${SEALED_FIELD_PREFIX}${keyring.current.id}:`;
+  let after = '';
+  let resealed = 0;
+  const unopened: { transferNo: string; reason: string }[] = [];
+  for (;;) {
+    const rows = await db.sequelize.query<{ transfer_no: string; payee: string }>(
+      `SELECT transfer_no, payee FROM transfers
+        WHERE transfer_no > :after AND NOT starts_with(payee, :current)
+        ORDER BY transfer_no LIMIT :limit`,
+      { replacements: { after, current, limit: options.batchSize ?? 500 }, type: QueryTypes.SELECT },
+    );
+    if (rows.length === 0) return { resealed, unopened };
+    for (const row of rows) {
+      let sealed: string | null | undefined;
+      try {
+        sealed = column.reseal(row.payee, row.transfer_no, true);
+      } catch (err) {
+        unopened.push({ transferNo: row.transfer_no, reason: (err as Error).message });
+        continue;
+      }
+      if (!sealed) continue;
+      const [, changed] = await db.sequelize.query(
+        'UPDATE transfers SET payee = :sealed WHERE transfer_no = :t AND payee = :old',
+        { replacements: { t: row.transfer_no, old: row.payee, sealed }, type: QueryTypes.UPDATE },
+      );
+      resealed += Number(changed ?? 0);
+    }
+    after = rows[rows.length - 1]!.transfer_no;
   }
 }
