@@ -21,6 +21,7 @@ describe('error codes', () => {
         'sharing_amount_exceed',
         'sharing_fee_exceed',
         'sharing_not_config',
+        'transfer_not_found',
       ].sort(),
     );
     expect(byStatus(502)).toEqual(
@@ -29,6 +30,7 @@ describe('error codes', () => {
         'channel_not_support',
         'channel_refund_fail',
         'channel_timeout',
+        'channel_transfer_fail',
         'channel_verify_fail',
       ].sort(),
     );
