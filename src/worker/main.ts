@@ -9,6 +9,7 @@ import { AppRepository } from '../modules/apps';
 import { ensureCallbackRetentionSchedule } from '../modules/callbacks';
 import { ensureReconciliationSchedule } from '../modules/reconciliation';
 import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../modules/orders';
+import { TransferService } from '../modules/transfers';
 import { scaleDuration } from '../platform/durations';
 import { resolveMasterKey } from '../platform/crypto/master-key';
 import { SecretBox } from '../platform/crypto/secret-box';
@@ -111,6 +112,30 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     payloadKeys,
     tickMs: sweepTickMs(PAYMENT_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, config.timeScale))),
   });
+  // Transfers recorded whose start never reached Temporal, and that nobody sent again: started
+  // here after a minute (SPEC §11: every transfer ends).
+  const transfers = new TransferService({
+    db,
+    client,
+    taskQueue: config.temporal.taskQueue,
+    timeScale: config.timeScale,
+    channels,
+    requestTimeoutMs: config.api.requestTimeoutMs,
+    payloadKeys,
+    publicBaseUrl: config.payments.publicBaseUrl,
+  });
+  const neverSentMs = Math.max(1_000, scaleDuration(60_000, config.timeScale));
+  const neverSent = setInterval(() => {
+    transfers.startNeverSent(neverSentMs).then(
+      (started) => {
+        if (started > 0) logger.warn('transfers recorded but never started were started', { started });
+      },
+      (err: unknown) =>
+        logger.error('transfers never started could not be looked at; the next tick tries again', {
+          error: err instanceof Error ? err.message : String(err),
+        }),
+    );
+  }, neverSentMs);
   // A supervisor that dies without a chance to signal us closes the IPC channel: follow it down.
   process.once('disconnect', () => worker.shutdown());
   sweeper.start();
@@ -118,6 +143,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
     await worker.run();
   } finally {
     metricsServer?.close();
+    clearInterval(neverSent);
     await sweeper.stop();
     await Promise.allSettled([db.close(), connection.close(), clientConnection.close()]);
     await tracing?.shutdown();

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { transferWorkflowId } from '../../src/modules/transfers/messages';
+import { TransferService } from '../../src/modules/transfers/service';
 import {
   resealTransferPayees,
   TransferRepository,
@@ -344,4 +345,33 @@ test('when the payload keys rotate, then `keys reseal --rotate` seals payees aga
   const back = parsePayloadKeys(`${globalState().payloadKeys},${entry}`, 'back');
   expect((await resealTransferPayees(db, back)).resealed).toBeGreaterThan(0);
   expect(ok(await pay.post<Transfer>('/api/v1/transfer', b)).transfer_no).toBe(made.transfer_no);
+});
+
+test('when a transfer was recorded but its start never reached Temporal, then the sweep starts it once and it ends; the next sweep starts nothing', async () => {
+  const service = new TransferService(stack.services);
+  const transferNo = `T${Date.now()}${String(Math.floor(Math.random() * 1e10)).padStart(10, '0')}`;
+  // The API's insert, without the start that follows it.
+  await service.repository.insert({
+    transferNo,
+    appId: app.app_id,
+    merchantTransferNo: `W-${randomUUID()}`,
+    channelCode: 'sandbox',
+    merchantId: null,
+    channelAccountId: null,
+    subMerchantNo: null,
+    amount: 100,
+    currency: 'CNY',
+    payeeType: 'alipay_user_id',
+    payee: { account: '2088000000000001', name: null },
+    payeeHint: '208****0001',
+    remark: 'Stranded',
+    scene: null,
+    notifyUrl: receiver.url,
+  });
+  expect(await service.startNeverSent(60_000)).toBe(0);
+  expect(await service.startNeverSent(0)).toBe(1);
+  expect(await ended(transferNo)).toMatchObject({ status: 'success' });
+  expect(await service.startNeverSent(0)).toBe(0);
+  expect(await channelCreates(transferNo)).toBe(1);
+  expect(told(transferNo).map((n) => n.type)).toEqual(['transfer.succeeded']);
 });

@@ -336,6 +336,14 @@ describe('create and query', () => {
     expect((await caught(port.create({}, input()))).kind).toBe('refused');
   });
 
+  test('when the number was used and the transfer cannot be read back, then the outcome is unknown, not refused', async () => {
+    const { port } = scripted(
+      failed('PAYMENT_INFO_INCONSISTENCY', '参数不一致'),
+      failed('SYSTEM_ERROR', '系统繁忙'),
+    );
+    expect((await caught(port.create({}, input()))).kind).toBe('unreachable');
+  });
+
   test('when a transfer has a problem, then it is refused before anything is sent', async () => {
     const { port, calls } = scripted();
     const err = await caught(

@@ -198,6 +198,10 @@ export function alipayTransfers(client: AlipayClient): TransfersPort {
         if (err instanceof ChannelError && err.kind === 'refused' && err.message.startsWith(INCONSISTENT)) {
           const found = await port.query(ctx, input.transferNo).catch(() => undefined);
           if (found !== undefined && found.status !== 'not_found') return found;
+          // Alipay says it has the number but would not say how it stands: unknown, not refused.
+          if (found === undefined) {
+            throw new ChannelError('unreachable', `${err.message} (and the transfer could not be read back)`);
+          }
         }
         throw err;
       }

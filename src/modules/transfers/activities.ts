@@ -4,6 +4,7 @@ import {
   portOf,
   type Channel,
   type ChannelContext,
+  type TransferInput,
   type TransferPayee,
   type TransferScene,
   type TransferState,
@@ -99,6 +100,38 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     );
   }
 
+  /** The create as the channel is asked for it: the row, its payee opened. */
+  function inputOf(t: Transfer, callbackUrl: string): TransferInput {
+    const payee = repo.payeeOf(t);
+    const scene = (t.scene ?? undefined) as TransferScene | undefined;
+    return {
+      transferNo: t.transferNo,
+      amount: Number(t.amount),
+      payee: {
+        type: t.payeeType as TransferPayee['type'],
+        account: payee.account,
+        ...(payee.name ? { name: payee.name } : {}),
+      },
+      remark: t.remark,
+      ...(scene ? { scene } : {}),
+      callbackUrl,
+    };
+  }
+
+  /**
+   * The package a payee confirms with, for a transfer waiting for them whose package durapay never
+   * had (its create went unanswered, or answered before the channel asked for confirmation): WeChat
+   * Pay's query does not carry it, and the create under the same number answers the bill it
+   * already has, package included (it never makes a second one). Null when the channel gives none.
+   */
+  async function packageOf(t: Transfer, callbackUrl: string): Promise<string | null> {
+    const again = await portOf(channel(t.channelCode), 'transfers').create(
+      await contextOf(t),
+      inputOf(t, callbackUrl),
+    );
+    return again.status === 'wait_user_confirm' && again.packageInfo ? again.packageInfo : null;
+  }
+
   async function query(transferNo: string): Promise<TransferState> {
     const t = await transferOf(transferNo);
     return portOf(channel(t.channelCode), 'transfers').query(await contextOf(t), t.transferNo);
@@ -113,22 +146,20 @@ export function createTransferActivities(deps: TransferActivityDeps) {
      */
     async createChannelTransfer(input: { transferNo: string; callbackUrl: string }): Promise<TransferStep> {
       const t = await transferOf(input.transferNo);
+      // Sent once, ever: a create claimed before (an attempt that died after sending, a run
+      // started again) is not sent again; where the transfer stands is asked instead.
+      if (!(await repo.claimCreate(t.transferNo))) {
+        throw ApplicationFailure.nonRetryable(
+          'the create was sent before; its outcome is asked for, not sent again',
+          TRANSFER_UNANSWERED,
+        );
+      }
       let state: TransferState;
       try {
-        const payee = repo.payeeOf(t);
-        const scene = (t.scene ?? undefined) as TransferScene | undefined;
-        state = await portOf(channel(t.channelCode), 'transfers').create(await contextOf(t), {
-          transferNo: t.transferNo,
-          amount: Number(t.amount),
-          payee: {
-            type: t.payeeType as TransferPayee['type'],
-            account: payee.account,
-            ...(payee.name ? { name: payee.name } : {}),
-          },
-          remark: t.remark,
-          ...(scene ? { scene } : {}),
-          callbackUrl: input.callbackUrl,
-        });
+        state = await portOf(channel(t.channelCode), 'transfers').create(
+          await contextOf(t),
+          inputOf(t, input.callbackUrl),
+        );
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         if (err instanceof ChannelError && (err.kind === 'refused' || err.kind === 'not_supported')) {
@@ -149,7 +180,7 @@ export function createTransferActivities(deps: TransferActivityDeps) {
      * or by the end of the window.
      */
     async awaitChannelTransfer(
-      input: { transferNo: string; known: TransferStep['status'] | null } & PollPlan,
+      input: { transferNo: string; known: TransferStep['status'] | null; callbackUrl?: string } & PollPlan,
     ): Promise<PollOutcome<TransferStep | null>> {
       return pollAttempt<TransferStep | null>(
         input,
@@ -157,7 +188,12 @@ export function createTransferActivities(deps: TransferActivityDeps) {
           const step = stepOf(await query(input.transferNo));
           // null: the channel has no such transfer, news only for a create that was never answered.
           if (!step) return input.known === null ? null : undefined;
-          return step.status === input.known ? undefined : step;
+          if (step.status === input.known) return undefined;
+          if (step.status === 'wait_user_confirm' && !step.packageInfo && input.callbackUrl) {
+            const t = await transferOf(input.transferNo);
+            if (!t.packageInfo) return { ...step, packageInfo: await packageOf(t, input.callbackUrl) };
+          }
+          return step;
         },
         (err) =>
           deps.logger.warn('transfer query failed; will poll again', {
@@ -170,7 +206,13 @@ export function createTransferActivities(deps: TransferActivityDeps) {
     /** Asks the channel to cancel; a refusal (too late) fails with TRANSFER_REFUSED and its reason. */
     async cancelChannelTransfer(input: { transferNo: string }): Promise<TransferStep | null> {
       const t = await transferOf(input.transferNo);
-      await repo.markCancelRequested(t.transferNo);
+      // For people only: a database that does not take it does not stop the cancel.
+      await repo.markCancelRequested(t.transferNo).catch((err: unknown) =>
+        deps.logger.warn('the cancel request was not recorded', {
+          transfer_no: t.transferNo,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
       const transfers = portOf(channel(t.channelCode), 'transfers');
       if (!transfers.cancel) {
         throw ApplicationFailure.nonRetryable(

@@ -15,6 +15,11 @@ export interface TransferWorkflowInput {
   pollGapsMs: number[];
   /** How long one polling activity follows before the workflow looks again (a window, not an end). */
   pollForMs: number;
+  /**
+   * How long after an unanswered create the channel must still not know the transfer before it
+   * is taken as never received (failed, nothing paid): far past any request's own deadline.
+   */
+  neverReceivedAfterMs?: number;
 }
 
 /**

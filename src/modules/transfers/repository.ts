@@ -33,6 +33,7 @@ export interface Transfer {
   packageInfo: string | null;
   failReason: string | null;
   refusedAtCreate: boolean;
+  createSentAt: Date | null;
   cancelRequestedAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
@@ -47,6 +48,7 @@ export type NewTransfer = Omit<
   | 'packageInfo'
   | 'failReason'
   | 'refusedAtCreate'
+  | 'createSentAt'
   | 'cancelRequestedAt'
   | 'finishedAt'
   | 'createdAt'
@@ -59,7 +61,7 @@ const COLUMNS = `transfer_no AS "transferNo", app_id AS "appId", merchant_transf
   sub_merchant_no AS "subMerchantNo", amount::float8 AS amount, currency, payee_type AS "payeeType", payee,
   payee_hint AS "payeeHint", remark, scene, notify_url AS "notifyUrl", status, channel_status AS "channelStatus",
   channel_transfer_no AS "channelTransferNo", package_info AS "packageInfo", fail_reason AS "failReason",
-  refused_at_create AS "refusedAtCreate", cancel_requested_at AS "cancelRequestedAt", finished_at AS "finishedAt",
+  refused_at_create AS "refusedAtCreate", create_sent_at AS "createSentAt", cancel_requested_at AS "cancelRequestedAt", finished_at AS "finishedAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
@@ -171,6 +173,31 @@ export class TransferRepository {
       },
     );
     return row?.previous ?? null;
+  }
+
+  /**
+   * Claims the transfer's one create at its channel: true for the one caller that may send it;
+   * false when it was claimed before (by an earlier attempt or run), whose outcome is then asked.
+   */
+  async claimCreate(transferNo: string): Promise<boolean> {
+    const rows = await this.db.sequelize.query(
+      `UPDATE transfers SET create_sent_at = now(), updated_at = now()
+        WHERE transfer_no = :transferNo AND create_sent_at IS NULL
+       RETURNING transfer_no`,
+      { replacements: { transferNo }, type: QueryTypes.SELECT },
+    );
+    return rows.length > 0;
+  }
+
+  /** Transfers recorded more than `olderThanMs` ago whose create was never claimed: never started. */
+  async neverSent(olderThanMs: number, limit = 100): Promise<Transfer[]> {
+    return this.db.sequelize.query<Transfer>(
+      `SELECT ${COLUMNS} FROM transfers
+        WHERE create_sent_at IS NULL AND status = 'processing'
+          AND created_at < now() - make_interval(secs => :seconds)
+        ORDER BY created_at LIMIT :limit`,
+      { replacements: { seconds: olderThanMs / 1000, limit }, type: QueryTypes.SELECT },
+    );
   }
 
   /** When a client first asked to cancel the transfer (kept for people; the channel decides). */

@@ -64,6 +64,8 @@ export interface TransferServiceDeps {
 
 /** How long one polling activity follows a transfer before the workflow looks again: a day. */
 const FOLLOW_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** An unanswered create the channel still does not know an hour later never reached it. */
+const NEVER_RECEIVED_AFTER_MS = 60 * 60 * 1000;
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
 
@@ -213,7 +215,15 @@ export class TransferService {
           throw new AppError('channel_transfer_fail', `transfer ${t.transferNo}: ${failureMessage(err)}`);
         }
         // The run ended meanwhile, or the channel is slow: the row says where the transfer stands.
+        // A start that never reached Temporal is not "slow": the client is told to send it again
+        // (and the worker's sweep starts it if nobody does).
         if (!endedOrSlow(err)) throw err;
+        if (!(await this.workflowExists(t.transferNo))) {
+          throw new AppError(
+            'channel_timeout',
+            `transfer ${t.transferNo} is recorded but not yet under way: send the same request again to learn how it goes; it is made at most once`,
+          );
+        }
         log.info('transfer not answered within the request; answered as recorded', {
           transfer_no: t.transferNo,
           error: err instanceof Error ? err.message : String(err),
@@ -230,7 +240,44 @@ export class TransferService {
     return transferView(now);
   }
 
+  /** Whether the transfer's workflow was ever started (running or ended). */
+  private async workflowExists(transferNo: string): Promise<boolean> {
+    try {
+      await this.deps.client.workflow.getHandle(transferWorkflowId(transferNo)).describe();
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Starts the workflow of transfers recorded more than `olderThanMs` ago that never asked their
+   * channel and have no workflow (a start that never reached Temporal, and no repeat since); the
+   * worker runs it on a tick. Answers how many it started.
+   */
+  async startNeverSent(olderThanMs: number): Promise<number> {
+    let started = 0;
+    for (const t of await this.repository.neverSent(olderThanMs)) {
+      try {
+        await this.deps.client.workflow.start('transferWorkflow', this.startOptions(t));
+        started += 1;
+      } catch (err) {
+        // Running (its create not sent yet) or ended: nothing to start.
+        if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      }
+    }
+    return started;
+  }
+
   private start(t: Transfer): WithStartWorkflowOperation<typeof transferWorkflow> {
+    return new WithStartWorkflowOperation('transferWorkflow', {
+      ...this.startOptions(t),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+  }
+
+  private startOptions(t: Transfer) {
     const input: TransferWorkflowInput = {
       appId: t.appId,
       transferNo: t.transferNo,
@@ -239,21 +286,21 @@ export class TransferService {
       callbackUrl: `${this.deps.publicBaseUrl}/api/v1/notify/payment/${t.channelCode}`,
       pollGapsMs: TRANSFER_POLL_SCHEDULE_MS.map((ms) => scaleDuration(ms, this.deps.timeScale)),
       pollForMs: scaleDuration(FOLLOW_WINDOW_MS, this.deps.timeScale),
+      neverReceivedAfterMs: scaleDuration(NEVER_RECEIVED_AFTER_MS, this.deps.timeScale),
     };
-    return new WithStartWorkflowOperation('transferWorkflow', {
+    return {
       workflowId: transferWorkflowId(t.transferNo),
       taskQueue: this.deps.taskQueue,
       args: [input] as [TransferWorkflowInput],
-      workflowIdConflictPolicy: 'USE_EXISTING',
       // A transfer is asked of its channel by one run only: an ended run is never started again.
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.AppId, value: t.appId },
         { key: searchAttributes.ChannelCode, value: t.channelCode },
         { key: searchAttributes.BizStatus, value: t.status },
         ...(t.merchantId ? [{ key: searchAttributes.MerchantId, value: t.merchantId }] : []),
       ]),
-    });
+    };
   }
 
   /** POST /api/v1/transfer/cancel: asks the channel through the transfer's workflow. */
@@ -284,6 +331,12 @@ export class TransferService {
         throw new AppError(type, failureMessage(err));
       }
       if (!endedOrSlow(err)) throw err;
+      if (!(await this.workflowExists(t.transferNo))) {
+        throw new AppError(
+          'channel_timeout',
+          `transfer ${t.transferNo} is not yet under way: send the cancel again in a moment`,
+        );
+      }
     }
     const now = await this.find(appId, transferNo);
     if (isFinalStatus(now.status) && now.status !== 'cancelled') {
@@ -350,6 +403,10 @@ export class TransferService {
         .signal(transferResultSignal, step);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // Ended since the row was read (it took its result before), or never started: then the
+      // channel is told to send it again, and the worker's sweep starts the transfer meanwhile.
+      const now = await this.repository.findByNo(t.transferNo);
+      if (!now || !isFinalStatus(now.status)) throw err;
     }
   }
 }

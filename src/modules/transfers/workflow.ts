@@ -6,6 +6,7 @@ import {
   log,
   proxyActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TransferActivities as Activities } from './activities';
@@ -31,11 +32,14 @@ const publish = proxyActivities<Activities>(activityProfiles.publish);
 /** The types of failure the create activity ends with (./activities.ts). */
 const REFUSED = 'channel_transfer_fail';
 
-/** A create that was never answered and that two queries in a row do not find never reached the channel. */
+/**
+ * A create that was never answered, and that the channel still does not know a long quiet period
+ * after it was sent (`neverReceivedAfterMs`, far past any request's own deadline), never reached it.
+ */
 const NEVER_RECEIVED: TransferStep = {
   status: 'failed',
   channelTransferNo: null,
-  reason: 'the channel did not answer the transfer request and has no such transfer: nothing was paid',
+  reason: 'the channel did not answer the transfer request and still has no such transfer: nothing was paid',
 };
 
 function causeOf(err: unknown): unknown {
@@ -67,7 +71,11 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
 
   async function apply(step: TransferStep, refusedAtCreate = false): Promise<void> {
     if (!stepChanges(known, step)) return;
-    await db.recordTransferStep({ transferNo, step, ...(refusedAtCreate ? { refusedAtCreate } : {}) });
+    // A state the database refuses for good is left to an operator (logged); the transfer is
+    // still followed to its end and announced.
+    await unlessRefusedForGood("the transfer's state", { transfer_no: transferNo, status: step.status }, () =>
+      db.recordTransferStep({ transferNo, step, ...(refusedAtCreate ? { refusedAtCreate } : {}) }),
+    );
     known = step;
     upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: statusOfStep(step) }]);
   }
@@ -91,7 +99,10 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         if (cause instanceof ApplicationFailure && cause.type) {
           throw ApplicationFailure.nonRetryable(cause.message, cause.type as ErrorCode);
         }
-        throw ApplicationFailure.nonRetryable(String(cause), 'channel_timeout');
+        throw ApplicationFailure.nonRetryable(
+          'the channel did not answer the cancel in time; ask for the transfer to see where it stands',
+          'channel_timeout',
+        );
       }
       if (step) await apply(step);
       changes++;
@@ -106,19 +117,24 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   ]);
 
   let unanswered = false;
+  const sentAt = Date.now();
   await lock.runExclusive(async () => {
+    let first: TransferStep;
     try {
-      await apply(await once.createChannelTransfer({ transferNo, callbackUrl: input.callbackUrl }));
+      first = await once.createChannelTransfer({ transferNo, callbackUrl: input.callbackUrl });
     } catch (err) {
       const cause = causeOf(err);
       if (cause instanceof ApplicationFailure && cause.type === REFUSED) {
         refusal = cause.message;
-        await apply({ status: 'failed', channelTransferNo: null, reason: cause.message }, true);
+        first = { status: 'failed', channelTransferNo: null, reason: cause.message };
       } else {
         // No answer (or the worker was lost mid-call): whether the channel has it is asked, not re-sent.
         unanswered = true;
+        asked = true;
+        return;
       }
     }
+    await apply(first, refusal !== undefined);
     asked = true;
   });
 
@@ -136,6 +152,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
         awaitTransfer({
           transferNo,
           known: waiting,
+          callbackUrl: input.callbackUrl,
           gapsMs: input.pollGapsMs,
           firstGap,
           deadlineMs,
@@ -153,8 +170,11 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
           transfer_no: transferNo,
           error: String(waited.failed),
         });
+        await sleep(pollGap(input.pollGapsMs, firstGap));
         return;
       }
+      // A cancel recorded a newer state while this poll answered about the older one.
+      if (changes !== seen) return;
       const outcome = waited.done;
       if ('due' in outcome) {
         // Another window, at the schedule's longest gap: the transfer is followed until it ends.
@@ -164,8 +184,12 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
       firstGap = outcome.nextGap;
       const answer = outcome.answer;
       if (answer === null) {
+        // Only once the request cannot still be on its way (and twice in a row) is it never coming.
         notFoundInARow += 1;
-        if (notFoundInARow >= 2) await apply(NEVER_RECEIVED);
+        const quietFor = Date.now() - sentAt;
+        if (notFoundInARow >= 2 && quietFor >= (input.neverReceivedAfterMs ?? input.pollForMs)) {
+          await apply(NEVER_RECEIVED);
+        }
         return;
       }
       notFoundInARow = 0;

@@ -31,6 +31,9 @@ export const transfers: Migration = {
         package_info text,
         fail_reason text,
         refused_at_create boolean NOT NULL DEFAULT false,
+        -- Claimed by the one create that asks the channel: whatever run or retry comes later finds
+        -- it taken and asks where the transfer stands instead.
+        create_sent_at timestamptz,
         cancel_requested_at timestamptz,
         finished_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
@@ -40,6 +43,12 @@ export const transfers: Migration = {
       'CREATE UNIQUE INDEX transfers_app_merchant_transfer_no ON transfers (app_id, merchant_transfer_no)',
     );
     await qi.sequelize.query('CREATE INDEX transfers_app_created ON transfers (app_id, created_at)');
+    // Transfers recorded whose workflow never asked the channel (a start that did not reach
+    // Temporal): what the worker's sweep looks through.
+    await qi.sequelize.query(
+      `CREATE INDEX transfers_never_sent ON transfers (created_at)
+        WHERE create_sent_at IS NULL AND status = 'processing'`,
+    );
   },
   async down({ context: qi }) {
     await qi.sequelize.query('DROP TABLE IF EXISTS transfers');
