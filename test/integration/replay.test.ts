@@ -13,6 +13,7 @@ import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { createActivities } from '../../src/activities';
 import { orderWorkflowId, patches } from '../../src/modules/orders/messages';
+import { transferWorkflowId } from '../../src/modules/transfers/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { notificationWorkflowId } from '../../src/modules/notifications/messages';
 import { applicationWorkflowId } from '../../src/modules/applications/messages';
@@ -383,6 +384,39 @@ test('when scenarios run now, then their histories replay without a determinism 
       status: 'completed',
     });
     scenarios['reconciliation-held-then-completed'] = reconciliationId;
+
+    // Transfers: one waiting for its payee, who confirms it; one whose create was never answered,
+    // found by query; one cancelled while it waited.
+    const transfer = async (payee: Record<string, string>, remark: string) => {
+      const made = await envelope<{ transfer_no: string }>(
+        await post('/api/v1/transfer', {
+          merchant_transfer_no: `W-${randomUUID()}`,
+          channel_code: 'sandbox',
+          amount: 100,
+          payee,
+          remark,
+          notify_url: receiver.url,
+        }),
+      );
+      expect(made.code).toBe('success');
+      return made.data!.transfer_no;
+    };
+    const confirmed = await transfer({ type: 'openid', account: 'o-replay' }, 'Replay');
+    await stack.sandboxControls.confirmTransfer(confirmed);
+    await stack.client.workflow.getHandle(transferWorkflowId(confirmed)).result();
+    scenarios['transfer-confirmed'] = transferWorkflowId(confirmed);
+    const lost = await transfer(
+      { type: 'alipay_user_id', account: '2088000000000001' },
+      'Replay [transfer:lost]',
+    );
+    await stack.client.workflow.getHandle(transferWorkflowId(lost)).result();
+    scenarios['transfer-lost-then-found'] = transferWorkflowId(lost);
+    const cancelled = await transfer({ type: 'openid', account: 'o-replay' }, 'Replay');
+    expect((await envelope(await post('/api/v1/transfer/cancel', { transfer_no: cancelled }))).code).toBe(
+      'success',
+    );
+    await stack.client.workflow.getHandle(transferWorkflowId(cancelled)).result();
+    scenarios['transfer-cancelled'] = transferWorkflowId(cancelled);
 
     // A retention run, as its schedule starts it, over callbacks of which one is past the retention.
     await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, { method: 'POST', body: '{}' });
