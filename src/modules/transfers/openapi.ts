@@ -10,13 +10,13 @@ export const transferOperations: ApiOperation[] = [
     tag: 'Transfers',
     summary: "Pay out to a person's wallet",
     description:
-      "Transfers from the merchant's (or the service provider's) channel account to a WeChat or Alipay user. The channel is asked once; the answer is the transfer as the channel took it: `processing`, `wait_user_confirm` (WeChat Pay: hand `pay_credential.package_info` to `wx.requestMerchantTransfer`; unconfirmed, it is cancelled after 24 h), or already `success`. Its end is posted to `notify_url` (`transfer.succeeded`, `transfer.failed`, `transfer.cancelled`). The same request again answers the same transfer. Refused by the channel: `502 channel_transfer_fail` (the transfer is recorded `failed`).",
+      "Transfers from the merchant's (or the service provider's) channel account to a WeChat or Alipay user. The channel is asked once; the answer is the transfer as the channel took it: `processing`, `wait_user_confirm` (WeChat Pay: hand `pay_credential.package_info` to `wx.requestMerchantTransfer`; unconfirmed, it is cancelled after 24 h), or already `success`. Its end is posted to `notify_url` (`transfer.succeeded`, `transfer.failed`, `transfer.cancelled`). The same request again answers the same transfer. Refused by the channel: `502 channel_transfer_fail` (the transfer is recorded `failed`). Not yet under way when the request's deadline came (durapay's workflow service unreachable): `502 channel_timeout`; send the same request again.",
     scope: 'payments',
     body: { name: 'TransferRequest', schema: transferSchema, required: true },
     data: 'Transfer',
     errors: {
       400: ['invalid_param', 'invalid_amount'],
-      502: ['channel_transfer_fail', 'channel_not_support'],
+      502: ['channel_transfer_fail', 'channel_not_support', 'channel_timeout'],
     },
   },
   {
