@@ -40,6 +40,13 @@ export const TRANSFER_REFUSED = 'channel_transfer_fail';
 /** The type of the failure of a create whose outcome is unknown: followed by query. */
 export const TRANSFER_UNANSWERED = 'channel_timeout';
 
+/** A transfer whose create was never sent, and now never will be. */
+const NEVER_SENT: TransferStep = {
+  status: 'failed',
+  channelTransferNo: null,
+  reason: 'the transfer was never sent to the channel (its attempt was lost before it): nothing was paid',
+};
+
 /** A channel's state as the workflow carries it; undefined for `not_found`. */
 export function stepOf(state: TransferState): TransferStep | undefined {
   switch (state.status) {
@@ -187,7 +194,13 @@ export function createTransferActivities(deps: TransferActivityDeps) {
         async () => {
           const step = stepOf(await query(input.transferNo));
           // null: the channel has no such transfer, news only for a create that was never answered.
-          if (!step) return input.known === null ? null : undefined;
+          if (!step) {
+            if (input.known !== null) return undefined;
+            // Its attempt died before it claimed the create: taking the claim now means it never
+            // will be sent (a stalled attempt that wakes finds it taken), so nothing was paid.
+            if (await repo.claimCreate(input.transferNo)) return NEVER_SENT;
+            return null;
+          }
           if (step.status === input.known) return undefined;
           if (step.status === 'wait_user_confirm' && !step.packageInfo && input.callbackUrl) {
             const t = await transferOf(input.transferNo);
