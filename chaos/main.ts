@@ -15,13 +15,18 @@ import { gatherEvidence } from './lib/evidence';
 import { census, readState, violations, type Census } from './lib/invariants';
 import { COMPONENTS, killAndWait, killPlan, type Kill } from './lib/monkey';
 import { shop, type OrderJourney, type ShopperStats } from './lib/shopper';
-import { SHARING_HOLDS } from './lib/holds';
+import { SHARING_HOLDS, TRANSFER_HOLDS, type HoldSpot } from './lib/holds';
 import { runSharing } from './lib/sharing-run';
+import { runTransfers } from './lib/transfers-run';
 import { writeReport } from './lib/report';
 
 const ROOT = path.join(__dirname, '..');
 
-type Scenario = 'random' | 'sharing';
+const SCENARIOS = ['random', 'sharing', 'transfers'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+/** The points the worker is killed at, for the scenarios that kill it there. */
+const HOLDS: Partial<Record<Scenario, HoldSpot[]>> = { sharing: SHARING_HOLDS, transfers: TRANSFER_HOLDS };
 
 interface Options {
   scenario: Scenario;
@@ -42,25 +47,25 @@ function parseOptions(argv: string[]): Options {
     )
     .option(
       '--scenario <name>',
-      "`random`: every part killed at random moments under load; `sharing`: the worker killed between a profit share and a refund, and between a refund's reservation and its row",
+      "`random`: every part killed at random moments under load; `sharing`: the worker killed between a profit share and a refund, and between a refund's reservation and its row; `transfers`: the worker killed before and after a transfer's one create at the channel, and before a transfer's state is recorded",
       'random',
     )
     .option(
       '--duration <s>',
-      'seconds of load, during which the kills happen (sharing: longer while a point is not reached, up to 3 ×)',
+      'seconds of load, during which the kills happen (sharing, transfers: longer while a point is not reached, up to 3 ×)',
       intOption('--duration', 10),
       300,
     )
     .option(
       '--kills <n>',
-      'how many times each of worker, API, Temporal and Postgres is killed (default 4); sharing: the worker at each point (default and at most 2)',
+      'how many times each of worker, API, Temporal and Postgres is killed (default 4); sharing, transfers: the worker at each point (default and at most 2)',
       intOption('--kills', 0),
     )
     .option('--shoppers <n>', 'concurrent shoppers', intOption('--shoppers', 1), 4)
     .option('--seed <n>', 'seed of the kill plan and the shoppers', intOption('--seed', 0))
     .option(
       '--settle <s>',
-      'seconds allowed after the load for every order to reach its final state',
+      'seconds allowed after the load for every order (transfers: every transfer) to reach its final state',
       intOption('--settle', 10),
       180,
     )
@@ -68,12 +73,14 @@ function parseOptions(argv: string[]): Options {
     .option('--keep', "keep the stack's scratch directory (its logs)", false)
     .parse(argv);
   const o = program.opts<Omit<Options, 'seed' | 'kills'> & { seed?: number; kills?: number }>();
-  if (!['random', 'sharing'].includes(o.scenario)) program.error('--scenario must be random or sharing');
-  const kills = o.kills ?? (o.scenario === 'sharing' ? 2 : 4);
+  if (!(SCENARIOS as readonly string[]).includes(o.scenario))
+    program.error(`--scenario must be one of ${SCENARIOS.join(', ')}`);
+  const holds = HOLDS[o.scenario];
+  const kills = o.kills ?? (holds ? 2 : 4);
   // `durapay start` stops the whole stack when a part stops more than 8 times within 10 minutes.
-  if (o.scenario === 'sharing' && kills * SHARING_HOLDS.length > 8)
+  if (holds && kills * holds.length > 8)
     program.error(
-      `--kills ${kills} would kill the worker ${kills * SHARING_HOLDS.length} times: durapay start stops a part restarted more than 8 times within 10 minutes (at most 2)`,
+      `--kills ${kills} would kill the worker ${kills * holds.length} times: durapay start stops a part restarted more than 8 times within 10 minutes (at most ${Math.floor(8 / holds.length)})`,
     );
   return { ...o, kills, seed: o.seed ?? Math.floor(Math.random() * 2 ** 31) };
 }
@@ -242,10 +249,11 @@ async function main(): Promise<void> {
   let stack: Stack | undefined;
   let receiver: WebhookReceiver | undefined;
   try {
+    const holds = HOLDS[o.scenario];
     say(
       `chaos: seed ${o.seed}, ${o.duration} s of load by ${o.shoppers} shoppers, ` +
-        (o.scenario === 'sharing'
-          ? `the worker killed ${o.kills} times at each of ${SHARING_HOLDS.map((h) => `${h.activity} (${h.point})`).join(', ')}`
+        (holds
+          ? `the worker killed ${o.kills} times at each of ${holds.map((h) => `${h.activity} (${h.point})`).join(', ')}`
           : `each of ${COMPONENTS.join(', ')} killed ${o.kills} times`),
     );
     const holdsDir = path.join(workDir, 'holds');
@@ -259,7 +267,7 @@ async function main(): Promise<void> {
       env: {
         DURAPAY_TIME_SCALE: '0.01',
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-        ...(o.scenario === 'sharing' ? { DURAPAY_CHAOS_HOLDS_DIR: holdsDir } : {}),
+        ...(holds ? { DURAPAY_CHAOS_HOLDS_DIR: holdsDir } : {}),
       },
       // Merchants with profit-sharing receivers are made through the API.
       appScopes: o.scenario === 'sharing' ? 'payments,merchants' : 'payments',
@@ -270,7 +278,9 @@ async function main(): Promise<void> {
     const ok =
       o.scenario === 'sharing'
         ? await runSharing({ ...o, random, stack, receiver, holdsDir })
-        : await runRandom(o, random, stack, receiver);
+        : o.scenario === 'transfers'
+          ? await runTransfers({ ...o, random, stack, receiver, holdsDir })
+          : await runRandom(o, random, stack, receiver);
     process.exitCode = ok ? 0 : 1;
   } finally {
     await receiver?.stop().catch(() => undefined);

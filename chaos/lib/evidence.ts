@@ -11,7 +11,7 @@ import type { OrderJourney } from './shopper';
 
 const EventType = temporal.api.enums.v1.EventType;
 
-function describeEvent(e: temporal.api.history.v1.IHistoryEvent): string {
+export function describeEvent(e: temporal.api.history.v1.IHistoryEvent): string {
   const name = EventType[e.eventType ?? 0]?.replace('EVENT_TYPE_', '') ?? String(e.eventType);
   const detail =
     e.activityTaskScheduledEventAttributes?.activityType?.name ??

@@ -2,7 +2,8 @@
  * Kills the worker at chosen points of an order's money, not at random moments: the runner arms
  * a point (a file in the holds directory, src/worker/activity-holds.ts), the first activity that
  * reaches it hangs there, and the runner kills the worker while it does. Temporal then runs the
- * activity again on the restarted worker, and the order must go on as if nothing had happened.
+ * activity again on the restarted worker (or, for one tried once such as a transfer's create,
+ * tells the workflow it had no answer), and the order must go on as if nothing had happened.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,6 +29,25 @@ export const SHARING_HOLDS: HoldSpot[] = [
     activity: 'returnProfitShare',
     point: 'after',
     means: 'a part of the share came back, the order not told',
+  },
+];
+
+/** Where a transfer is under way: the channel asked once, whatever the worker does meanwhile. */
+export const TRANSFER_HOLDS: HoldSpot[] = [
+  {
+    activity: 'createChannelTransfer',
+    point: 'before',
+    means: 'the transfer is recorded, the channel not asked yet',
+  },
+  {
+    activity: 'createChannelTransfer',
+    point: 'after',
+    means: 'the transfer is made at the channel, the workflow not told',
+  },
+  {
+    activity: 'recordTransferStep',
+    point: 'before',
+    means: "the channel's word on a transfer is known, its row not written",
   },
 ];
 

@@ -11,6 +11,7 @@ export interface Delivery {
   type: string;
   tradeNo?: string;
   refundNo?: string;
+  transferNo?: string;
 }
 
 interface OrderRow {

@@ -34,8 +34,9 @@ export interface ShopperStats {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Sends a signed request until it is decided: a 200 or a 4xx other than 429. Every resend is
- * the same request (the same merchant_order_no or merchant_refund_no), with a fresh signature.
+ * Sends a signed request until it is decided: a 200 or a 4xx other than 429, or an answer
+ * `decides` takes as final. Every resend is the same request (the same merchant_order_no or
+ * merchant_refund_no), with a fresh signature.
  */
 export async function decided(
   baseUrl: string,
@@ -45,6 +46,7 @@ export async function decided(
   json: unknown,
   stats: ShopperStats,
   deadline: number,
+  decides?: (status: number, code: string) => boolean,
 ): Promise<Answer | undefined> {
   const body = json === undefined ? undefined : JSON.stringify(json);
   for (let attempt = 0; Date.now() < deadline; attempt++) {
@@ -58,7 +60,7 @@ export async function decided(
         signal: AbortSignal.timeout(15_000),
       });
       const env = (await res.json()) as { code: string; data: Record<string, unknown> | null };
-      if (res.status < 500 && res.status !== 429)
+      if ((res.status < 500 && res.status !== 429) || decides?.(res.status, env.code))
         return { status: res.status, code: env.code, data: env.data };
     } catch {
       // Refused or cut off: the API is restarting.

@@ -4,7 +4,9 @@
  * Temporal dev server and Postgres are each killed twice; the run passes only when every kill
  * was survived and no invariant of money or of nothing lost was broken. Then its sharing
  * scenario: orders shared and refunded at once while the worker is killed at the points where
- * a share or a refund is under way.
+ * a share or a refund is under way. Then its transfers scenario: payouts of every kind while the
+ * worker is killed before and after a transfer's one create at the channel, and before a
+ * transfer's state is recorded.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +19,7 @@ const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-chaos-test-'));
 let passed = 0;
 // A failed run's report (with its evidence: rows, notifications, histories) is kept.
 afterAll(() => {
-  if (passed === 2) fs.rmSync(outDir, { recursive: true, force: true });
+  if (passed === 3) fs.rmSync(outDir, { recursive: true, force: true });
   else process.stderr.write(`[chaos] report kept in ${outDir}\n`);
 });
 
@@ -90,5 +92,47 @@ test("when the worker is killed between a share and a refund, and between a refu
   expect(report.money.refunded + report.money.shared - report.money.returned).toBeLessThanOrEqual(
     report.money.paid_in,
   );
+  passed += 1;
+});
+
+test("when transfers are made while the worker is killed before and after a transfer's create at the channel, and before its state is recorded, then each is asked of the channel once, ends as the channel says, and is announced once", async () => {
+  const seed = Math.floor(Math.random() * 2 ** 31);
+  const transfersOut = path.join(outDir, 'transfers');
+  const { code, stdout, stderr } = await runTool('chaos/main.ts', [
+    ...['--scenario', 'transfers', '--duration', '40', '--kills', '1', '--settle', '120'],
+    ...['--seed', String(seed), '--out-dir', transfersOut],
+  ]);
+  process.stderr.write(
+    `[chaos transfers] seed ${seed}\n${stdout
+      .split('\n')
+      .filter((l) => l.startsWith('|') || /^(transfers|at the channel|chaos)/.test(l))
+      .join('\n')}\n`,
+  );
+  expect({ code, out: code === 0 ? '' : `${stdout.slice(-4000)}\n${stderr.slice(-3000)}` }).toEqual({
+    code: 0,
+    out: '',
+  });
+  const file = fs.readdirSync(transfersOut).find((f) => f.endsWith('.json'));
+  const report = JSON.parse(fs.readFileSync(path.join(transfersOut, file!), 'utf8')) as {
+    kills: { activity: string; point: string; recoveredMs?: number }[];
+    transfers: { made: number; success: number; failed: number; cancelled: number; open: number };
+    channel: { mostRequestsOfOne: number; paidOut: number };
+    durapayPaidOut: number;
+    violations: string[];
+  };
+  // Each point was reached and the worker killed there once, and came back.
+  expect(report.kills.map((k) => `${k.activity} ${k.point} ${k.recoveredMs !== undefined}`).sort()).toEqual([
+    'createChannelTransfer after true',
+    'createChannelTransfer before true',
+    'recordTransferStep before true',
+  ]);
+  expect(report.violations).toEqual([]);
+  expect(report.transfers.made).toBeGreaterThan(20);
+  expect(report.transfers.success).toBeGreaterThan(5);
+  expect(report.transfers.failed).toBeGreaterThan(0);
+  expect(report.transfers.cancelled).toBeGreaterThan(0);
+  expect(report.transfers.open).toBe(0);
+  expect(report.channel.mostRequestsOfOne).toBe(1);
+  expect(report.channel.paidOut).toBe(report.durapayPaidOut);
   passed += 1;
 });
