@@ -141,6 +141,11 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
   let firstGap = 0;
   let notFoundInARow = 0;
   while (!ended()) {
+    // A handler that recorded something (a cancel; the created update's answer) has finished and
+    // answered before the loop issues its next command: the order of an update's completion and
+    // the loop's commands is then the same whatever wraps the handlers (tracing interceptors).
+    await condition(allHandlersFinished);
+    if (ended()) break;
     const deadlineMs = Date.now() + input.pollForMs;
     const seen = changes;
     const awaitTransfer = proxyActivities<Activities>(
@@ -198,6 +203,7 @@ export async function transferWorkflow(input: TransferWorkflowInput): Promise<Tr
     });
   }
 
+  await condition(allHandlersFinished);
   await unlessRefusedForGood(
     `the transfer's ${known!.status} notification`,
     { transfer_no: transferNo },
