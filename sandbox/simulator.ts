@@ -641,9 +641,11 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
   });
 
   // Transfers of an earlier process: those due settle now, the others when their time comes.
+  // Only those made before this start: a transfer made meanwhile is watched by its own create.
+  const startedAt = new Date();
   background.run(() =>
     store
-      .openTransfers()
+      .openTransfers(startedAt)
       .then((open) => open.forEach(watchTransfer))
       .catch((err: unknown) => {
         logger.warn('sandbox could not take over open transfers', { error: describeError(err) });

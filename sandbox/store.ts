@@ -860,10 +860,12 @@ export class SandboxStore {
   }
 
   /** Transfers still to settle or to expire: the process that starts takes over their timers. */
-  async openTransfers(): Promise<TransferRow[]> {
+  /** The open transfers an earlier process made (created before `before`): this one watches its own. */
+  async openTransfers(before: Date): Promise<TransferRow[]> {
     const rows = await this.rows<TransferRow>(
-      `SELECT * FROM sandbox_transfers WHERE status IN ('wait_user_confirm', 'processing') LIMIT 1000`,
-      {},
+      `SELECT * FROM sandbox_transfers
+        WHERE status IN ('wait_user_confirm', 'processing') AND created_at < :before LIMIT 1000`,
+      { before },
     );
     return rows.map(withAmount);
   }
