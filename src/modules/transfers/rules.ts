@@ -158,3 +158,37 @@ export function maskAccount(account: string): string {
  * (a WeChat Pay transfer may wait a day for its payee; callbacks usually come first).
  */
 export const TRANSFER_POLL_SCHEDULE_MS = [10_000, 30_000, 60_000, 120_000, 300_000, 900_000];
+
+/** Why a verified transfer callback is not delivered: its outcome in the callback log, and why. */
+export interface TransferCallbackRefusal {
+  outcome: 'unknown_transfer' | 'channel_mismatch' | 'amount_mismatch' | 'merchant_mismatch';
+  message: string;
+}
+
+/**
+ * SPEC §4 for transfers: a verified callback is delivered only to a transfer of its channel, for
+ * its amount and sub-merchant where the channel names them; null when it may be.
+ */
+export function transferCallbackRefusal(
+  t: { transferNo: string; channelCode: string; amount: number; subMerchantNo: string | null } | null,
+  channelCode: string,
+  event: { transferNo: string; amount?: number; subMerchantNo?: string },
+): TransferCallbackRefusal | null {
+  if (!t) return { outcome: 'unknown_transfer', message: `no transfer ${event.transferNo}` };
+  if (t.channelCode !== channelCode) {
+    return {
+      outcome: 'channel_mismatch',
+      message: `transfer ${t.transferNo} is not at channel ${channelCode}`,
+    };
+  }
+  if (event.amount !== undefined && event.amount !== Number(t.amount)) {
+    return {
+      outcome: 'amount_mismatch',
+      message: `transfer ${t.transferNo} is ${t.amount}, the callback says ${event.amount}`,
+    };
+  }
+  if (event.subMerchantNo !== undefined && t.subMerchantNo && event.subMerchantNo !== t.subMerchantNo) {
+    return { outcome: 'merchant_mismatch', message: `transfer ${t.transferNo} is not of that sub-merchant` };
+  }
+  return null;
+}

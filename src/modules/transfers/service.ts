@@ -8,7 +8,8 @@ import { scaleDuration } from '../../platform/durations';
 import { AppError } from '../../platform/errors';
 import { generateServiceNo } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
-import { deliverUpdate, isTransientUpdateError } from '../../platform/temporal-updates';
+import { deliverUpdate } from '../../platform/temporal-updates';
+import { endedOrSlow, failureMessage, failureType } from './outcomes';
 import { searchAttributes } from '../../platform/workflow/definitions';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import {
@@ -26,6 +27,8 @@ import {
   sameTransfer,
   TRANSFER_NO_REUSED,
   TRANSFER_POLL_SCHEDULE_MS,
+  transferCallbackRefusal,
+  type TransferCallbackRefusal,
   transferRefusal,
   type Refusal,
   type TransferIdentity,
@@ -68,12 +71,6 @@ const FOLLOW_WINDOW_MS = 24 * 60 * 60 * 1000;
 const NEVER_RECEIVED_AFTER_MS = 60 * 60 * 1000;
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
-
-/** Why a verified transfer callback is not delivered: its outcome in the callback log, and why. */
-export interface TransferCallbackRefusal {
-  outcome: 'unknown_transfer' | 'channel_mismatch' | 'amount_mismatch' | 'merchant_mismatch';
-  message: string;
-}
 
 /**
  * Transfers (SPEC §11): a request is recorded once per (app, merchant_transfer_no), then handed
@@ -351,39 +348,8 @@ export class TransferService {
     event: Extract<ChannelEvent, { kind: 'transfer' }>,
   ): Promise<{ ok: true; transfer: Transfer } | { ok: false; refusal: TransferCallbackRefusal }> {
     const t = await this.repository.findByNo(event.transferNo);
-    if (!t)
-      return {
-        ok: false,
-        refusal: { outcome: 'unknown_transfer', message: `no transfer ${event.transferNo}` },
-      };
-    if (t.channelCode !== channelCode) {
-      return {
-        ok: false,
-        refusal: {
-          outcome: 'channel_mismatch',
-          message: `transfer ${t.transferNo} is not at channel ${channelCode}`,
-        },
-      };
-    }
-    if (event.amount !== undefined && event.amount !== Number(t.amount)) {
-      return {
-        ok: false,
-        refusal: {
-          outcome: 'amount_mismatch',
-          message: `transfer ${t.transferNo} is ${t.amount}, the callback says ${event.amount}`,
-        },
-      };
-    }
-    if (event.subMerchantNo !== undefined && t.subMerchantNo && event.subMerchantNo !== t.subMerchantNo) {
-      return {
-        ok: false,
-        refusal: {
-          outcome: 'merchant_mismatch',
-          message: `transfer ${t.transferNo} is not of that sub-merchant`,
-        },
-      };
-    }
-    return { ok: true, transfer: t };
+    const refusal = transferCallbackRefusal(t, channelCode, event);
+    return refusal ? { ok: false, refusal } : { ok: true, transfer: t! };
   }
 
   /** Hands a verified transfer state to its workflow; one that has ended took its result before. */
@@ -429,33 +395,4 @@ function identityOf(body: TransferBody): TransferIdentity {
     scene: body.scene ? sceneOf(body.scene) : null,
     notifyUrl: body.notify_url,
   };
-}
-
-function causeChain(err: unknown): { type?: unknown; message?: unknown; name?: unknown }[] {
-  const out: { type?: unknown; message?: unknown; name?: unknown }[] = [];
-  for (let e: unknown = err; e && out.length < 8; e = (e as { cause?: unknown }).cause) out.push(e as never);
-  return out;
-}
-
-/** The type of the ApplicationFailure an update failed with, if it failed with one. */
-function failureType(err: unknown): string | undefined {
-  const failure = causeChain(err).find((e) => (e as { name?: unknown }).name === 'ApplicationFailure');
-  return typeof failure?.type === 'string' ? failure.type : undefined;
-}
-
-function failureMessage(err: unknown): string {
-  const failure = causeChain(err).find((e) => (e as { name?: unknown }).name === 'ApplicationFailure');
-  return String(failure?.message ?? (err instanceof Error ? err.message : err));
-}
-
-/** A run that has ended (started again: refused), or an answer that did not come in time. */
-function endedOrSlow(err: unknown): boolean {
-  return causeChain(err).some(
-    (e) =>
-      e.name === 'WorkflowExecutionAlreadyStartedError' ||
-      e.name === 'WorkflowNotFoundError' ||
-      e.name === 'WorkflowUpdateRPCTimeoutOrCancelledError' ||
-      (e as { code?: unknown }).code === 4 ||
-      isTransientUpdateError(e),
-  );
 }
