@@ -33,6 +33,7 @@ interface Options {
   duration: number;
   kills: number;
   shoppers: number;
+  minOrders: number;
   seed: number;
   settle: number;
   outDir: string;
@@ -62,6 +63,12 @@ function parseOptions(argv: string[]): Options {
       intOption('--kills', 0),
     )
     .option('--shoppers <n>', 'concurrent shoppers', intOption('--shoppers', 1), 4)
+    .option(
+      '--min-orders <n>',
+      'random: go on past --duration (up to 3 ×) until this many orders were answered, so that a slow machine still checks enough of them',
+      intOption('--min-orders', 0),
+      0,
+    )
     .option('--seed <n>', 'seed of the kill plan and the shoppers', intOption('--seed', 0))
     .option(
       '--settle <s>',
@@ -153,6 +160,9 @@ async function runRandom(
       random,
       journeys,
       stats,
+      goOn: () =>
+        Date.now() < started + 3 * o.duration * 1_000 &&
+        journeys.filter((j) => j.created?.status === 200).length < o.minOrders,
     }),
   );
   await Promise.all([monkey, ...shoppers]);

@@ -118,8 +118,10 @@ export interface ShopperOptions {
   baseUrl: string;
   app: AppCredentials;
   notifyUrl: string;
-  /** Stop starting new orders at this time (ms since the epoch). */
+  /** Stop starting new orders at this time (ms since the epoch)… */
   until: number;
+  /** …unless this says to go on (a run that must check a minimum number of orders). */
+  goOn?: () => boolean;
   /** Give up resending a request after this long. */
   requestDeadlineMs: number;
   random: () => number;
@@ -128,9 +130,9 @@ export interface ShopperOptions {
   onOrder?: () => void;
 }
 
-/** One shopper: orders one after another until `until`. */
+/** One shopper: orders one after another until `until` (and `goOn` says no more). */
 export async function shop(o: ShopperOptions): Promise<void> {
-  while (Date.now() < o.until) {
+  while (Date.now() < o.until || o.goOn?.()) {
     const amount = 100 + Math.floor(o.random() * 900);
     const journey: OrderJourney = { merchantOrderNo: `CH-${randomUUID()}`, amount, paid: false, refunds: [] };
     o.journeys.push(journey);
