@@ -18,6 +18,10 @@ import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { codecRoutes, type CodecServerOptions } from './codec';
+import { consoleDataRoutes, consoleRoutes } from '../modules/console';
+import type { CoreConfig } from '../platform/config';
+import { ROOT_DIR } from '../platform/paths';
+import path from 'node:path';
 
 export interface ApiDeps {
   logger: Logger;
@@ -45,7 +49,27 @@ export interface ApiDeps {
    * None when not given.
    */
   trustProxy?: TrustProxy;
+  /**
+   * The operator console's settings (config `console`) and where its built page is; the
+   * defaults' when not given (sessions of 30 minutes idle and 12 hours in all, a `Secure` cookie).
+   */
+  console?: {
+    settings: CoreConfig['console'];
+    distDir?: string;
+    /** Where an order's page links its workflow (config `temporal.uiUrl`, `temporal.namespace`). */
+    temporalUi?: { url: string; namespace: string };
+    /** The days of the console's overview (config `reconciliation.timeZone`). */
+    timeZone?: string;
+  };
 }
+
+/** The console's settings when the composition gives none: the configuration's defaults. */
+export const DEFAULT_CONSOLE_SETTINGS: CoreConfig['console'] = {
+  sessionIdleMs: 30 * 60_000,
+  sessionMaxMs: 12 * 3_600_000,
+  secureCookie: true,
+  lockout: { attempts: 5, addressAttempts: 20, windowMs: 15 * 60_000 },
+};
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
 export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {
@@ -87,6 +111,31 @@ export function createApp(deps: ApiDeps): Express {
   const metricsAccess = deps.metricsAccess ?? { onApiPort: true };
   if (metricsAccess.onApiPort) app.get('/metrics', metrics.handler(metricsAccess.token));
   app.use(openApiRoutes());
+  // The operator console: its own sessions, never an app's signature (SPEC §12).
+  // Its actions call the same services as the API's routes, so every rule of the API holds.
+  app.use(
+    consoleRoutes(
+      {
+        db: deps.services.db,
+        payloadKeys: deps.services.payloadKeys,
+        consoleSettings: deps.console?.settings ?? DEFAULT_CONSOLE_SETTINGS,
+        distDir: deps.console?.distDir ?? path.join(ROOT_DIR, 'console', 'dist'),
+      },
+      [
+        consoleDataRoutes({
+          services: deps.services,
+          orders,
+          refunds,
+          transfers,
+          reconciliation: new ReconciliationService(deps.services),
+          // The apps as authentication holds them: disabling one tells every API process's cache.
+          apps: deps.auth.apps,
+          temporalUi: deps.console?.temporalUi,
+          timeZone: deps.console?.timeZone,
+        }),
+      ],
+    ),
+  );
   for (const [prefix, scope] of Object.entries(APP_API_SCOPES)) {
     app.use(prefix, authenticate(deps.auth, scope));
   }

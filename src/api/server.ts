@@ -95,6 +95,11 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
     metrics,
     metricsAccess: { onApiPort: config.metrics.onApiPort, token: config.metrics.token },
     trustProxy: config.api.trustProxy,
+    console: {
+      settings: config.console,
+      temporalUi: { url: config.temporal.uiUrl, namespace: config.temporal.namespace },
+      timeZone: config.reconciliation.timeZone,
+    },
     readiness: readinessProbes(db, temporal),
     auth,
     callbackRateLimit: { perSecond: config.callbacks.rateLimitPerSecond },

@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { registerAppCommands } from './apps';
 import { fail } from './config';
 import { registerKeyCommands } from './keys';
+import { registerOperatorCommands } from './operators';
 import { commands } from './lazy';
 
 const program = new Command()
@@ -54,6 +55,7 @@ program
 
 registerAppCommands(program);
 registerKeyCommands(program);
+registerOperatorCommands(program);
 
 program
   .command('merchants')

@@ -17,6 +17,7 @@ import type * as Keys from './commands/keys';
 import type * as KeysNew from './commands/keys-new';
 import type * as Merchants from './commands/merchants';
 import type * as Migrate from './commands/migrate';
+import type * as Operators from './commands/operators';
 import type * as Postgres from './commands/postgres';
 import type * as Reconcile from './commands/reconcile';
 import type * as Sandbox from './commands/sandbox';
@@ -34,6 +35,7 @@ export const commands = {
   keysNew: (): typeof KeysNew => require('./commands/keys-new'),
   merchants: (): typeof Merchants => require('./commands/merchants'),
   migrate: (): typeof Migrate => require('./commands/migrate'),
+  operators: (): typeof Operators => require('./commands/operators'),
   postgres: (): typeof Postgres => require('./commands/postgres'),
   reconcile: (): typeof Reconcile => require('./commands/reconcile'),
   sandbox: (): typeof Sandbox => require('./commands/sandbox'),

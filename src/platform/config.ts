@@ -48,6 +48,8 @@ export interface CoreConfig {
     cliPath?: string;
     devServerPort: number;
     uiPort: number;
+    /** The Temporal UI's address, for links from the operator console (TEMPORAL_UI_URL). */
+    uiUrl: string;
     /** A prebuilt workflow bundle (see `durapay bundle`); absent means bundle at worker start. */
     workflowBundlePath?: string;
     /**
@@ -148,6 +150,14 @@ export interface CoreConfig {
   };
   /** The daily reconciliation (SPEC §10): when the day before is reconciled, and in which zone. */
   reconciliation: { at: string; timeZone: string };
+  /** The operator console (SPEC §12): its sessions and its lockout after failed sign-ins. */
+  console: {
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+    /** Whether the session cookie is `Secure`: everywhere but development. */
+    secureCookie: boolean;
+    lockout: { attempts: number; addressAttempts: number; windowMs: number };
+  };
   /**
    * Multiplies every duration a workflow waits (timers, retry schedules). 1 in production;
    * tests use a small value so a 30-minute expiry passes in well under a second.
@@ -213,6 +223,12 @@ const coreSchema = Joi.object({
   TEMPORAL_CLI_PATH: Joi.string(),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  CONSOLE_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(1_440).default(30),
+  CONSOLE_SESSION_MAX_HOURS: Joi.number().integer().min(1).max(720).default(12),
+  CONSOLE_LOCKOUT_ATTEMPTS: Joi.number().integer().min(1).max(1_000).default(5),
+  CONSOLE_LOCKOUT_ADDRESS_ATTEMPTS: Joi.number().integer().min(1).max(100_000).default(20),
+  CONSOLE_LOCKOUT_MINUTES: Joi.number().integer().min(1).max(1_440).default(15),
   WORKER_METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')).default(9464),
   DURAPAY_CHAOS_HOLDS_DIR: Joi.string(),
   METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')),
@@ -349,6 +365,7 @@ export function loadCoreConfig<S extends object = object>(
       cliPath: str('TEMPORAL_CLI_PATH'),
       devServerPort: num('TEMPORAL_PORT'),
       uiPort: num('TEMPORAL_UI_PORT'),
+      uiUrl: (str('TEMPORAL_UI_URL') ?? `http://localhost:${num('TEMPORAL_UI_PORT')}`).replace(/\/+$/, ''),
       workflowBundlePath: str('DURAPAY_WORKFLOW_BUNDLE'),
       diagnosticWorkflows:
         v.DURAPAY_DIAGNOSTIC_WORKFLOWS === undefined
@@ -406,6 +423,17 @@ export function loadCoreConfig<S extends object = object>(
       retentionBatchSize: num('CALLBACK_RETENTION_BATCH'),
     },
     reconciliation: { at: str('RECONCILIATION_AT')!, timeZone: str('RECONCILIATION_TIME_ZONE')! },
+    console: {
+      sessionIdleMs: num('CONSOLE_SESSION_IDLE_MINUTES') * 60_000,
+      sessionMaxMs: num('CONSOLE_SESSION_MAX_HOURS') * 3_600_000,
+      // Sent only over HTTPS outside development: a console on plain http://localhost still signs in.
+      secureCookie: envName !== 'development',
+      lockout: {
+        attempts: num('CONSOLE_LOCKOUT_ATTEMPTS'),
+        addressAttempts: num('CONSOLE_LOCKOUT_ADDRESS_ATTEMPTS'),
+        windowMs: num('CONSOLE_LOCKOUT_MINUTES') * 60_000,
+      },
+    },
     timeScale: num('DURAPAY_TIME_SCALE'),
     tracing: tracingConfig(str),
   });

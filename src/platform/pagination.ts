@@ -19,3 +19,46 @@ function readInt(value: unknown, fallback: number): number {
   if (!Number.isSafeInteger(n) || n < 0) return 0;
   return n;
 }
+
+/**
+ * Where a page of a list read newest first by keyset ends (the operator console's lists): its
+ * last row's creation time, in UTC to the microsecond as Postgres keeps it (a time cut to the
+ * millisecond would skip rows created in the same millisecond), and the row's key. `rank` orders
+ * groups before time where a list has them (failed notifications first).
+ */
+export interface KeysetPosition {
+  at: string;
+  key: string;
+  rank?: number;
+}
+
+/** A page to read: at most `limit` rows after `after` (from the newest when absent). */
+export interface KeysetPage {
+  limit: number;
+  after?: KeysetPosition;
+}
+
+/** A page read, and where the next one starts (null: this was the last). */
+export interface KeysetResult<T> {
+  rows: T[];
+  next: KeysetPosition | null;
+}
+
+/** SQL for a timestamptz column as a keyset position keeps it (see KeysetPosition.at). */
+export function keysetAt(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
+/**
+ * The page of `rows`, read with `LIMIT limit + 1`: the extra row, when there is one, says that
+ * another page follows, which starts after the page's last row.
+ */
+export function keysetPageOf<T>(
+  rows: T[],
+  limit: number,
+  positionOf: (row: T) => KeysetPosition,
+): KeysetResult<T> {
+  if (rows.length <= limit) return { rows, next: null };
+  const page = rows.slice(0, limit);
+  return { rows: page, next: positionOf(page[page.length - 1]!) };
+}

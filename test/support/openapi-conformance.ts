@@ -65,7 +65,7 @@ export class ResponseConformance {
   }
 
   /** Answers from this base URL are checked, except under the given mounts. */
-  register(baseUrl: string, ignoredPrefixes = ['/sandbox', '/wechatpay', '/alipay']): void {
+  register(baseUrl: string, ignoredPrefixes = ['/sandbox', '/wechatpay', '/alipay', '/console']): void {
     const origin = new URL(baseUrl).origin;
     this.origins.set(origin, { origin, ignoredPrefixes });
   }

@@ -22,7 +22,12 @@ function documentedOperations(): string[] {
 interface Layer {
   route?: { path: string | string[]; methods: Record<string, boolean> };
   handle?: { stack?: Layer[] };
+  match?: (path: string) => boolean;
 }
+
+/** The console's API (mounted at /console/api): its page's own, documented in docs/console.md. */
+const isConsoleMount = (layer: Layer) =>
+  !!layer.match && layer.match('/console/api/x') && !layer.match('/api/v1/x');
 
 /** Each route the Express app serves, in the document's notation (`:id` → `{id}`). */
 function routedOperations(): string[] {
@@ -48,13 +53,14 @@ function routedOperations(): string[] {
         const pattern = patterns.reduce((a, b) => (b.split(':').length > a.split(':').length ? b : a));
         const path = pattern.replace(/\{\/:(\w+)\}/g, '/{$1}').replace(/:(\w+)/g, '{$1}');
         for (const method of Object.keys(layer.route.methods)) found.push(`${method.toUpperCase()} ${path}`);
-      } else if (layer.handle?.stack) {
+      } else if (layer.handle?.stack && !isConsoleMount(layer)) {
         walk(layer.handle.stack);
       }
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
-  return found.filter((op) => !op.startsWith('GET /docs/'));
+  // The console's page (/console, /console/…) is not the apps' API either.
+  return found.filter((op) => !op.startsWith('GET /docs/') && !/^\w+ \/console(\/|$)/.test(op));
 }
 
 /**

@@ -5,6 +5,7 @@ import { applicantDataSealedWith, describeSealed, sealLegacyApplicantData } from
 import { boot } from '../boot';
 import { resealSavedStates, savedStatesSealedWith } from '../../modules/orders';
 import { resealTransferPayees, transferPayeesSealedWith } from '../../modules/transfers';
+import { OperatorRepository } from '../../modules/operators';
 import { fail } from '../config';
 import { withDatabase } from '../database';
 
@@ -42,6 +43,12 @@ export async function retire(keyId: string): Promise<void> {
         `payload key ${keyId} still opens the payee of ${payees} transfer(s): run \`durapay keys reseal --rotate\` first`,
       );
     }
+    const totp = await new OperatorRepository(db, keyring).totpSecretsSealedWith(keyId);
+    if (totp > 0) {
+      throw new ConfigError(
+        `payload key ${keyId} still opens the TOTP secret of ${totp} operator(s): run \`durapay keys reseal --rotate\` first`,
+      );
+    }
     return retirePayloadKey(db, keyId, keyring.current.id);
   }).catch(fail);
   console.error(
@@ -55,13 +62,24 @@ export async function retire(keyId: string): Promise<void> {
 export async function reseal(opts: { rotate?: boolean }): Promise<void> {
   const { config, logger, keyring } = bootWithKeys();
   const rotate = opts.rotate === true;
-  const { sealed, states, payees } = await withDatabase(config, logger, async (db) => ({
+  const { sealed, states, payees, totp } = await withDatabase(config, logger, async (db) => ({
     sealed: await sealLegacyApplicantData(db, keyring, { rotate }),
     // Orders' saved states and transfers' payees are sealed from the start: only a rotation has
     // anything to do.
     states: rotate ? await resealSavedStates(db, keyring) : null,
     payees: rotate ? await resealTransferPayees(db, keyring) : null,
+    totp: rotate ? await new OperatorRepository(db, keyring).resealTotpSecrets() : null,
   })).catch(fail);
+  if (totp) {
+    console.error(
+      `operators' TOTP secrets: sealed ${totp.resealed} again with payload key ${keyring.current.id}`,
+    );
+    for (const { operatorId, reason } of totp.unopened) {
+      console.error(
+        `operators' TOTP secrets: operator ${operatorId}'s does not open, left as it is: ${reason}`,
+      );
+    }
+  }
   console.error(describeSealed(sealed, keyring.current.id));
   if (payees) {
     console.error(

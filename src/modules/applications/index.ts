@@ -7,4 +7,10 @@ export {
   type ApplicationActivities,
   type ApplicationActivityDeps,
 } from './activities';
-export { applicationsSealedWith, sealLegacyApplicationData } from './repository';
+export {
+  ApplicationRepository,
+  applicationsSealedWith,
+  sealLegacyApplicationData,
+  type ApplicationRow,
+} from './repository';
+export { applicationView } from './view';

@@ -106,6 +106,31 @@ export class ApplicationRepository {
     );
   }
 
+  /** Every application of a merchant, newest first (the console's merchant page). */
+  async ofMerchant(appId: string, merchantId: string): Promise<ApplicationRow[]> {
+    return this.db.sequelize.query<ApplicationRow>(
+      `SELECT ${ROW_COLUMNS} FROM merchant_applications WHERE app_id = :appId AND merchant_id = :merchantId
+        ORDER BY submitted_at DESC, application_id DESC`,
+      { replacements: { appId, merchantId }, type: QueryTypes.SELECT },
+    );
+  }
+
+  /**
+   * How many applications stand rejected: rejected, with no later application of the same
+   * merchant at the same channel (a merchant that applied again is not an exception any more).
+   */
+  async countStandingRejected(): Promise<number> {
+    const [row] = await this.db.sequelize.query<{ n: string }>(
+      `SELECT count(*) AS n FROM merchant_applications a
+        WHERE a.status = 'rejected'
+          AND NOT EXISTS (SELECT 1 FROM merchant_applications b
+                           WHERE b.app_id = a.app_id AND b.merchant_id = a.merchant_id
+                             AND b.channel_code = a.channel_code AND b.submitted_at > a.submitted_at)`,
+      { type: QueryTypes.SELECT },
+    );
+    return Number(row?.n ?? 0);
+  }
+
   /** The application of this merchant at this channel that is not final yet, if any. */
   async openFor(appId: string, merchantId: string, channelCode: string): Promise<ApplicationRow | undefined> {
     return this.one(

@@ -5,6 +5,7 @@ import type { AppStatus, Scope } from './rules';
 import { generateAppId, generateSecret, generateWebhookSecret } from '../../platform/crypto/credentials';
 import type { SecretBox } from '../../platform/crypto/secret-box';
 import type { Database } from '../../platform/db';
+import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 
 /** An app as the rest of the service sees it; secrets only in `AppCredentials`. */
 export interface AppRecord {
@@ -67,6 +68,46 @@ export class AppRepository {
   async list(): Promise<AppRecord[]> {
     const rows = await this.models.App.findAll({ order: [['createdAt', 'ASC']] });
     return rows.map((r) => this.toRecord(r));
+  }
+
+  /** Every app without its secrets, newest first by (created_at, app_id), a keyset page at a time. */
+  async search(page: KeysetPage): Promise<KeysetResult<AppRecord>> {
+    const after = page.after
+      ? 'WHERE (a.created_at, a.app_id) < (CAST(:afterAt AS timestamptz), :afterKey)'
+      : '';
+    const rows = await this.db.sequelize.query<{
+      app_id: string;
+      name: string;
+      scopes: Scope[];
+      status: AppStatus;
+      created_at: Date;
+      updated_at: Date;
+      cursor_at: string;
+    }>(
+      `SELECT a.app_id, a.name, a.scopes, a.status, a.created_at, a.updated_at,
+              ${keysetAt('a.created_at')} AS cursor_at
+         FROM apps a ${after} ORDER BY a.created_at DESC, a.app_id DESC LIMIT :limit`,
+      {
+        replacements: {
+          limit: page.limit + 1,
+          afterAt: page.after?.at ?? null,
+          afterKey: page.after?.key ?? null,
+        },
+        type: QueryTypes.SELECT,
+      },
+    );
+    const found = keysetPageOf(rows, page.limit, (r) => ({ at: r.cursor_at, key: r.app_id }));
+    return {
+      rows: found.rows.map((r) => ({
+        appId: r.app_id,
+        name: r.name,
+        scopes: r.scopes,
+        status: r.status,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      })),
+      next: found.next,
+    };
   }
 
   async count(): Promise<number> {

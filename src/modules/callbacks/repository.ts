@@ -11,6 +11,17 @@ export interface CallbackResult {
   refundNo?: string;
 }
 
+/** A callback about an order as an operator is shown it: what came of it, never its body. */
+export interface ReceivedCallback {
+  id: number;
+  channelCode: string;
+  receivedAt: Date;
+  verified: boolean;
+  outcome: string;
+  error: string | null;
+  refundNo: string | null;
+}
+
 /**
  * The raw-callback log (`channel_callbacks`, SPEC §4): every callback of a channel durapay has,
  * whose body it read, stored before it is answered, and deleted after the retention (SPEC §9).
@@ -53,6 +64,35 @@ export class CallbackLog {
         },
       },
     );
+  }
+
+  /**
+   * The callbacks about an order still kept (the retention deletes old ones), oldest first,
+   * without their headers and bodies (the console's order timeline; index of migration 0021).
+   */
+  async aboutTrade(tradeNo: string, limit = 200): Promise<ReceivedCallback[]> {
+    const rows = await this.db.sequelize.query<{
+      id: string;
+      channel_code: string;
+      received_at: Date;
+      verified: boolean;
+      outcome: string;
+      error: string | null;
+      refund_no: string | null;
+    }>(
+      `SELECT id, channel_code, received_at, verified, outcome, error, refund_no FROM channel_callbacks
+        WHERE trade_no = :tradeNo ORDER BY received_at, id LIMIT :limit`,
+      { replacements: { tradeNo, limit }, type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      id: Number(r.id),
+      channelCode: r.channel_code,
+      receivedAt: r.received_at,
+      verified: r.verified,
+      outcome: r.outcome,
+      error: r.error,
+      refundNo: r.refund_no,
+    }));
   }
 
   /**

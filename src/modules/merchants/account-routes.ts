@@ -5,7 +5,6 @@ import { escapeHtml } from '../../platform/http/html';
 import {
   AuthorizationRefused,
   completeAuthorization,
-  followToken,
   startAuthorization,
   type AuthorizationDeps,
 } from './authorization';
@@ -21,7 +20,7 @@ import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
 import { ACCOUNT_KINDS, accountView, attachSchema, claimOf } from './accounts';
 import { ChannelAccountRepository, NoSuchMerchantError } from './account-repository';
-import { attachAccount, type AttachDeps } from './attach';
+import { attachMerchantAccount, type AttachDeps } from './attach';
 import { databaseError, log, merchantNotFound } from './http-errors';
 import { MerchantRepository } from './repository';
 
@@ -221,27 +220,11 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
       }
       // The same body again answers the account attached without asking the channel (attachAccount).
       try {
-        const { account, changed } = await attachAccount(attach, {
-          appId,
-          merchantId,
-          channelCode,
-          claim,
-          source: 'attached',
-        });
-        log(res).info('channel account attached', {
-          merchant_id: merchantId,
-          channel_code: channelCode,
-          kind: claim.kind,
-        });
-        // A token runs out: the workflow marks the account expired then (it has no refresh token).
-        if (changed && account.kind === 'app_auth_token') {
-          await followToken(deps, account, null).catch((err: unknown) =>
-            log(res).error('could not start the channel token workflow', {
-              merchant_id: merchantId,
-              error: err instanceof Error ? err.message : String(err),
-            }),
-          );
-        }
+        const { account } = await attachMerchantAccount(
+          { ...attach, client: deps.client, taskQueue: deps.taskQueue },
+          { appId, merchantId, channelCode, claim },
+          log(res),
+        );
         sendData(res, accountView(account));
       } catch (err) {
         if (err instanceof NoSuchMerchantError) throw merchantNotFound();

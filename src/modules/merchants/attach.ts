@@ -4,6 +4,8 @@ import type { AccountClaim, ConfirmedAccount } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
 import { claimedNumber, sameAccount, type AccountSource, type ChannelAccount } from './accounts';
 import { AccountOfAnotherAppError, type ChannelAccountRepository } from './account-repository';
+import type { Logger } from '../../platform/logger';
+import { followToken, type AuthorizationDeps } from './authorization';
 
 export interface AttachDeps {
   channels: ChannelRegistry;
@@ -63,4 +65,32 @@ export async function attachAccount(
     if (err instanceof AccountOfAnotherAppError) throw new AppError('invalid_param', err.message);
     throw err;
   }
+}
+
+/**
+ * A merchant's account attached as `PUT /api/v1/merchant/{id}/channel-accounts/{channel_code}`
+ * attaches it (SPEC §5.8), for the API and the operator console alike: confirmed at its channel
+ * (attachAccount), and an authorised token that changed followed by its workflow, which marks the
+ * account expired when the token runs out. Throws NoSuchMerchantError for a merchant that is gone.
+ */
+export async function attachMerchantAccount(
+  deps: AttachDeps & Pick<AuthorizationDeps, 'client' | 'taskQueue'>,
+  input: { appId: string; merchantId: string; channelCode: string; claim: AccountClaim },
+  log: Logger,
+): Promise<{ account: ChannelAccount; changed: boolean }> {
+  const attached = await attachAccount(deps, { ...input, source: 'attached' });
+  log.info('channel account attached', {
+    merchant_id: input.merchantId,
+    channel_code: input.channelCode,
+    kind: input.claim.kind,
+  });
+  if (attached.changed && attached.account.kind === 'app_auth_token') {
+    await followToken(deps, attached.account, null).catch((err: unknown) =>
+      log.error('could not start the channel token workflow', {
+        merchant_id: input.merchantId,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+  return attached;
 }

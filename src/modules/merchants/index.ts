@@ -6,11 +6,12 @@ export {
   merchantsSealedWith,
   sealLegacyMerchantData,
   type MerchantRecord,
+  type MerchantSearch,
   type MerchantWithPersonalData,
 } from './repository';
-export { applicantOf } from './view';
-export { DEFAULT_MAX_SHARING_RATIO } from './rules';
+export { applicantOf, merchantView } from './view';
+export { DEFAULT_MAX_SHARING_RATIO, MERCHANT_STATUSES, type MerchantStatus } from './rules';
 export { ChannelAccountRepository, NoSuchMerchantError, onboardedClaim } from './account-repository';
-export { attachAccount } from './attach';
-export { ACCOUNT_KINDS, attachSchema, claimOf, type ChannelAccount } from './accounts';
+export { attachAccount, attachMerchantAccount } from './attach';
+export { ACCOUNT_KINDS, accountView, attachSchema, claimOf, type ChannelAccount } from './accounts';
 export { createMerchantActivities, type MerchantActivities } from './activities';

@@ -10,6 +10,7 @@ import {
   legacyText,
   sealedPrefix,
 } from '../../platform/crypto/sealed-column';
+import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 import { merchantModels, type Merchant } from './model';
 import { ChannelAccountRepository, accountsSealedWith } from './account-repository';
 
@@ -71,6 +72,13 @@ export interface MerchantStatusChange {
   /** Set with the status when given (undefined leaves the column as it is; null clears it). */
   channelCode?: string | null;
   subMerchantNo?: string | null;
+}
+
+/** What an operator looks merchants up by, across apps (the console); every field narrows. */
+export interface MerchantSearch {
+  merchantId?: string;
+  status?: MerchantStatus;
+  appId?: string;
 }
 
 /** The personal-data columns' attributes, left out of reads that do not need them. */
@@ -185,6 +193,56 @@ export class MerchantRepository {
       offset: page.offset,
     });
     return rows.map((m) => this.withPersonalData(m));
+  }
+
+  /**
+   * Merchants of every app without their personal data, newest first by (created_at, app_id,
+   * merchant_id), a keyset page at a time; a position's key is `app_id:merchant_id` (neither
+   * holds a `:`).
+   */
+  async search(filter: MerchantSearch, page: KeysetPage): Promise<KeysetResult<MerchantRecord>> {
+    const where: string[] = [];
+    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
+    const eq = (column: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      where.push(`m.${column} = :${name}`);
+      replacements[name] = value;
+    };
+    eq('merchant_id', 'merchantId', filter.merchantId);
+    eq('status', 'status', filter.status);
+    eq('app_id', 'appId', filter.appId);
+    if (page.after) {
+      const split = page.after.key.indexOf(':');
+      where.push(
+        '(m.created_at, m.app_id, m.merchant_id) < (CAST(:afterAt AS timestamptz), :afterApp, :afterMerchant)',
+      );
+      replacements.afterAt = page.after.at;
+      replacements.afterApp = split < 0 ? page.after.key : page.after.key.slice(0, split);
+      replacements.afterMerchant = split < 0 ? '' : page.after.key.slice(split + 1);
+    }
+    const rows = await this.db.sequelize.query(
+      `SELECT m.app_id, m.merchant_id, m.merchant_name, m.license_no, m.status, m.channel_code,
+              m.sub_merchant_no, m.profit_sharing, m.created_at, m.updated_at,
+              ${keysetAt('m.created_at')} AS cursor_at
+         FROM merchants m ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY m.created_at DESC, m.app_id DESC, m.merchant_id DESC LIMIT :limit`,
+      { replacements, model: this.models.Merchant, mapToModel: true },
+    );
+    const found = keysetPageOf(rows, page.limit, (m) => ({
+      at: m.get('cursor_at') as string,
+      key: `${m.appId}:${m.merchantId}`,
+    }));
+    return { rows: found.rows.map(recordOf), next: found.next };
+  }
+
+  /** Every app's merchant of this id, without personal data (merchant ids are unique per app only). */
+  async findInEveryApp(merchantId: string): Promise<MerchantRecord[]> {
+    const rows = await this.models.Merchant.findAll({
+      where: { merchantId },
+      attributes: { exclude: PERSONAL_DATA },
+      order: [['appId', 'ASC']],
+    });
+    return rows.map(recordOf);
   }
 
   /**

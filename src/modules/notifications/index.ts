@@ -8,5 +8,19 @@ export {
   type NotificationActivityDeps,
 } from './activities';
 export { createDelivery, type DeliveryAttempt, type DeliveryResult } from './delivery';
-export { NotificationPublisher, type NotificationPublisherDeps } from './service';
-export type { NotificationEvent, NotificationRequest } from './rules';
+export {
+  NotificationPublisher,
+  resendStoredNotification,
+  type NotificationPublisherDeps,
+  type NotificationResendDeps,
+} from './service';
+export { NotificationRepository, type NotificationSearch } from './repository';
+export { notificationView, type NotificationView } from './view';
+export type { Notification, NotificationAttempt } from './model';
+export {
+  NOTIFICATION_EVENTS,
+  NOTIFICATION_STATUSES,
+  type NotificationEvent,
+  type NotificationRequest,
+  type NotificationStatus,
+} from './rules';

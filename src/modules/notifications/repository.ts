@@ -2,6 +2,13 @@ import { Op, QueryTypes, type WhereOptions } from 'sequelize';
 import { notificationBody, type NotificationRequest, type NotificationStatus } from './rules';
 import { generateNotificationId } from '../../platform/ids';
 import type { Database } from '../../platform/db';
+import {
+  keysetAt,
+  keysetPageOf,
+  type KeysetPage,
+  type KeysetPosition,
+  type KeysetResult,
+} from '../../platform/pagination';
 import { notificationModels, type Notification, type NotificationAttempt } from './model';
 
 /** The series token of the attempt a publisher makes before any delivery workflow runs. */
@@ -21,6 +28,22 @@ export interface NotificationFilter {
   refundNo?: string;
   status?: NotificationStatus;
 }
+
+/** What an operator looks notifications up by, across apps (the console); every field narrows. */
+export interface NotificationSearch {
+  /** Absent: every status, the failed ones first. */
+  status?: NotificationStatus;
+  tradeNo?: string;
+  refundNo?: string;
+  appId?: string;
+  event?: string;
+}
+
+/** Where a notification read by search stands in its list. */
+const positionOf = (n: Notification): KeysetPosition => ({
+  at: n.get('cursor_at') as string,
+  key: n.notificationId,
+});
 
 export class NotificationRepository {
   constructor(private readonly db: Database) {}
@@ -89,6 +112,100 @@ export class NotificationRepository {
     });
     for (const row of rows) row.attempts = attempts.filter((a) => a.notificationId === row.notificationId);
     return rows;
+  }
+
+  /** A notification of any app, with its attempts (the console). */
+  async findById(notificationId: string): Promise<Notification | null> {
+    return this.models.Notification.findOne({
+      where: { notificationId },
+      include: [{ association: 'attempts' }],
+    });
+  }
+
+  /** The notifications of an order (its payment's and its refunds'), oldest first, with their attempts. */
+  async ofTrade(appId: string, tradeNo: string): Promise<Notification[]> {
+    return this.models.Notification.findAll({
+      where: { appId, tradeNo },
+      include: [{ association: 'attempts' }],
+      order: [
+        ['createdAt', 'ASC'],
+        ['notificationId', 'ASC'],
+      ],
+    });
+  }
+
+  /** The notifications of a merchant application (one per change of it), oldest first. */
+  async ofApplication(appId: string, applicationId: string): Promise<Notification[]> {
+    return this.models.Notification.findAll({
+      where: { appId, applicationId },
+      order: [
+        ['createdAt', 'ASC'],
+        ['notificationId', 'ASC'],
+      ],
+    });
+  }
+
+  /** How many notifications are in `status` now (the console's exceptions: `failed`). */
+  async countInStatus(status: NotificationStatus): Promise<number> {
+    return this.models.Notification.count({ where: { status } });
+  }
+
+  /**
+   * Notifications of every app, newest first by (created_at, notification_id), a keyset page at a
+   * time, without their attempts. With no status asked, the failed ones come first (rank 1),
+   * then the rest (rank 0): each part is read on its own, through its own index.
+   */
+  async search(filter: NotificationSearch, page: KeysetPage): Promise<KeysetResult<Notification>> {
+    if (filter.status !== undefined) {
+      const rows = await this.searchPart(filter, filter.status, page, undefined);
+      return keysetPageOf(rows, page.limit, (n) => positionOf(n));
+    }
+    // One row beyond the page, from the failed ones and then from the rest, says whether
+    // another page follows; a position among the failed ones is no place among the rest, which
+    // are then read from their newest.
+    const failed = page.after?.rank === 0 ? [] : await this.searchPart(filter, 'failed', page, 1);
+    const rest =
+      failed.length > page.limit
+        ? []
+        : await this.searchPart(filter, 'not_failed', { ...page, limit: page.limit - failed.length }, 0);
+    const ranks = new Map<Notification, number>([
+      ...failed.map((n) => [n, 1] as const),
+      ...rest.map((n) => [n, 0] as const),
+    ]);
+    return keysetPageOf([...failed, ...rest], page.limit, (n) => ({ ...positionOf(n), rank: ranks.get(n)! }));
+  }
+
+  /** Up to `page.limit + 1` notifications of one part (a status, or every one but failed). */
+  private async searchPart(
+    filter: NotificationSearch,
+    status: NotificationStatus | 'not_failed',
+    page: KeysetPage,
+    rank: number | undefined,
+  ): Promise<Notification[]> {
+    const where: string[] = [];
+    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
+    const eq = (column: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      where.push(`n.${column} = :${name}`);
+      replacements[name] = value;
+    };
+    if (status === 'not_failed') where.push("n.status <> 'failed'");
+    else eq('status', 'status', status);
+    eq('trade_no', 'tradeNo', filter.tradeNo);
+    eq('refund_no', 'refundNo', filter.refundNo);
+    eq('app_id', 'appId', filter.appId);
+    eq('event_type', 'event', filter.event);
+    if (page.after && (rank === undefined || (page.after.rank ?? 1) === rank)) {
+      where.push('(n.created_at, n.notification_id) < (CAST(:afterAt AS timestamptz), :afterKey)');
+      replacements.afterAt = page.after.at;
+      replacements.afterKey = page.after.key;
+    }
+    return this.db.sequelize.query(
+      `SELECT n.*, ${keysetAt('n.created_at')} AS cursor_at FROM notifications n
+        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY n.created_at DESC, n.notification_id DESC LIMIT :limit`,
+      { replacements, model: this.models.Notification, mapToModel: true },
+    );
   }
 
   /** For delivery: what to send, where, for which app. */

@@ -2,10 +2,9 @@ import type { Router } from 'express';
 import { AppError } from '../../platform/errors';
 import { type NotificationStatus } from './rules';
 import { parsePage } from '../../platform/pagination';
-import { scaleDuration } from '../../platform/durations';
 import { NotificationRepository } from './repository';
 import { notificationView } from './view';
-import { resendNotification } from './service';
+import { resendStoredNotification } from './service';
 import type { Client } from '@temporalio/client';
 import type { CoreConfig } from '../../platform/config';
 import type { Database } from '../../platform/db';
@@ -54,16 +53,7 @@ export function notificationRoutes(services: NotificationRoutesDeps): Router {
     const { appId } = currentApp(res);
     const notification = await repo.find(appId, pathValue(req.params, 'notificationId', 'notification_id'));
     if (!notification) throw notFound();
-    await resendNotification({
-      client: services.client,
-      taskQueue: services.taskQueue,
-      input: {
-        notificationId: notification.notificationId,
-        appId,
-        gapsMs: services.notifications.retryScheduleMs.map((ms) => scaleDuration(ms, services.timeScale)),
-      },
-      tradeNo: notification.tradeNo,
-    });
+    await resendStoredNotification(services, notification);
     sendData(res, { notification_id: notification.notificationId, status: 'pending' });
   });
 

@@ -57,6 +57,34 @@ export async function resendNotification(opts: NotificationStartOptions): Promis
   });
 }
 
+/** What a resend needs: where the delivery workflow runs, and the retry schedule it follows. */
+export interface NotificationResendDeps {
+  client: Client;
+  taskQueue: string;
+  notifications: { retryScheduleMs: number[] };
+  timeScale: number;
+}
+
+/**
+ * Sends a stored notification again as a fresh attempt series (SPEC §6), on the schedule of the
+ * configuration: the API's resend and the operator console's.
+ */
+export async function resendStoredNotification(
+  deps: NotificationResendDeps,
+  notification: { notificationId: string; appId: string; tradeNo: string | null },
+): Promise<void> {
+  await resendNotification({
+    client: deps.client,
+    taskQueue: deps.taskQueue,
+    input: {
+      notificationId: notification.notificationId,
+      appId: notification.appId,
+      gapsMs: deps.notifications.retryScheduleMs.map((ms) => scaleDuration(ms, deps.timeScale)),
+    },
+    tradeNo: notification.tradeNo,
+  });
+}
+
 export interface NotificationPublisherDeps {
   db: Database;
   client: Client;

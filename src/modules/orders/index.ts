@@ -14,11 +14,13 @@ export {
   type OrderRefundActivities,
   type RefundOutcome,
 } from './activities';
-export { OrderRepository } from './repository';
+export { OrderRepository, type OrderSearch, type OrderTally, type ShareStep } from './repository';
+export { orderView } from './view';
+export { ORDER_STATUSES, type OrderStatus } from './rules';
 export { resealSavedStates, savedStatesSealedWith } from './saved-states';
 export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';
 export { MAX_AMOUNT, refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';
-export { refundWorkflowId, type RefundRequest, type RefundResult } from './messages';
+export { orderWorkflowId, refundWorkflowId, type RefundRequest, type RefundResult } from './messages';
 export { toAppError } from './outcomes';
 export { orderWorkflowIdOf, signalOrderPayment } from './service';
 export type { Order } from './model';

@@ -1,6 +1,8 @@
 import { QueryTypes } from 'sequelize';
 import type { OrderStatus, ProfitSharingStatus } from './rules';
 import type { Database } from '../../platform/db';
+import { DAYS_IN_ZONE } from '../../platform/dates';
+import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 import { orderModels, type Order } from './model';
 
 export interface NewOrder {
@@ -51,6 +53,41 @@ export interface DuePoll {
   appId: string;
   merchantOrderNo: string;
 }
+
+/** What an operator looks orders up by, across apps (the console); every field narrows. */
+export interface OrderSearch {
+  tradeNo?: string;
+  merchantOrderNo?: string;
+  merchantId?: string;
+  appId?: string;
+  status?: OrderStatus;
+  channelCode?: string;
+  /** Created at or after. */
+  from?: string;
+  /** Created before. */
+  to?: string;
+  minAmount?: number;
+  maxAmount?: number;
+  /** Only orders flagged for a refund review (paid after they closed) with something left to refund. */
+  needsRefundReview?: boolean;
+}
+
+/** One day's (or one channel's) orders as the console's overview counts them. */
+export interface OrderTally {
+  /** The day in the time zone asked for, YYYY-MM-DD. */
+  day: string;
+  channelCode: string;
+  payMethod: string;
+  orders: number;
+  paidOrders: number;
+  paidAmount: number;
+}
+
+/** The statuses of an order that was paid. */
+const PAID_STATUSES = `('paid', 'partially_refunded', 'refunded')`;
+/** A flagged order an operator still has to refund (partial index orders_refund_review). */
+const NEEDS_REFUND_REVIEW = `o.needs_refund_review AND o.status IN ('paid', 'partially_refunded')
+  AND o.refunded_amount < o.amount`;
 
 /** Which decision a saved state is (saveState). */
 export interface SaveVersion {
@@ -349,6 +386,97 @@ export class OrderRepository {
         { transaction, replacements: { tradeNo, ...order } },
       );
     });
+  }
+
+  /**
+   * Orders of every app, newest first by (created_at, trade_no), a keyset page at a time: each
+   * filter has an index to walk (migration 0021), so a page costs the same deep in the table.
+   */
+  async search(filter: OrderSearch, page: KeysetPage): Promise<KeysetResult<Order>> {
+    const where: string[] = [];
+    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
+    const eq = (column: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      where.push(`o.${column} = :${name}`);
+      replacements[name] = value;
+    };
+    eq('trade_no', 'tradeNo', filter.tradeNo);
+    eq('merchant_order_no', 'merchantOrderNo', filter.merchantOrderNo);
+    eq('merchant_id', 'merchantId', filter.merchantId);
+    eq('app_id', 'appId', filter.appId);
+    eq('status', 'status', filter.status);
+    eq('channel_code', 'channelCode', filter.channelCode);
+    if (filter.from !== undefined) {
+      where.push('o.created_at >= CAST(:from AS timestamptz)');
+      replacements.from = filter.from;
+    }
+    if (filter.to !== undefined) {
+      where.push('o.created_at < CAST(:to AS timestamptz)');
+      replacements.to = filter.to;
+    }
+    if (filter.minAmount !== undefined) {
+      where.push('o.amount >= :minAmount');
+      replacements.minAmount = filter.minAmount;
+    }
+    if (filter.maxAmount !== undefined) {
+      where.push('o.amount <= :maxAmount');
+      replacements.maxAmount = filter.maxAmount;
+    }
+    if (filter.needsRefundReview) where.push(`(${NEEDS_REFUND_REVIEW})`);
+    if (page.after) {
+      where.push('(o.created_at, o.trade_no) < (CAST(:afterAt AS timestamptz), :afterKey)');
+      replacements.afterAt = page.after.at;
+      replacements.afterKey = page.after.key;
+    }
+    const rows = await this.db.sequelize.query(
+      `SELECT o.*, ${keysetAt('o.created_at')} AS cursor_at FROM orders o
+        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY o.created_at DESC, o.trade_no DESC LIMIT :limit`,
+      { replacements, model: this.models.Order, mapToModel: true },
+    );
+    return keysetPageOf(rows, page.limit, (o) => ({ at: o.get('cursor_at') as string, key: o.tradeNo }));
+  }
+
+  /** How many orders an operator still has to refund after they were paid late (the console). */
+  async countNeedingRefundReview(): Promise<number> {
+    const [row] = await this.db.sequelize.query<{ n: string }>(
+      `SELECT count(*) AS n FROM orders o WHERE ${NEEDS_REFUND_REVIEW}`,
+      { type: QueryTypes.SELECT },
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The orders created since the start of the day `days - 1` days before today, in `timeZone`,
+   * counted by day, channel and pay method in one aggregate (the console's overview): the
+   * number, those paid and their amount.
+   */
+  async tallySince(timeZone: string, days: number): Promise<OrderTally[]> {
+    const rows = await this.db.sequelize.query<{
+      day: string;
+      channel_code: string;
+      pay_method: string;
+      orders: string;
+      paid_orders: string;
+      paid_amount: string;
+    }>(
+      `WITH ${DAYS_IN_ZONE}
+       SELECT days.day, o.channel_code, o.pay_method,
+              count(*) AS orders,
+              count(*) FILTER (WHERE o.status IN ${PAID_STATUSES}) AS paid_orders,
+              COALESCE(sum(o.amount) FILTER (WHERE o.status IN ${PAID_STATUSES}), 0) AS paid_amount
+         FROM days JOIN orders o ON o.created_at >= days.starts AND o.created_at < days.ends
+        GROUP BY 1, 2, 3`,
+      { replacements: { timeZone, back: days - 1 }, type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      day: r.day,
+      channelCode: r.channel_code,
+      payMethod: r.pay_method,
+      orders: Number(r.orders),
+      paidOrders: Number(r.paid_orders),
+      paidAmount: Number(r.paid_amount),
+    }));
   }
 
   /** The order's share steps, oldest first. */

@@ -4,4 +4,15 @@ export { reconciliationRoutes } from './routes';
 export { reconciliationOperations } from './openapi';
 export { ReconciliationService } from './service';
 export { ensureReconciliationSchedule } from './schedule';
-export type { ReconciliationResult, RunSummary, MismatchCategory } from './messages';
+export {
+  RECONCILIATION_CATEGORIES,
+  RESOLUTIONS,
+  RUN_STATUSES,
+  type ReconciliationResult,
+  type RunSummary,
+  type MismatchCategory,
+  type Resolution,
+  type RunStatus,
+} from './messages';
+export { ReconciliationRepository, type MismatchRow, type RunRow } from './repository';
+export { mismatchView, runView } from './view';

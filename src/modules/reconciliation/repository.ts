@@ -4,6 +4,7 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import type { StatementRow } from '../../channels/ports';
 import type { Database } from '../../platform/db';
 import { FieldSealer } from '../../platform/crypto/field-sealer';
+import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 import type { Keyring } from '../../platform/crypto/keyring';
 import {
   DEFAULT_ACCOUNT,
@@ -622,6 +623,84 @@ export class ReconciliationRepository {
       replacements,
     )) as [{ total: string }];
     return { rows, total: Number(total) };
+  }
+
+  // ---- what the operator console reads, across apps ----
+
+  /** Runs of every account, newest first by (created_at, run_id), a keyset page at a time. */
+  async searchRuns(
+    f: { channelCode?: string; billDate?: string; status?: RunStatus },
+    page: KeysetPage,
+  ): Promise<KeysetResult<RunRow>> {
+    const where: string[] = [];
+    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
+    if (f.channelCode !== undefined) {
+      where.push('r.channel_code = :channelCode');
+      replacements.channelCode = f.channelCode;
+    }
+    if (f.billDate !== undefined) {
+      where.push('r.bill_date = CAST(:billDate AS date)');
+      replacements.billDate = f.billDate;
+    }
+    if (f.status !== undefined) {
+      where.push('r.status = :status');
+      replacements.status = f.status;
+    }
+    if (page.after) {
+      where.push('(r.created_at, r.run_id) < (CAST(:afterAt AS timestamptz), :afterKey)');
+      replacements.afterAt = page.after.at;
+      replacements.afterKey = page.after.key;
+    }
+    const rows = await this.query<RunRow & { cursor_at: string }>(
+      `SELECT r.*, to_char(r.bill_date, 'YYYY-MM-DD') AS bill_date, ${keysetAt('r.created_at')} AS cursor_at
+         FROM reconciliation_runs r ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY r.created_at DESC, r.run_id DESC LIMIT :limit`,
+      replacements,
+    );
+    const found = keysetPageOf(rows, page.limit, (r) => ({ at: r.cursor_at, key: r.run_id }));
+    return { rows: found.rows.map(({ cursor_at: _cursor, ...r }) => r), next: found.next };
+  }
+
+  /**
+   * A run's findings about every app's orders, newest first by (created_at, id), a keyset page
+   * at a time; a position's key is the finding's id (digits).
+   */
+  async searchMismatches(
+    runId: string,
+    f: { category?: MismatchCategory; state?: MismatchRow['state'] },
+    page: KeysetPage,
+  ): Promise<KeysetResult<MismatchRow>> {
+    const where = ['m.run_id = :runId'];
+    const replacements: Record<string, unknown> = { runId, limit: page.limit + 1 };
+    if (f.category !== undefined) {
+      where.push('m.category = :category');
+      replacements.category = f.category;
+    }
+    if (f.state !== undefined) {
+      where.push('m.state = :state');
+      replacements.state = f.state;
+    }
+    if (page.after) {
+      where.push('(m.created_at, m.id) < (CAST(:afterAt AS timestamptz), CAST(:afterKey AS bigint))');
+      replacements.afterAt = page.after.at;
+      replacements.afterKey = page.after.key;
+    }
+    const rows = await this.query<MismatchRow & { cursor_at: string }>(
+      `SELECT m.*, ${keysetAt('m.created_at')} AS cursor_at FROM reconciliation_mismatches m
+        WHERE ${where.join(' AND ')} ORDER BY m.created_at DESC, m.id DESC LIMIT :limit`,
+      replacements,
+    );
+    const found = keysetPageOf(rows, page.limit, (m) => ({ at: m.cursor_at, key: String(m.id) }));
+    return { rows: found.rows.map(({ cursor_at: _cursor, ...m }) => m), next: found.next };
+  }
+
+  /** How many findings wait for a person (state `open`; the console's exceptions). */
+  async countOpenMismatches(): Promise<number> {
+    const [row] = await this.query<{ n: string }>(
+      "SELECT count(*) AS n FROM reconciliation_mismatches WHERE state = 'open'",
+      {},
+    );
+    return Number(row?.n ?? 0);
   }
 
   async mismatch(id: string): Promise<MismatchRow | undefined> {

@@ -112,8 +112,12 @@ export class ReconciliationService {
       .result();
   }
 
+  /**
+   * Records a person's resolution of one of the app's findings; `appId` null for a finding about
+   * no app's order (a payment at the channel durapay never made), which only an operator sees.
+   */
   async resolve(
-    appId: string,
+    appId: string | null,
     id: string,
     r: { resolution: Resolution; note: string | null; resolvedBy: string },
   ) {

@@ -2,9 +2,10 @@
 // imports the workflow-safe ./messages instead.
 export { refundRoutes } from './routes';
 export { refundOperations } from './openapi';
-export { RefundService } from './service';
-export { RefundRepository } from './repository';
+export { RefundService, type AbnormalRefundBody, type RefundBody } from './service';
+export { RefundRepository, type RefundSearch, type RefundTally } from './repository';
 export { createRefundActivities, type RefundActivities, type RefundActivityDeps } from './activities';
 export { refundView } from './view';
 export type { RefundStatus } from './rules';
+export { abnormalRefundSchema } from './schemas';
 export type { Refund } from './model';

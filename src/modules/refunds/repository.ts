@@ -1,8 +1,34 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
+import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 import type { NewRefund } from '../orders';
+import { DAYS_IN_ZONE } from '../../platform/dates';
 import { refundModels, type Refund } from './model';
 import type { RefundStatus } from './rules';
+
+/** What an operator looks refunds up by, across apps (the console); every field narrows. */
+export interface RefundSearch {
+  refundNo?: string;
+  tradeNo?: string;
+  appId?: string;
+  status?: RefundStatus;
+  /** Created at or after. */
+  from?: string;
+  /** Created before. */
+  to?: string;
+}
+
+/** One day's refunds by their orders' channel and pay method (the console's overview). */
+export interface RefundTally {
+  /** The day in the time zone asked for, YYYY-MM-DD. */
+  day: string;
+  channelCode: string;
+  payMethod: string;
+  /** Refunds asked that day, whatever became of them. */
+  refunds: number;
+  /** The amount of those that succeeded. */
+  refundedAmount: number;
+}
 
 /**
  * The refunds read model. Only activities write it (each write idempotent on its key and
@@ -25,6 +51,87 @@ export class RefundRepository {
 
   async findRefundByMerchantRefundNo(appId: string, merchantRefundNo: string): Promise<Refund | null> {
     return this.models.Refund.findOne({ where: { appId, merchantRefundNo } });
+  }
+
+  /** The refunds of an order, oldest first. */
+  async ofOrder(tradeNo: string): Promise<Refund[]> {
+    return this.models.Refund.findAll({
+      where: { tradeNo },
+      order: [
+        ['createdAt', 'ASC'],
+        ['refundNo', 'ASC'],
+      ],
+    });
+  }
+
+  /** Refunds of every app, newest first by (created_at, refund_no), a keyset page at a time. */
+  async search(filter: RefundSearch, page: KeysetPage): Promise<KeysetResult<Refund>> {
+    const where: string[] = [];
+    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
+    const eq = (column: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      where.push(`r.${column} = :${name}`);
+      replacements[name] = value;
+    };
+    eq('refund_no', 'refundNo', filter.refundNo);
+    eq('trade_no', 'tradeNo', filter.tradeNo);
+    eq('app_id', 'appId', filter.appId);
+    eq('status', 'status', filter.status);
+    if (filter.from !== undefined) {
+      where.push('r.created_at >= CAST(:from AS timestamptz)');
+      replacements.from = filter.from;
+    }
+    if (filter.to !== undefined) {
+      where.push('r.created_at < CAST(:to AS timestamptz)');
+      replacements.to = filter.to;
+    }
+    if (page.after) {
+      where.push('(r.created_at, r.refund_no) < (CAST(:afterAt AS timestamptz), :afterKey)');
+      replacements.afterAt = page.after.at;
+      replacements.afterKey = page.after.key;
+    }
+    const rows = await this.db.sequelize.query(
+      `SELECT r.*, ${keysetAt('r.created_at')} AS cursor_at FROM refunds r
+        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY r.created_at DESC, r.refund_no DESC LIMIT :limit`,
+      { replacements, model: this.models.Refund, mapToModel: true },
+    );
+    return keysetPageOf(rows, page.limit, (r) => ({ at: r.get('cursor_at') as string, key: r.refundNo }));
+  }
+
+  /** How many refunds are in `status` now (the console's exceptions: `abnormal`). */
+  async countInStatus(status: RefundStatus): Promise<number> {
+    return this.models.Refund.count({ where: { status } });
+  }
+
+  /**
+   * The refunds asked since the start of the day `days - 1` days before today, in `timeZone`,
+   * counted by day and by their orders' channel and pay method, in one aggregate.
+   */
+  async tallySince(timeZone: string, days: number): Promise<RefundTally[]> {
+    const rows = await this.db.sequelize.query<{
+      day: string;
+      channel_code: string;
+      pay_method: string;
+      refunds: string;
+      refunded_amount: string;
+    }>(
+      `WITH ${DAYS_IN_ZONE}
+       SELECT days.day, o.channel_code, o.pay_method,
+              count(*) AS refunds,
+              COALESCE(sum(r.refund_amount) FILTER (WHERE r.status = 'success'), 0) AS refunded_amount
+         FROM days JOIN refunds r ON r.created_at >= days.starts AND r.created_at < days.ends
+         JOIN orders o ON o.trade_no = r.trade_no
+        GROUP BY 1, 2, 3`,
+      { replacements: { timeZone, back: days - 1 }, type: QueryTypes.SELECT },
+    );
+    return rows.map((r) => ({
+      day: r.day,
+      channelCode: r.channel_code,
+      payMethod: r.pay_method,
+      refunds: Number(r.refunds),
+      refundedAmount: Number(r.refunded_amount),
+    }));
   }
 
   /** Records a created refund; whether this call inserted it. */

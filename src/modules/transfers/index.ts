@@ -8,7 +8,8 @@ export {
   resealTransferPayees,
   transferPayeesSealedWith,
   type Transfer,
+  type TransferSearch,
 } from './repository';
 export { createTransferActivities, type TransferActivities, type TransferActivityDeps } from './activities';
 export { transferView } from './view';
-export type { TransferStatus } from './rules';
+export { TRANSFER_STATUSES, type TransferStatus } from './rules';

@@ -1,6 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
+import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
 import { isFinalStatus, type TransferStatus, type TransferStep } from './rules';
 
@@ -56,6 +57,18 @@ export type NewTransfer = Omit<
   | 'payee'
 > & { payee: SealedPayee };
 
+/** What an operator looks transfers up by, across apps (the console); every field narrows. */
+export interface TransferSearch {
+  transferNo?: string;
+  appId?: string;
+  status?: TransferStatus;
+  channelCode?: string;
+  /** Created at or after. */
+  from?: string;
+  /** Created before. */
+  to?: string;
+}
+
 const COLUMNS = `transfer_no AS "transferNo", app_id AS "appId", merchant_transfer_no AS "merchantTransferNo",
   channel_code AS "channelCode", merchant_id AS "merchantId", channel_account_id AS "channelAccountId",
   sub_merchant_no AS "subMerchantNo", amount::float8 AS amount, currency, payee_type AS "payeeType", payee,
@@ -84,6 +97,42 @@ export class TransferRepository {
   private async one(sql: string, replacements: Record<string, unknown>): Promise<Transfer | null> {
     const [row] = await this.db.sequelize.query<Transfer>(sql, { replacements, type: QueryTypes.SELECT });
     return row ?? null;
+  }
+
+  /** Transfers of every app, newest first by (created_at, transfer_no), a keyset page at a time. */
+  async search(filter: TransferSearch, page: KeysetPage): Promise<KeysetResult<Transfer>> {
+    const where: string[] = [];
+    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
+    const eq = (column: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      where.push(`${column} = :${name}`);
+      replacements[name] = value;
+    };
+    eq('transfer_no', 'transferNo', filter.transferNo);
+    eq('app_id', 'appId', filter.appId);
+    eq('status', 'status', filter.status);
+    eq('channel_code', 'channelCode', filter.channelCode);
+    if (filter.from !== undefined) {
+      where.push('created_at >= CAST(:from AS timestamptz)');
+      replacements.from = filter.from;
+    }
+    if (filter.to !== undefined) {
+      where.push('created_at < CAST(:to AS timestamptz)');
+      replacements.to = filter.to;
+    }
+    if (page.after) {
+      where.push('(created_at, transfer_no) < (CAST(:afterAt AS timestamptz), :afterKey)');
+      replacements.afterAt = page.after.at;
+      replacements.afterKey = page.after.key;
+    }
+    const rows = await this.db.sequelize.query<Transfer & { cursorAt: string }>(
+      `SELECT ${COLUMNS}, ${keysetAt('created_at')} AS "cursorAt" FROM transfers
+        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY created_at DESC, transfer_no DESC LIMIT :limit`,
+      { replacements, type: QueryTypes.SELECT },
+    );
+    const page_ = keysetPageOf(rows, page.limit, (t) => ({ at: t.cursorAt, key: t.transferNo }));
+    return { rows: page_.rows.map(({ cursorAt: _cursor, ...t }) => t), next: page_.next };
   }
 
   /** Inserts the transfer unless the app already has its merchant_transfer_no; whether this call did. */

@@ -19,6 +19,8 @@ import { savedStateVersions } from './0016-saved-state-versions';
 import { channelAccounts } from './0017-channel-accounts';
 import { reconciliation } from './0018-reconciliation';
 import { transfers } from './0019-transfers';
+import { consoleOperators } from './0020-console';
+import { consoleIndexes } from './0021-console-indexes';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -46,4 +48,6 @@ export const migrations: Migration[] = [
   channelAccounts,
   reconciliation,
   transfers,
+  consoleOperators,
+  consoleIndexes,
 ];

@@ -1,0 +1,115 @@
+import type { Request, Response, Router } from 'express';
+import Joi from 'joi';
+import { sendData } from '../../platform/http/envelope';
+import { parseJsonBody } from '../../platform/http/body';
+import { pathValue, validate } from '../../platform/http/validation';
+import { apiRouter } from '../../platform/http/router';
+import {
+  auditView,
+  OPERATOR_ROLES,
+  operatorView,
+  type OperatorService,
+  type OperatorRole,
+} from '../operators';
+import { requireRole } from './guard';
+import { actorOf, currentSession } from './session-check';
+import { keysetPageOf } from '../../platform/pagination';
+import { listOf, pageOf } from './keyset';
+import { paging } from './schemas';
+
+const role = Joi.string().valid(...OPERATOR_ROLES);
+const createBody = Joi.object({
+  username: Joi.string().min(1).max(64).required(),
+  role: role.required(),
+  password: Joi.string().min(1).max(256),
+});
+const roleBody = Joi.object({ role: role.required() });
+const emptyBody = Joi.object({}).allow(null);
+const resetBody = Joi.object({ password: Joi.string().min(1).max(256) }).allow(null);
+const isoInstant = Joi.string().isoDate();
+const auditQuery = Joi.object({
+  operator: Joi.string().max(96),
+  action: Joi.string().max(64),
+  target_type: Joi.string().max(32),
+  target_id: Joi.string().max(128),
+  from: isoInstant,
+  to: isoInstant,
+  ...paging,
+});
+
+/** Operators and the audit log: admins only (SPEC §12). Mounted at /console/api behind the session check. */
+export function adminRoutes(operators: OperatorService): Router {
+  const router = apiRouter();
+  const admin = requireRole('admin');
+  const actor = (req: Request, res: Response) => actorOf(req, res, currentSession(res));
+
+  router.get('/operators', admin, async (_req, res) => {
+    sendData(res, { list: (await operators.list()).map(operatorView), next: null });
+  });
+
+  router.post('/operators', admin, parseJsonBody(), async (req, res) => {
+    const body = validate(createBody, req.body ?? null) as {
+      username: string;
+      role: OperatorRole;
+      password?: string;
+    };
+    const made = await operators.create(actor(req, res), body);
+    sendData(res, {
+      operator: operatorView(made.operator),
+      ...(made.generated ? { password: made.password } : {}),
+    });
+  });
+
+  const who = (params: Record<string, unknown>) => pathValue(params, 'operatorId', 'operator_id');
+
+  router.post('/operators/:operatorId/role', admin, parseJsonBody(), async (req, res) => {
+    const body = validate(roleBody, req.body ?? null) as { role: OperatorRole };
+    sendData(res, {
+      operator: operatorView(await operators.setRole(actor(req, res), who(req.params), body.role)),
+    });
+  });
+  router.post('/operators/:operatorId/disable', admin, parseJsonBody(), async (req, res) => {
+    validate(emptyBody, req.body ?? null);
+    sendData(res, { operator: operatorView(await operators.disable(actor(req, res), who(req.params))) });
+  });
+  router.post('/operators/:operatorId/enable', admin, parseJsonBody(), async (req, res) => {
+    validate(emptyBody, req.body ?? null);
+    sendData(res, { operator: operatorView(await operators.enable(actor(req, res), who(req.params))) });
+  });
+  router.post('/operators/:operatorId/reset-password', admin, parseJsonBody(), async (req, res) => {
+    const body = (validate(resetBody, req.body ?? null) ?? {}) as { password?: string };
+    const done = await operators.resetPassword(actor(req, res), who(req.params), body.password);
+    sendData(res, {
+      operator: operatorView(done.operator),
+      ...(done.generated ? { password: done.password } : {}),
+    });
+  });
+
+  router.get('/audit', admin, async (req, res) => {
+    const q = validate(auditQuery, req.query) as Record<string, string | undefined>;
+    // The audit log is read by its serial id (the order rows were appended in); the cursor's
+    // key is the id of a page's last entry.
+    const page = pageOf({ limit: q.limit, after: q.after }, /^\d{1,19}$/);
+    const rows = await operators.auditLog(
+      {
+        operator: q.operator,
+        action: q.action,
+        targetType: q.target_type,
+        targetId: q.target_id,
+        from: q.from ? new Date(q.from) : undefined,
+        to: q.to ? new Date(q.to) : undefined,
+      },
+      page.limit + 1,
+      page.after?.key,
+    );
+    sendData(
+      res,
+      listOf(
+        keysetPageOf(rows, page.limit, (r) => ({ at: r.atKey, key: r.id })),
+        auditView,
+      ),
+    );
+  });
+
+  return router;
+}

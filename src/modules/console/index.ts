@@ -1,0 +1,4 @@
+// The console module's public surface: the operator console's routes (its API and its page).
+export { consoleRoutes, type ConsoleDeps } from './routes';
+export { consoleDataRoutes, type ConsoleDataDeps } from './data-routes';
+export { SESSION_COOKIE, CSRF_HEADER } from './session-check';

@@ -1,0 +1,401 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../../platform/errors';
+import { randomBase32 } from '../../platform/ids';
+import type { Keyring } from '../../platform/crypto/keyring';
+import type { Database } from '../../platform/db';
+import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from './passwords';
+import { newTotpSecret, totpCodeValid, totpUri } from './totp';
+import {
+  OperatorRepository,
+  operatorWithoutSecrets,
+  type AuditFilter,
+  type AuditRow,
+  type NewAuditRow,
+  type Operator,
+  type OperatorWithSecrets,
+} from './repository';
+import { lockedOut, passwordProblem, sessionAlive, usernameProblem, type LockoutPolicy } from './rules';
+import type { OperatorRole } from './roles';
+
+export interface OperatorServiceDeps {
+  db: Database;
+  /** Seals operators' TOTP secrets (the payload keys, as applicant data). */
+  payloadKeys?: Keyring;
+  consoleSettings: {
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+    lockout: LockoutPolicy;
+  };
+}
+
+/** Who did something: an operator signed in to the console, or someone at the command line. */
+export interface Actor {
+  operatorId: string | null;
+  username: string;
+  clientIp?: string;
+  requestId?: string;
+}
+
+export interface SignInInput {
+  username: string;
+  password: string;
+  totpCode?: string;
+  clientIp: string;
+  userAgent?: string;
+  requestId?: string;
+}
+
+export interface SignedIn {
+  /** The cookie's value: shown once, kept only as its SHA-256. */
+  token: string;
+  csrfToken: string;
+  operator: Operator;
+}
+
+export interface ActiveSession {
+  tokenHash: string;
+  csrfToken: string;
+  operator: Operator;
+}
+
+const WRONG_CREDENTIALS = 'username or password is wrong';
+/** A session's last_seen_at is written at most this often: not one UPDATE per request. */
+const TOUCH_EVERY_MS = 60_000;
+
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+function notFound(who: string): AppError {
+  return new AppError('not_found', `operator ${who} not found`, 404);
+}
+
+/** Operator accounts, sign-in, sessions and the audit log (SPEC §12): the only caller of their repository. */
+export class OperatorService {
+  readonly repo: OperatorRepository;
+
+  constructor(private readonly deps: OperatorServiceDeps) {
+    this.repo = new OperatorRepository(deps.db, deps.payloadKeys);
+  }
+
+  async record(
+    actor: Actor,
+    entry: Omit<NewAuditRow, 'operatorId' | 'operatorUsername' | 'clientIp' | 'requestId'>,
+  ): Promise<void> {
+    await this.repo.appendAudit({
+      ...entry,
+      operatorId: actor.operatorId,
+      operatorUsername: actor.username,
+      clientIp: actor.clientIp,
+      requestId: actor.requestId,
+    });
+  }
+
+  /** An operator by id or (case-insensitive) username. */
+  async find(who: string): Promise<OperatorWithSecrets | undefined> {
+    return (await this.repo.findById(who)) ?? (await this.repo.findByUsername(who));
+  }
+
+  private async mustFind(who: string): Promise<OperatorWithSecrets> {
+    const found = await this.find(who);
+    if (!found) throw notFound(who);
+    return found;
+  }
+
+  list(): Promise<Operator[]> {
+    return this.repo.list();
+  }
+
+  async create(
+    actor: Actor,
+    input: { username: string; role: OperatorRole; password?: string },
+  ): Promise<{ operator: Operator; password: string; generated: boolean }> {
+    const problem =
+      usernameProblem(input.username) ??
+      (input.password !== undefined ? passwordProblem(input.password) : undefined);
+    if (problem) throw new AppError('invalid_param', problem);
+    const password = input.password ?? generatePassword();
+    const operatorId = `op_${randomBase32(20)}`;
+    const inserted = await this.repo.insert({
+      operatorId,
+      username: input.username,
+      role: input.role,
+      passwordHash: await hashPassword(password),
+    });
+    if (!inserted) throw new AppError('invalid_param', `"username" ${input.username} is taken`);
+    const operator = operatorWithoutSecrets((await this.repo.findById(operatorId))!);
+    await this.record(actor, {
+      action: 'operator.create',
+      targetType: 'operator',
+      targetId: operatorId,
+      after: operatorView(operator),
+      outcome: 'succeeded',
+    });
+    return { operator, password, generated: input.password === undefined };
+  }
+
+  /** Refuses a change that would leave no admin able to sign in. */
+  private async keepAnAdmin(target: Operator, leaving: boolean): Promise<void> {
+    if (leaving && target.role === 'admin' && !target.disabledAt && (await this.repo.countAdmins()) <= 1)
+      throw new AppError('invalid_param', `${target.username} is the last admin: make another admin first`);
+  }
+
+  async setRole(actor: Actor, who: string, role: OperatorRole): Promise<Operator> {
+    const before = operatorWithoutSecrets(await this.mustFind(who));
+    await this.keepAnAdmin(before, role !== 'admin');
+    await this.repo.update(before.operatorId, { role });
+    const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
+    await this.record(actor, {
+      action: 'operator.set_role',
+      targetType: 'operator',
+      targetId: before.operatorId,
+      before: operatorView(before),
+      after: operatorView(after),
+      outcome: 'succeeded',
+    });
+    return after;
+  }
+
+  /** Disables an operator and ends their sessions at once. */
+  async disable(actor: Actor, who: string): Promise<Operator> {
+    const before = operatorWithoutSecrets(await this.mustFind(who));
+    await this.keepAnAdmin(before, true);
+    await this.repo.transaction(async (t) => {
+      await this.repo.update(before.operatorId, { disabled: true }, t);
+      await this.repo.endSessionsOf(before.operatorId, t);
+    });
+    const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
+    await this.record(actor, {
+      action: 'operator.disable',
+      targetType: 'operator',
+      targetId: before.operatorId,
+      before: operatorView(before),
+      after: operatorView(after),
+      outcome: 'succeeded',
+    });
+    return after;
+  }
+
+  async enable(actor: Actor, who: string): Promise<Operator> {
+    const before = operatorWithoutSecrets(await this.mustFind(who));
+    await this.repo.update(before.operatorId, { disabled: false });
+    const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
+    await this.record(actor, {
+      action: 'operator.enable',
+      targetType: 'operator',
+      targetId: before.operatorId,
+      before: operatorView(before),
+      after: operatorView(after),
+      outcome: 'succeeded',
+    });
+    return after;
+  }
+
+  /** Sets a new password (generated when not given) and ends the operator's sessions. */
+  async resetPassword(
+    actor: Actor,
+    who: string,
+    password?: string,
+  ): Promise<{ operator: Operator; password: string; generated: boolean }> {
+    const target = await this.mustFind(who);
+    const problem = password !== undefined ? passwordProblem(password) : undefined;
+    if (problem) throw new AppError('invalid_param', problem);
+    const next = password ?? generatePassword();
+    const passwordHash = await hashPassword(next);
+    await this.repo.transaction(async (t) => {
+      await this.repo.update(target.operatorId, { passwordHash }, t);
+      await this.repo.endSessionsOf(target.operatorId, t);
+    });
+    await this.repo.clearFailures(target.username);
+    await this.record(actor, {
+      action: 'operator.reset_password',
+      targetType: 'operator',
+      targetId: target.operatorId,
+      outcome: 'succeeded',
+    });
+    return { operator: operatorWithoutSecrets(target), password: next, generated: password === undefined };
+  }
+
+  /** Turns TOTP on (a new secret, shown once) or off. */
+  async setTotp(
+    actor: Actor,
+    who: string,
+    on: boolean,
+  ): Promise<{ operator: Operator; secret?: string; uri?: string }> {
+    const target = await this.mustFind(who);
+    const secret = on ? newTotpSecret() : null;
+    await this.repo.update(target.operatorId, { totpSecret: secret });
+    const after = operatorWithoutSecrets((await this.repo.findById(target.operatorId))!);
+    await this.record(actor, {
+      action: on ? 'operator.totp_on' : 'operator.totp_off',
+      targetType: 'operator',
+      targetId: target.operatorId,
+      before: operatorView(operatorWithoutSecrets(target)),
+      after: operatorView(after),
+      outcome: 'succeeded',
+    });
+    return secret ? { operator: after, secret, uri: totpUri(secret, target.username) } : { operator: after };
+  }
+
+  /**
+   * Password (and TOTP) sign-in. Refused before any check while the username or the address is
+   * locked out; an unknown username costs as long as a wrong password and is answered the same.
+   */
+  async signIn(input: SignInInput): Promise<SignedIn> {
+    const { lockout, sessionMaxMs } = this.deps.consoleSettings;
+    const actor: Actor = {
+      operatorId: null,
+      username: input.username.slice(0, 64),
+      clientIp: input.clientIp,
+      requestId: input.requestId,
+    };
+    const refuse = async (
+      code: 'unauthorized' | 'rate_limited',
+      message: string,
+      failure: boolean,
+      operatorId: string | null,
+    ) => {
+      if (failure) await this.repo.recordFailure(input.username, input.clientIp);
+      await this.record(
+        { ...actor, operatorId },
+        {
+          action: 'session.sign_in',
+          targetType: 'operator',
+          targetId: operatorId ?? input.username.slice(0, 64),
+          outcome: 'refused',
+          errorCode: code,
+        },
+      );
+      return new AppError(code, message);
+    };
+    const since = new Date(Date.now() - lockout.windowMs);
+    const locked = lockedOut(lockout, await this.repo.failuresSince(input.username, input.clientIp, since));
+    if (locked)
+      throw await refuse(
+        'rate_limited',
+        `too many failed sign-ins ${locked === 'account' ? 'for this username' : 'from this address'}; try again in ${Math.ceil(lockout.windowMs / 60_000)} minutes`,
+        false,
+        null,
+      );
+    const found = await this.repo.findByUsername(input.username);
+    const passwordOk = await verifyPassword(input.password, found?.passwordHash ?? (await decoyHash()));
+    if (!found || !passwordOk || found.disabledAt)
+      throw await refuse('unauthorized', WRONG_CREDENTIALS, true, found?.operatorId ?? null);
+    if (found.totpSecret) {
+      if (input.totpCode === undefined) {
+        // The password was right: ask for the code without counting a failure.
+        throw await refuse(
+          'unauthorized',
+          '"totp_code" is required: enter the code of your authenticator app',
+          false,
+          found.operatorId,
+        );
+      }
+      if (!totpCodeValid(found.totpSecret, input.totpCode))
+        throw await refuse('unauthorized', '"totp_code" is wrong or expired', true, found.operatorId);
+    }
+    if (needsRehash(found.passwordHash))
+      await this.repo.update(found.operatorId, { passwordHash: await hashPassword(input.password) });
+    await this.repo.clearFailures(found.username);
+    const token = randomBytes(32).toString('base64url');
+    const csrfToken = randomBytes(24).toString('base64url');
+    await this.repo.insertSession({
+      tokenHash: tokenHash(token),
+      operatorId: found.operatorId,
+      csrfToken,
+      clientIp: input.clientIp,
+      userAgent: input.userAgent,
+      expiresAt: new Date(Date.now() + sessionMaxMs),
+    });
+    const operator = operatorWithoutSecrets(found);
+    await this.record(
+      { ...actor, operatorId: found.operatorId, username: found.username },
+      {
+        action: 'session.sign_in',
+        targetType: 'operator',
+        targetId: found.operatorId,
+        outcome: 'succeeded',
+      },
+    );
+    return { token, csrfToken, operator };
+  }
+
+  /** The session a cookie's token names, if it is still good and its operator still enabled. */
+  async session(token: string | undefined): Promise<ActiveSession | undefined> {
+    if (!token || token.length > 128) return undefined;
+    const hash = tokenHash(token);
+    const row = await this.repo.findSession(hash);
+    const now = new Date();
+    if (!row || !sessionAlive(row, this.deps.consoleSettings.sessionIdleMs, now)) return undefined;
+    const operator = await this.repo.findById(row.operatorId);
+    if (!operator || operator.disabledAt) return undefined;
+    if (now.getTime() - row.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await this.repo.touchSession(hash);
+    return { tokenHash: hash, csrfToken: row.csrfToken, operator: operatorWithoutSecrets(operator) };
+  }
+
+  async signOut(actor: Actor, session: ActiveSession): Promise<void> {
+    await this.repo.endSession(session.tokenHash);
+    await this.record(actor, {
+      action: 'session.sign_out',
+      targetType: 'operator',
+      targetId: session.operator.operatorId,
+      outcome: 'succeeded',
+    });
+  }
+
+  async signOutEverywhere(actor: Actor, operatorId: string): Promise<number> {
+    const ended = await this.repo.endSessionsOf(operatorId);
+    await this.record(actor, {
+      action: 'session.sign_out_everywhere',
+      targetType: 'operator',
+      targetId: operatorId,
+      after: { sessions_ended: ended },
+      outcome: 'succeeded',
+    });
+    return ended;
+  }
+
+  auditLog(filter: AuditFilter, limit: number, beforeId?: string): Promise<AuditRow[]> {
+    return this.repo.audit(filter, limit, beforeId);
+  }
+}
+
+/** Whether a CSRF token sent with a change is the session's. */
+export function csrfTokenMatches(session: ActiveSession, sent: string | undefined): boolean {
+  if (!sent) return false;
+  const a = Buffer.from(session.csrfToken);
+  const b = Buffer.from(sent);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** An operator as the console and the CLI show it. */
+export function operatorView(o: Operator) {
+  return {
+    operator_id: o.operatorId,
+    username: o.username,
+    role: o.role,
+    totp_enabled: o.totpEnabled,
+    disabled: o.disabledAt !== null,
+    disabled_at: o.disabledAt ? o.disabledAt.toISOString() : null,
+    created_at: o.createdAt.toISOString(),
+  };
+}
+
+/** An audit entry as the console shows it. */
+export function auditView(r: AuditRow) {
+  return {
+    id: r.id,
+    at: r.at.toISOString(),
+    operator_id: r.operatorId,
+    operator: r.operatorUsername,
+    action: r.action,
+    target_type: r.targetType,
+    target_id: r.targetId,
+    before: r.before ?? null,
+    after: r.after ?? null,
+    outcome: r.outcome,
+    error_code: r.errorCode,
+    client_ip: r.clientIp,
+    request_id: r.requestId,
+  };
+}
