@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import boundaries from 'eslint-plugin-boundaries';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -37,6 +38,8 @@ export default tseslint.config(
       'fuzz/results/',
       'chaos/results/',
       'test-artifacts/',
+      'console/dist/',
+      'console/.dist-*',
     ],
   },
   js.configs.recommended,
@@ -58,11 +61,13 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'sandbox/**/*.ts'],
     plugins: { boundaries },
     settings: {
-      'import/resolver': { node: { extensions: ['.ts', '.js'] } },
-      'boundaries/include': ['src/**/*.ts', 'sandbox/**/*.ts'],
+      'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js'] } },
+      'boundaries/include': ['src/**/*.ts', 'sandbox/**/*.ts', 'console/**/*.{ts,tsx}'],
       'boundaries/elements': [
         // Matched on the whole path: src/channels/sandbox (the adapter) is not the upstream.
         { type: 'sandbox', pattern: 'sandbox/**', partialMatch: false },
+        // The operator console's app, which no part of the gateway imports (see below).
+        { type: 'console', pattern: 'console/**', partialMatch: false },
         { type: 'platform', pattern: 'src/platform' },
         { type: 'module', pattern: 'src/modules/*', capture: ['module'] },
         { type: 'channels', pattern: 'src/channels' },
@@ -294,6 +299,37 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // The operator console (console/) is a browser app of its own, built by Vite and served by the
+    // API: it talks to the gateway only over /console/api, so it imports nothing from the
+    // gateway's code, and the gateway nothing from it.
+    files: ['console/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { boundaries, 'react-hooks': reactHooks },
+    settings: {
+      'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js'] } },
+      'boundaries/include': ['**/*.{ts,tsx,js,mjs}'],
+      'boundaries/elements': [
+        { type: 'console', pattern: 'console/**', partialMatch: false },
+        { type: 'gateway', pattern: '**', partialMatch: false },
+      ],
+    },
+    rules: {
+      'boundaries/dependencies': [
+        'error',
+        {
+          default: 'disallow',
+          policies: [
+            { from: { element: { type: 'console' } }, allow: { to: { element: { type: 'console' } } } },
+          ],
+          message:
+            'The console reaches the gateway only through its JSON API (/console/api), never its code.',
+        },
+      ],
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
   {

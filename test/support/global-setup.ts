@@ -18,6 +18,7 @@ import { spawnEmbeddedPostgres } from '../../src/cli/dev/embedded-postgres';
 import { devServerTuningArgs, ensureTemporalCli } from '../../src/cli/dev/temporal-cli';
 import { ensureTemporalServer } from '../../src/cli/dev/temporal-server';
 import { bundleWorkflows } from '../../src/worker';
+import { ensureConsoleBuilt } from '../../src/platform/console-build';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/platform/workflow/definitions';
 import { freePort } from './ports';
 import { newPayloadKeyEntry } from '../../src/platform/crypto/keyring';
@@ -32,10 +33,12 @@ export default async function globalSetup(): Promise<void> {
   const config = loadConfig();
 
   // The CLI (its dev server runs most tests) and the Temporal server with its schema tool (the
-  // cluster test runs the production topology) build side by side the first time.
+  // cluster test runs the production topology) build side by side the first time; so does the
+  // operator console that the API serves at /console, when its sources changed.
   const [cliPath] = await Promise.all([
     ensureTemporalCli({ cliPath: config.temporal.cliPath, cacheDir: config.cacheDir }, say),
     ensureTemporalServer(config.cacheDir, say),
+    ensureConsoleBuilt(say),
   ]);
 
   let adminUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;

@@ -1,0 +1,200 @@
+import {
+  App,
+  Button,
+  Card,
+  Descriptions,
+  Empty,
+  Form,
+  Input,
+  Select,
+  Skeleton,
+  Table,
+  Typography,
+} from 'antd';
+import { useState, type HTMLAttributes } from 'react';
+import { useParams, useSearchParams } from 'react-router';
+import { api, errorMessage, seg } from '../api/client';
+import type { Application, ChannelAccount, MerchantDetail } from '../api/types';
+import { AutoTable, fieldTitle, renderField } from '../components/AutoTable';
+import { DetailsHeader, ErrorAlert, PageHeader, StatusBadge } from '../components/common';
+import { cellText, localTime } from '../format';
+import { useApiData } from '../hooks';
+import { ACCOUNT_FIELDS, CHANNELS } from '../options';
+import { useCan } from '../session';
+
+/** Attaches a merchant's account at a channel (the API's attach body, with the channel named). */
+function AttachForm({
+  merchantId,
+  appId,
+  onDone,
+}: {
+  merchantId: string;
+  appId?: string;
+  onDone: () => void;
+}) {
+  const [form] = Form.useForm<Record<string, string>>();
+  const channel = Form.useWatch('channel_code', form) as string | undefined;
+  const [busy, setBusy] = useState(false);
+  const { message } = App.useApp();
+  const fields = channel ? (ACCOUNT_FIELDS[channel] ?? []) : [];
+
+  const submit = async (values: Record<string, string>) => {
+    const body: Record<string, string> = { channel_code: values.channel_code! };
+    if (appId) body.app_id = appId;
+    for (const f of fields) if (values[f.name]?.trim()) body[f.name] = values[f.name]!.trim();
+    setBusy(true);
+    try {
+      await api.post(`/merchants/${seg(merchantId)}/channel-accounts`, body);
+      message.success(`Account at ${body.channel_code} attached`);
+      form.resetFields();
+      onDone();
+    } catch (err) {
+      message.error(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Form form={form} name="attach" layout="inline" onFinish={submit} style={{ rowGap: 12 }}>
+      <Form.Item
+        label="Channel"
+        name="channel_code"
+        rules={[{ required: true, message: 'Choose a channel' }]}
+      >
+        <Select style={{ width: 160 }} options={CHANNELS.map((c) => ({ value: c, label: c }))} />
+      </Form.Item>
+      {fields.map((f) => (
+        <Form.Item
+          key={f.name}
+          label={f.label}
+          name={f.name}
+          rules={
+            fields.length === 1 ? [{ required: true, message: `Enter the ${f.label.toLowerCase()}` }] : []
+          }
+        >
+          <Input style={{ width: 220 }} data-testid={`attach-${f.name}`} />
+        </Form.Item>
+      ))}
+      <Form.Item>
+        <Button type="primary" htmlType="submit" loading={busy} data-testid="attach-submit">
+          Attach
+        </Button>
+      </Form.Item>
+    </Form>
+  );
+}
+
+export function MerchantDetailPage() {
+  const { merchantId = '' } = useParams();
+  const [params] = useSearchParams();
+  const appId = params.get('app_id') ?? undefined;
+  const detail = useApiData<MerchantDetail>(`/merchants/${seg(merchantId)}`, { app_id: appId });
+  const canAct = useCan('operator');
+  const d = detail.data;
+  const m = d?.merchant;
+
+  return (
+    <>
+      <PageHeader title={m ? `Merchant ${m.merchant_name}` : `Merchant ${merchantId}`} />
+      <ErrorAlert error={detail.error} onRetry={detail.reload} />
+      {!d || !m ? (
+        detail.loading && <Skeleton active />
+      ) : (
+        <>
+          <Card style={{ marginBottom: 16 }}>
+            <Descriptions
+              bordered
+              size="small"
+              column={{ xs: 1, md: 2, xl: 3 }}
+              items={Object.entries(m)
+                .filter(([k]) => k !== 'channel_accounts')
+                .map(([k, v]) => ({
+                  key: k,
+                  label: fieldTitle(k),
+                  children:
+                    v !== null && typeof v === 'object' ? (
+                      <code>{JSON.stringify(v)}</code>
+                    ) : (
+                      renderField(k, v)
+                    ),
+                }))}
+            />
+          </Card>
+
+          <Card
+            title={<h2 style={{ fontSize: 16, margin: 0 }}>Channel accounts</h2>}
+            style={{ marginBottom: 16 }}
+          >
+            <Table<ChannelAccount>
+              size="small"
+              pagination={false}
+              rowKey="channel_code"
+              dataSource={d.channel_accounts ?? []}
+              locale={{ emptyText: 'No account attached' }}
+              onRow={(a) =>
+                ({ 'data-testid': `account-row-${a.channel_code}` }) as HTMLAttributes<HTMLElement>
+              }
+              columns={[
+                { title: 'Channel', dataIndex: 'channel_code' },
+                {
+                  title: 'Account',
+                  key: 'account',
+                  render: (_: unknown, a) =>
+                    cellText(a.sub_mchid ?? a.smid ?? a.sub_merchant_no ?? a.user_id ?? a.app_auth_token),
+                },
+                { title: 'Status', dataIndex: 'status', render: (v: string) => <StatusBadge status={v} /> },
+                { title: 'Source', dataIndex: 'source', render: (v) => cellText(v) },
+                { title: 'Activated', dataIndex: 'activated_at', render: localTime },
+                { title: 'Updated', dataIndex: 'updated_at', render: localTime },
+              ]}
+            />
+            {canAct && (
+              <>
+                <Typography.Title level={3} style={{ fontSize: 15, marginTop: 16 }}>
+                  Attach an account
+                </Typography.Title>
+                <AttachForm
+                  merchantId={m.merchant_id}
+                  appId={typeof m.app_id === 'string' ? m.app_id : appId}
+                  onDone={detail.reload}
+                />
+              </>
+            )}
+          </Card>
+
+          <Card title={<h2 style={{ fontSize: 16, margin: 0 }}>Onboarding applications</h2>}>
+            <Table<Application>
+              size="small"
+              pagination={false}
+              rowKey="application_id"
+              dataSource={d.applications ?? []}
+              locale={{ emptyText: 'No applications' }}
+              onRow={(a) =>
+                ({ 'data-testid': `application-row-${a.application_id}` }) as HTMLAttributes<HTMLElement>
+              }
+              expandable={{
+                columnTitle: <DetailsHeader />,
+                expandedRowRender: (a) =>
+                  (a.audit_history ?? []).length === 0 ? (
+                    <Empty description="No audit history" />
+                  ) : (
+                    <AutoTable rows={a.audit_history ?? []} name={`audit-history-${a.application_id}`} />
+                  ),
+              }}
+              columns={[
+                { title: 'Application id', dataIndex: 'application_id' },
+                { title: 'Channel', dataIndex: 'channel_code' },
+                { title: 'Status', dataIndex: 'status', render: (v: string) => <StatusBadge status={v} /> },
+                { title: 'Reject reason', dataIndex: 'reject_reason', render: (v) => cellText(v) },
+                { title: 'Submitted', dataIndex: 'submitted_at', render: localTime },
+                { title: 'Updated', dataIndex: 'updated_at', render: localTime },
+                { title: 'Finished', dataIndex: 'finished_at', render: localTime },
+              ]}
+            />
+          </Card>
+        </>
+      )}
+    </>
+  );
+}
