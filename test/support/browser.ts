@@ -69,6 +69,8 @@ export function chromiumPath(): string {
 export interface ScenarioOptions {
   /** The artifacts' file name; the current test's name by default. */
   name?: string;
+  /** The page's size; Playwright's default (1280×720) when not given. */
+  viewport?: { width: number; height: number };
 }
 
 export interface TestBrowser {
@@ -163,7 +165,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       // A passing run leaves no artifact of an earlier failure behind.
       for (const ext of ['png', 'html'])
         fs.rmSync(path.join(BROWSER_ARTIFACTS_DIR, `${name}.${ext}`), { force: true });
-      const context = await browser.newContext();
+      const context = await browser.newContext(options.viewport ? { viewport: options.viewport } : {});
       context.setDefaultTimeout(ACTION_TIMEOUT_MS);
       context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS);
       try {
