@@ -156,6 +156,34 @@ describe('signing in', () => {
     });
   });
 
+  test('when thirty wrong sign-ins of one username arrive at once, for five rounds, then at most five are checked, the rest are refused unchecked, and the lock is audited once', async () => {
+    const { attempts } = DEFAULT_CONSOLE_SETTINGS.lockout;
+    for (let round = 0; round < 5; round += 1) {
+      const who = await newOperator();
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => signInAs(stack, who.username, `wrong ${round}-${i}`)),
+      );
+      const statuses = answers.map((a) => a.status);
+      // Each 401 is a password checked (and wrong); each 429 was refused before any check.
+      expect(statuses.filter((st) => st === 401).length).toBeLessThanOrEqual(attempts);
+      expect(statuses.filter((st) => st === 429).length).toBeGreaterThanOrEqual(30 - attempts);
+      // Sent all at once, every attempt may count before any is checked: then none is.
+      expect(statuses.every((st) => st === 401 || st === 429)).toBe(true);
+      // The lock was audited once, not thirty times, and as no operator's own action.
+      const rows = await auditRows("action = 'session.sign_in' AND target_id IN (?, ?)", [
+        who.operatorId,
+        who.username,
+      ]);
+      expect(rows.filter((r) => r.error_code === 'rate_limited').length).toBe(1);
+      expect(rows.every((r) => r.operator_username === 'anonymous')).toBe(true);
+      expect(rows.filter((r) => r.error_code === 'unauthorized')).toEqual(
+        statuses
+          .filter((st) => st === 401)
+          .map(() => expect.objectContaining({ after: { username: who.username } })),
+      );
+    }
+  });
+
   test('when an operator has TOTP on, then the password alone asks for "totp_code", a wrong code is refused, and the current code signs in', async () => {
     const who = await newOperator();
     const { secret } = await operatorsOf(stack).setTotp(cli, who.username, true);
@@ -169,15 +197,28 @@ describe('signing in', () => {
       totpCode(secret!, Date.now() - 10 * 60_000),
     );
     expect([wrongCode.status, wrongCode.code]).toEqual([401, 'unauthorized']);
-    const ok = await signInAs(stack, who.username, who.password, totpCode(secret!));
+    const code = totpCode(secret!);
+    const ok = await signInAs(stack, who.username, who.password, code);
     expect(ok.status).toBe(200);
     expect(ok.data!.operator).toMatchObject({ totp_enabled: true });
+    // A code signs in once: seen over a shoulder, it is worth nothing.
+    const again = await signInAs(stack, who.username, who.password, code);
+    expect([again.status, again.code]).toEqual([401, 'unauthorized']);
+    expect(again.message).toContain('used already');
     // The secret is kept sealed.
     const [row] = await stack.database.db.sequelize.query<{ totp_secret: string }>(
       'SELECT totp_secret FROM console_operators WHERE operator_id = ?',
       { type: QueryTypes.SELECT, replacements: [who.operatorId] },
     );
     expect(row!.totp_secret).not.toContain(secret!);
+  });
+
+  test('when TOTP is turned on, then the sessions signed in without it end', async () => {
+    const who = await newOperator();
+    const before = await clientFor(stack, who);
+    expect((await before.get('/session')).status).toBe(200);
+    await operatorsOf(stack).setTotp(cli, who.username, true);
+    expect((await before.get('/session')).status).toBe(401);
   });
 
   test('when a disabled operator signs in, then it is refused like a wrong password', async () => {
@@ -330,6 +371,20 @@ describe('roles and operators', () => {
     const badRole = await admin.post(`/operators/${id}/role`, { role: 'root' });
     expect([badRole.status, badRole.code]).toEqual([400, 'invalid_param']);
     expect(badRole.message).toContain('"role"');
+    const likeAnId = await admin.post('/operators', { username: 'op_imposter', role: 'viewer' });
+    expect([likeAnId.status, likeAnId.code]).toEqual([400, 'invalid_param']);
+    expect(likeAnId.message).toContain('op_');
+    // The refused changes are in the audit log too, with the code the admin was answered.
+    const refusals = await auditRows(
+      "operator_username = ? AND outcome = 'refused' AND action LIKE 'operator.%'",
+      [admin.username],
+    );
+    expect(refusals.map((r) => [r.action, r.error_code])).toEqual(
+      expect.arrayContaining([
+        ['operator.create', 'invalid_param'],
+        ['operator.set_role', 'invalid_param'],
+      ]),
+    );
 
     const them = await clientFor(stack, {
       operatorId: id,
@@ -345,7 +400,10 @@ describe('roles and operators', () => {
     expect((await them.get('/session')).status).toBe(401);
     expect((await admin.post('/operators/op_nobody/disable', {})).status).toBe(404);
 
-    const rows = await auditRows('target_id = ? AND operator_username = ?', [id, admin.username]);
+    const rows = await auditRows("target_id = ? AND operator_username = ? AND outcome = 'succeeded'", [
+      id,
+      admin.username,
+    ]);
     expect(rows.map((r) => r.action)).toEqual(['operator.create', 'operator.set_role', 'operator.disable']);
     expect(rows[1]).toMatchObject({
       before: expect.objectContaining({ role: 'viewer' }),

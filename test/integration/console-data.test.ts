@@ -204,7 +204,7 @@ describe('orders', () => {
   test('when an order is asked for by its trade number, then its page holds the order, its refunds, notifications with attempts, a timeline and its workflow’s link', async () => {
     const order = await paidOrder(payA, { amount: 500 });
     const refunded = await operator.post(`/orders/${order.trade_no}/refund`, {
-      merchant_refund_no: `CR-${randomUUID()}`,
+      merchant_refund_no: `console-${randomUUID()}`,
       amount: 50,
       reason: 'damaged',
     });
@@ -327,7 +327,7 @@ describe('closing an order', () => {
 describe('refunding an order', () => {
   test('when an operator refunds a paid order, then it is the API’s refund: notified to the order’s notify_url, and the same merchant_refund_no answers the same refund', async () => {
     const order = await paidOrder(payA, { amount: 300 });
-    const body = { merchant_refund_no: `CR-${randomUUID()}`, amount: 120 };
+    const body = { merchant_refund_no: `console-${randomUUID()}`, amount: 120 };
     const first = await operator.post<{ refund_no: string; refund_amount: number }>(
       `/orders/${order.trade_no}/refund`,
       body,
@@ -345,7 +345,7 @@ describe('refunding an order', () => {
     // The API's own limit: 181 is more than is left.
     expectRefused(
       await operator.post(`/orders/${order.trade_no}/refund`, {
-        merchant_refund_no: `CR-${randomUUID()}`,
+        merchant_refund_no: `console-${randomUUID()}`,
         amount: 181,
       }),
       422,
@@ -365,10 +365,12 @@ describe('refunding an order', () => {
 
   test.each([
     [{ amount: 10 }, 'merchant_refund_no'],
-    [{ merchant_refund_no: 'X-1' }, 'amount'],
-    [{ merchant_refund_no: 'X-1', amount: '10' }, 'amount'],
-    [{ merchant_refund_no: 'X-1', amount: 0 }, 'amount'],
-    [{ merchant_refund_no: 'X-1', amount: 10, notify_url: 'http://elsewhere' }, 'notify_url'],
+    // An app's kind of number: the console's refunds are numbered apart from the apps' own.
+    [{ merchant_refund_no: 'R-1', amount: 10 }, 'merchant_refund_no'],
+    [{ merchant_refund_no: 'console-1' }, 'amount'],
+    [{ merchant_refund_no: 'console-1', amount: '10' }, 'amount'],
+    [{ merchant_refund_no: 'console-1', amount: 0 }, 'amount'],
+    [{ merchant_refund_no: 'console-1', amount: 10, notify_url: 'http://elsewhere' }, 'notify_url'],
   ])('when the refund body is %j, then 400 invalid_param naming %s', async (body, field) => {
     const made = await payA.create();
     expectRefused(await operator.post(`/orders/${made.trade_no}/refund`, body), 400, 'invalid_param', field);
@@ -376,7 +378,7 @@ describe('refunding an order', () => {
 
   test('when the order is unknown or not paid, or a viewer refunds, then 404, 422 order_not_paid, 403', async () => {
     const made = await payA.create();
-    const body = { merchant_refund_no: `CR-${randomUUID()}`, amount: 10 };
+    const body = { merchant_refund_no: `console-${randomUUID()}`, amount: 10 };
     expectRefused(await operator.post('/orders/P000000000000000000000002/refund', body), 404, 'not_found');
     expectRefused(await operator.post(`/orders/${made.trade_no}/refund`, body), 422, 'order_not_paid');
     expectRefused(await viewer.post(`/orders/${made.trade_no}/refund`, body), 403, 'permission_denied');
@@ -416,7 +418,7 @@ describe('the refund review queue', () => {
       needs_refund_review: true,
     });
     const refund = await operator.post<{ refund_no: string }>(`/orders/${created.trade_no}/refund`, {
-      merchant_refund_no: `CR-${randomUUID()}`,
+      merchant_refund_no: `console-${randomUUID()}`,
       amount: 90,
     });
     expect(refund.status).toBe(200);
@@ -483,7 +485,7 @@ describe('abnormal refunds', () => {
   test('when an operator pays an abnormal refund out to a bank card, then it succeeds through the refund’s workflow, and the card is in no audit row', async () => {
     const order = await paidOrder(payA, { amount: 100 });
     const made = await operator.post<{ refund_no: string }>(`/orders/${order.trade_no}/refund`, {
-      merchant_refund_no: `CR-${randomUUID()}`,
+      merchant_refund_no: `console-${randomUUID()}`,
       amount: 40,
       reason: 'no card [sandbox:abnormal]',
     });
@@ -958,7 +960,7 @@ describe('overview', () => {
     const paid = await paidOrder(payA, { amount: 700 });
     await payA.create({ amount: 50 });
     const r = await operator.post<{ refund_no: string }>(`/orders/${paid.trade_no}/refund`, {
-      merchant_refund_no: `CR-${randomUUID()}`,
+      merchant_refund_no: `console-${randomUUID()}`,
       amount: 70,
     });
     await until('refund succeeded', async () =>

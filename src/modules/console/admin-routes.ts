@@ -11,7 +11,8 @@ import {
   type OperatorService,
   type OperatorRole,
 } from '../operators';
-import { requireRole } from './guard';
+import { AppError } from '../../platform/errors';
+import { audit, requireRole } from './guard';
 import { actorOf, currentSession } from './session-check';
 import { keysetPageOf } from '../../platform/pagination';
 import { listOf, pageOf } from './keyset';
@@ -48,12 +49,19 @@ export function adminRoutes(operators: OperatorService): Router {
   });
 
   router.post('/operators', admin, parseJsonBody(), async (req, res) => {
-    const body = validate(createBody, req.body ?? null) as {
-      username: string;
-      role: OperatorRole;
-      password?: string;
-    };
-    const made = await operators.create(actor(req, res), body);
+    const made = await change(
+      res,
+      'operator.create',
+      String((req.body as { username?: unknown })?.username ?? '').slice(0, 64),
+      () => {
+        const body = validate(createBody, req.body ?? null) as {
+          username: string;
+          role: OperatorRole;
+          password?: string;
+        };
+        return operators.create(actor(req, res), body);
+      },
+    );
     sendData(res, {
       operator: operatorView(made.operator),
       ...(made.generated ? { password: made.password } : {}),
@@ -61,24 +69,61 @@ export function adminRoutes(operators: OperatorService): Router {
   });
 
   const who = (params: Record<string, unknown>) => pathValue(params, 'operatorId', 'operator_id');
+  /**
+   * Runs a change to an operator; the service audits it when done, and a refusal (a bad body,
+   * an unknown operator, the last admin) is audited here with the code the admin was answered.
+   */
+  const change = async <T>(
+    res: Response,
+    action: string,
+    targetId: string,
+    work: () => Promise<T>,
+  ): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof AppError)
+        await audit(res, {
+          action,
+          targetType: 'operator',
+          targetId,
+          outcome: 'refused',
+          errorCode: err.code,
+        });
+      throw err;
+    }
+  };
 
   router.post('/operators/:operatorId/role', admin, parseJsonBody(), async (req, res) => {
-    const body = validate(roleBody, req.body ?? null) as { role: OperatorRole };
-    sendData(res, {
-      operator: operatorView(await operators.setRole(actor(req, res), who(req.params), body.role)),
+    const target = who(req.params);
+    const after = await change(res, 'operator.set_role', target, () => {
+      const body = validate(roleBody, req.body ?? null) as { role: OperatorRole };
+      return operators.setRole(actor(req, res), target, body.role);
     });
+    sendData(res, { operator: operatorView(after) });
   });
   router.post('/operators/:operatorId/disable', admin, parseJsonBody(), async (req, res) => {
-    validate(emptyBody, req.body ?? null);
-    sendData(res, { operator: operatorView(await operators.disable(actor(req, res), who(req.params))) });
+    const target = who(req.params);
+    const after = await change(res, 'operator.disable', target, () => {
+      validate(emptyBody, req.body ?? null);
+      return operators.disable(actor(req, res), target);
+    });
+    sendData(res, { operator: operatorView(after) });
   });
   router.post('/operators/:operatorId/enable', admin, parseJsonBody(), async (req, res) => {
-    validate(emptyBody, req.body ?? null);
-    sendData(res, { operator: operatorView(await operators.enable(actor(req, res), who(req.params))) });
+    const target = who(req.params);
+    const after = await change(res, 'operator.enable', target, () => {
+      validate(emptyBody, req.body ?? null);
+      return operators.enable(actor(req, res), target);
+    });
+    sendData(res, { operator: operatorView(after) });
   });
   router.post('/operators/:operatorId/reset-password', admin, parseJsonBody(), async (req, res) => {
-    const body = (validate(resetBody, req.body ?? null) ?? {}) as { password?: string };
-    const done = await operators.resetPassword(actor(req, res), who(req.params), body.password);
+    const target = who(req.params);
+    const done = await change(res, 'operator.reset_password', target, () => {
+      const body = (validate(resetBody, req.body ?? null) ?? {}) as { password?: string };
+      return operators.resetPassword(actor(req, res), target, body.password);
+    });
     sendData(res, {
       operator: operatorView(done.operator),
       ...(done.generated ? { password: done.password } : {}),

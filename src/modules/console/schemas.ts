@@ -123,7 +123,14 @@ export const overviewQuery = Joi.object({});
 export const emptyBody = Joi.object({}).required();
 
 export const refundBody = Joi.object({
-  merchant_refund_no: text().required(),
+  // A refund from the console has a number of its own kind (console-<uuid>, one per refund the
+  // page opens), apart from the numbers an app gives its own refunds.
+  merchant_refund_no: text()
+    .pattern(/^console-[A-Za-z0-9_-]{1,56}$/)
+    .required()
+    .messages({
+      'string.pattern.base': '{{#label}} must start with console- (the console makes one per refund)',
+    }),
   amount: Joi.number().integer().min(1).max(MAX_AMOUNT).required(),
   reason: Joi.string().allow('').max(256),
 }).required();

@@ -28,7 +28,9 @@ export function sessionToken(req: Request): string | undefined {
 export function crossOriginProblem(req: Request): string | undefined {
   const origin = req.get('origin');
   if (origin !== undefined) {
-    const own = `${req.protocol}://${req.get('host') ?? ''}`;
+    // req.host and req.protocol are what a proxy named in TRUST_PROXY was reached by (its
+    // X-Forwarded-Host and -Proto); without one, this server's own Host and scheme.
+    const own = `${req.protocol}://${req.host ?? ''}`;
     return origin === own ? undefined : `a change from the origin ${origin.slice(0, 100)} is refused`;
   }
   const site = req.get('sec-fetch-site');

@@ -140,12 +140,19 @@ export class OperatorRepository {
     return rows.map((r) => strip(this.toOperator(r)));
   }
 
-  async countAdmins(): Promise<number> {
+  async countAdmins(transaction?: Transaction): Promise<number> {
     const [row] = await this.db.sequelize.query<{ n: string }>(
       `SELECT count(*) AS n FROM console_operators WHERE role = 'admin' AND disabled_at IS NULL`,
-      { type: QueryTypes.SELECT },
+      { type: QueryTypes.SELECT, transaction },
     );
     return Number(row?.n ?? 0);
+  }
+
+  /** Serializes the changes that may remove an admin, until the transaction ends. */
+  async lockAdmins(transaction: Transaction): Promise<void> {
+    await this.db.sequelize.query("SELECT pg_advisory_xact_lock(hashtext('durapay.console.admins'))", {
+      transaction,
+    });
   }
 
   /** Inserts an operator; false when the username is taken (case-insensitively). */
@@ -181,6 +188,7 @@ export class OperatorRepository {
     }
     // null (TOTP off) is a value here: pushed as it is.
     if (change.totpSecret !== undefined) {
+      sets.push('totp_last_step = NULL');
       sets.push('totp_secret = ?');
       replacements.push(this.totpSecrets.seal(change.totpSecret, operatorId));
     }
@@ -270,10 +278,30 @@ export class OperatorRepository {
 
   // Failed sign-ins
 
-  async recordFailure(username: string, clientIp: string): Promise<void> {
-    await this.db.sequelize.query('INSERT INTO console_login_failures (username, client_ip) VALUES (?, ?)', {
-      replacements: [username.slice(0, 64), clientIp.slice(0, 64)],
-    });
+  /** Records a sign-in attempt as failed (until `forgetAttempt`); its id. */
+  async recordFailure(username: string, clientIp: string): Promise<string> {
+    const [rows] = await this.db.sequelize.query(
+      'INSERT INTO console_login_failures (username, client_ip) VALUES (?, ?) RETURNING id::text AS id',
+      { replacements: [username.slice(0, 64), clientIp.slice(0, 64)] },
+    );
+    return (rows as { id: string }[])[0]!.id;
+  }
+
+  async forgetAttempt(id: string): Promise<void> {
+    await this.db.sequelize.query('DELETE FROM console_login_failures WHERE id = ?', { replacements: [id] });
+  }
+
+  /**
+   * Takes a TOTP time step for a sign-in: true once per step and operator, and never for a step
+   * at or before one taken already, so that a code seen by someone else does not sign in again.
+   */
+  async claimTotpStep(operatorId: string, step: number): Promise<boolean> {
+    const [rows] = await this.db.sequelize.query(
+      `UPDATE console_operators SET totp_last_step = ?
+        WHERE operator_id = ? AND (totp_last_step IS NULL OR totp_last_step < ?) RETURNING operator_id`,
+      { replacements: [step, operatorId, step] },
+    );
+    return (rows as unknown[]).length === 1;
   }
 
   async failuresSince(
@@ -290,6 +318,20 @@ export class OperatorRepository {
     return { byUsername: Number(row?.by_username ?? 0), byAddress: Number(row?.by_address ?? 0) };
   }
 
+  /**
+   * Forgets failed sign-ins older than `failuresBefore` and sessions that ended or expired before
+   * `sessionsBefore`: neither counts for anything any more (the audit log keeps what happened).
+   */
+  async prune(failuresBefore: Date, sessionsBefore: Date): Promise<void> {
+    await this.db.sequelize.query('DELETE FROM console_login_failures WHERE at < ?', {
+      replacements: [failuresBefore],
+    });
+    await this.db.sequelize.query(
+      'DELETE FROM console_sessions WHERE COALESCE(ended_at, expires_at) < ? AND expires_at < ?',
+      { replacements: [sessionsBefore, sessionsBefore] },
+    );
+  }
+
   /** A good sign-in forgets the username's failures (not the address's). */
   async clearFailures(username: string): Promise<void> {
     await this.db.sequelize.query('DELETE FROM console_login_failures WHERE lower(username) = lower(?)', {
@@ -299,7 +341,7 @@ export class OperatorRepository {
 
   // Audit log: appended, never changed (the table's trigger refuses it anyway).
 
-  async appendAudit(e: NewAuditRow): Promise<void> {
+  async appendAudit(e: NewAuditRow, transaction?: Transaction): Promise<void> {
     await this.db.sequelize.query(
       `INSERT INTO console_audit_log
          (operator_id, operator_username, action, target_type, target_id, before, after, outcome,
@@ -319,8 +361,40 @@ export class OperatorRepository {
           e.clientIp?.slice(0, 64) ?? null,
           e.requestId?.slice(0, 128) ?? null,
         ],
+        transaction,
       },
     );
+  }
+
+  /**
+   * Appends a sign-in refused by a lockout unless one of this lockout (the same username, or the
+   * same address) is in the log since `since`: one entry per lock, however many attempts hit it.
+   * Checked and appended under one lock, so attempts at once record it once.
+   */
+  async appendLockoutOnce(
+    e: NewAuditRow,
+    by: { username: string } | { clientIp: string },
+    since: Date,
+  ): Promise<void> {
+    const key = 'username' in by ? `u:${by.username.toLowerCase()}` : `a:${by.clientIp}`;
+    await this.db.sequelize.transaction(async (transaction) => {
+      await this.db.sequelize.query('SELECT pg_advisory_xact_lock(hashtext(?))', {
+        replacements: [`durapay.console.lockout:${key}`],
+        transaction,
+      });
+      const [found] = await this.db.sequelize.query<{ one: number }>(
+        `SELECT 1 AS one FROM console_audit_log
+          WHERE at >= ? AND action = 'session.sign_in' AND error_code = 'rate_limited'
+            AND ${'username' in by ? "lower(after->>'username') = lower(?)" : 'client_ip = ?'}
+          LIMIT 1`,
+        {
+          type: QueryTypes.SELECT,
+          replacements: [since, 'username' in by ? by.username : by.clientIp],
+          transaction,
+        },
+      );
+      if (!found) await this.appendAudit(e, transaction);
+    });
   }
 
   /** The audit log, newest first (by its serial id), by keyset: entries before the id `beforeId`. */

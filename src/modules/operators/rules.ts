@@ -9,9 +9,11 @@ export const PASSWORD_MAX_LENGTH = 256;
 
 /** Why a username cannot be used, or undefined. */
 export function usernameProblem(username: string): string | undefined {
-  return USERNAME_PATTERN.test(username)
-    ? undefined
-    : '"username" must be 2–64 letters, digits or . _ @ -, starting with a letter or digit';
+  if (!USERNAME_PATTERN.test(username))
+    return '"username" must be 2–64 letters, digits or . _ @ -, starting with a letter or digit';
+  // Operators are named by id or username at the command line: a name never reads as an id.
+  if (/^op_/i.test(username)) return '"username" must not start with op_ (operator ids do)';
+  return undefined;
 }
 
 /** Why a password cannot be used, or undefined. Length is what resists guessing; no composition rules. */

@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Transaction } from 'sequelize';
 import { AppError } from '../../platform/errors';
 import { randomBase32 } from '../../platform/ids';
 import type { Keyring } from '../../platform/crypto/keyring';
 import type { Database } from '../../platform/db';
 import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from './passwords';
-import { newTotpSecret, totpCodeValid, totpUri } from './totp';
+import { newTotpSecret, totpStep, totpUri } from './totp';
 import {
   OperatorRepository,
   operatorWithoutSecrets,
@@ -59,6 +60,8 @@ export interface ActiveSession {
 }
 
 const WRONG_CREDENTIALS = 'username or password is wrong';
+const PRUNE_EVERY_MS = 10 * 60_000;
+const DAY_MS = 24 * 3_600_000;
 /** A session's last_seen_at is written at most this often: not one UPDATE per request. */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -135,15 +138,24 @@ export class OperatorService {
   }
 
   /** Refuses a change that would leave no admin able to sign in. */
-  private async keepAnAdmin(target: Operator, leaving: boolean): Promise<void> {
-    if (leaving && target.role === 'admin' && !target.disabledAt && (await this.repo.countAdmins()) <= 1)
+  /**
+   * Refuses a change that would leave no admin able to sign in. Run in the change's transaction,
+   * under one lock for every change of admins: two admins demoting each other at once cannot
+   * both pass.
+   */
+  private async keepAnAdmin(target: Operator, leaving: boolean, t: Transaction): Promise<void> {
+    if (!leaving || target.role !== 'admin' || target.disabledAt) return;
+    await this.repo.lockAdmins(t);
+    if ((await this.repo.countAdmins(t)) <= 1)
       throw new AppError('invalid_param', `${target.username} is the last admin: make another admin first`);
   }
 
   async setRole(actor: Actor, who: string, role: OperatorRole): Promise<Operator> {
     const before = operatorWithoutSecrets(await this.mustFind(who));
-    await this.keepAnAdmin(before, role !== 'admin');
-    await this.repo.update(before.operatorId, { role });
+    await this.repo.transaction(async (t) => {
+      await this.keepAnAdmin(before, role !== 'admin', t);
+      await this.repo.update(before.operatorId, { role }, t);
+    });
     const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
     await this.record(actor, {
       action: 'operator.set_role',
@@ -159,8 +171,8 @@ export class OperatorService {
   /** Disables an operator and ends their sessions at once. */
   async disable(actor: Actor, who: string): Promise<Operator> {
     const before = operatorWithoutSecrets(await this.mustFind(who));
-    await this.keepAnAdmin(before, true);
     await this.repo.transaction(async (t) => {
+      await this.keepAnAdmin(before, true, t);
       await this.repo.update(before.operatorId, { disabled: true }, t);
       await this.repo.endSessionsOf(before.operatorId, t);
     });
@@ -224,7 +236,11 @@ export class OperatorService {
   ): Promise<{ operator: Operator; secret?: string; uri?: string }> {
     const target = await this.mustFind(who);
     const secret = on ? newTotpSecret() : null;
-    await this.repo.update(target.operatorId, { totpSecret: secret });
+    // Sessions signed in without the second factor end with the change, as with a new password.
+    await this.repo.transaction(async (t) => {
+      await this.repo.update(target.operatorId, { totpSecret: secret }, t);
+      await this.repo.endSessionsOf(target.operatorId, t);
+    });
     const after = operatorWithoutSecrets((await this.repo.findById(target.operatorId))!);
     await this.record(actor, {
       action: on ? 'operator.totp_on' : 'operator.totp_off',
@@ -243,56 +259,85 @@ export class OperatorService {
    */
   async signIn(input: SignInInput): Promise<SignedIn> {
     const { lockout, sessionMaxMs } = this.deps.consoleSettings;
-    const actor: Actor = {
+    const attempted = input.username.slice(0, 64);
+    // A refused sign-in is no one's action: recorded as `anonymous`, the name tried beside it, so
+    // that nobody can write entries under an operator's name by typing it.
+    const anonymous: Actor = {
       operatorId: null,
-      username: input.username.slice(0, 64),
+      username: 'anonymous',
       clientIp: input.clientIp,
       requestId: input.requestId,
     };
     const refuse = async (
       code: 'unauthorized' | 'rate_limited',
       message: string,
-      failure: boolean,
       operatorId: string | null,
     ) => {
-      if (failure) await this.repo.recordFailure(input.username, input.clientIp);
-      await this.record(
-        { ...actor, operatorId },
-        {
-          action: 'session.sign_in',
-          targetType: 'operator',
-          targetId: operatorId ?? input.username.slice(0, 64),
-          outcome: 'refused',
-          errorCode: code,
-        },
-      );
+      await this.record(anonymous, {
+        action: 'session.sign_in',
+        targetType: 'operator',
+        targetId: operatorId ?? attempted,
+        after: { username: attempted },
+        outcome: 'refused',
+        errorCode: code,
+      });
       return new AppError(code, message);
     };
+    await this.pruneNowAndThen();
+    // The attempt counts as a failure before its password is checked, so that sign-ins sent at
+    // once count each other: of any number sent together, at most `attempts` are checked.
+    const attempt = await this.repo.recordFailure(attempted, input.clientIp);
     const since = new Date(Date.now() - lockout.windowMs);
-    const locked = lockedOut(lockout, await this.repo.failuresSince(input.username, input.clientIp, since));
-    if (locked)
-      throw await refuse(
-        'rate_limited',
-        `too many failed sign-ins ${locked === 'account' ? 'for this username' : 'from this address'}; try again in ${Math.ceil(lockout.windowMs / 60_000)} minutes`,
-        false,
-        null,
+    const counted = await this.repo.failuresSince(attempted, input.clientIp, since);
+    const before = { byUsername: counted.byUsername - 1, byAddress: counted.byAddress - 1 };
+    const locked = lockedOut(lockout, before);
+    if (locked) {
+      // Refused unchecked, it is no failure of its own: a person retrying does not lengthen the lock.
+      await this.repo.forgetAttempt(attempt);
+      const message = `too many failed sign-ins ${locked === 'account' ? 'for this username' : 'from this address'}; try again in ${Math.ceil(lockout.windowMs / 60_000)} minutes`;
+      // One entry per lock in the audit log: the rest of its refusals would only fill it.
+      await this.repo.appendLockoutOnce(
+        {
+          operatorId: null,
+          operatorUsername: anonymous.username,
+          action: 'session.sign_in',
+          targetType: 'operator',
+          targetId: attempted,
+          after: { username: attempted },
+          outcome: 'refused',
+          errorCode: 'rate_limited',
+          clientIp: input.clientIp,
+          requestId: input.requestId,
+        },
+        locked === 'account' ? { username: attempted } : { clientIp: input.clientIp },
+        since,
       );
+      throw new AppError('rate_limited', message);
+    }
     const found = await this.repo.findByUsername(input.username);
     const passwordOk = await verifyPassword(input.password, found?.passwordHash ?? (await decoyHash()));
     if (!found || !passwordOk || found.disabledAt)
-      throw await refuse('unauthorized', WRONG_CREDENTIALS, true, found?.operatorId ?? null);
+      throw await refuse('unauthorized', WRONG_CREDENTIALS, found?.operatorId ?? null);
     if (found.totpSecret) {
       if (input.totpCode === undefined) {
         // The password was right: ask for the code without counting a failure.
+        await this.repo.forgetAttempt(attempt);
         throw await refuse(
           'unauthorized',
           '"totp_code" is required: enter the code of your authenticator app',
-          false,
           found.operatorId,
         );
       }
-      if (!totpCodeValid(found.totpSecret, input.totpCode))
-        throw await refuse('unauthorized', '"totp_code" is wrong or expired', true, found.operatorId);
+      const step = totpStep(found.totpSecret, input.totpCode);
+      if (step === undefined)
+        throw await refuse('unauthorized', '"totp_code" is wrong or expired', found.operatorId);
+      // A code signs in once: taken with its time step, which a later sign-in must pass.
+      if (!(await this.repo.claimTotpStep(found.operatorId, step)))
+        throw await refuse(
+          'unauthorized',
+          '"totp_code" was used already: wait for the next one',
+          found.operatorId,
+        );
     }
     if (needsRehash(found.passwordHash))
       await this.repo.update(found.operatorId, { passwordHash: await hashPassword(input.password) });
@@ -309,7 +354,7 @@ export class OperatorService {
     });
     const operator = operatorWithoutSecrets(found);
     await this.record(
-      { ...actor, operatorId: found.operatorId, username: found.username },
+      { ...anonymous, operatorId: found.operatorId, username: found.username },
       {
         action: 'session.sign_in',
         targetType: 'operator',
@@ -318,6 +363,20 @@ export class OperatorService {
       },
     );
     return { token, csrfToken, operator };
+  }
+
+  private prunedAt = 0;
+
+  /** At most every 10 minutes a process forgets old failed sign-ins and sessions long over. */
+  private async pruneNowAndThen(): Promise<void> {
+    const now = Date.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    const { lockout, sessionMaxMs } = this.deps.consoleSettings;
+    await this.repo.prune(
+      new Date(now - 2 * lockout.windowMs),
+      new Date(now - Math.max(sessionMaxMs, DAY_MS)),
+    );
   }
 
   /** The session a cookie's token names, if it is still good and its operator still enabled. */

@@ -22,10 +22,14 @@ export function totpUri(secretBase32: string, username: string): string {
   return totp(secretBase32, username).toString();
 }
 
-/** Whether `code` is the secret's code now, or one step either side (clocks drift). */
-export function totpCodeValid(secretBase32: string, code: string, now = Date.now()): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
-  return totp(secretBase32).validate({ token: code, timestamp: now, window: 1 }) !== null;
+/**
+ * The time step (30 s since the epoch) whose code `code` is, now or one step either side (clocks
+ * drift); undefined when it is none of them.
+ */
+export function totpStep(secretBase32: string, code: string, now = Date.now()): number | undefined {
+  if (!/^\d{6}$/.test(code)) return undefined;
+  const delta = totp(secretBase32).validate({ token: code, timestamp: now, window: 1 });
+  return delta === null ? undefined : Math.floor(now / 30_000) + delta;
 }
 
 /** The code of a secret at a time (for the CLI's check and for tests). */

@@ -12,6 +12,8 @@ export const consoleOperators: Migration = {
         role varchar(16) NOT NULL CHECK (role IN ('viewer', 'operator', 'admin')),
         password_hash text NOT NULL,
         totp_secret text,
+        -- The time step of the last TOTP code that signed in: a code is good once.
+        totp_last_step bigint,
         disabled_at timestamptz,
         password_changed_at timestamptz NOT NULL DEFAULT now(),
         created_at timestamptz NOT NULL DEFAULT now(),
