@@ -62,3 +62,60 @@ export function keysetPageOf<T>(
   const page = rows.slice(0, limit);
   return { rows: page, next: positionOf(page[page.length - 1]!) };
 }
+
+/**
+ * The WHERE of a search from optional filters, with its named replacements: each filter given
+ * adds one condition, one left out adds none. Column names are the caller's constants; values
+ * only ever travel as replacements.
+ */
+export class SearchConditions {
+  private readonly conditions: string[] = [];
+  readonly replacements: Record<string, unknown>;
+
+  constructor(replacements: Record<string, unknown> = {}) {
+    this.replacements = { ...replacements };
+  }
+
+  /** A condition of the caller's own, with the values it names. */
+  where(sql: string, values: Record<string, unknown> = {}): this {
+    this.conditions.push(sql);
+    Object.assign(this.replacements, values);
+    return this;
+  }
+
+  /** `column = :name` when `value` is given, the value cast to `type` when one is named. */
+  equals(column: string, name: string, value: unknown, type?: string): this {
+    if (value === undefined) return this;
+    return this.where(`${column} = ${type ? `CAST(:${name} AS ${type})` : `:${name}`}`, { [name]: value });
+  }
+
+  /** `column op :name` when `value` is given, the value cast to `type` when one is named. */
+  compare(column: string, op: '>=' | '<' | '<=', name: string, value: unknown, type?: string): this {
+    if (value === undefined) return this;
+    const param = type ? `CAST(:${name} AS ${type})` : `:${name}`;
+    return this.where(`${column} ${op} ${param}`, { [name]: value });
+  }
+
+  /** Rows after a keyset position, newest first: `(time, key…) < (position)`. */
+  after(
+    timeColumn: string,
+    keys: { column: string; value: string; type?: string }[],
+    at: string | undefined,
+  ): this {
+    if (at === undefined) return this;
+    const values: Record<string, unknown> = { afterAt: at };
+    const params = keys.map((k, i) => {
+      values[`afterKey${i}`] = k.value;
+      return k.type ? `CAST(:afterKey${i} AS ${k.type})` : `:afterKey${i}`;
+    });
+    return this.where(
+      `(${[timeColumn, ...keys.map((k) => k.column)].join(', ')}) < (CAST(:afterAt AS timestamptz), ${params.join(', ')})`,
+      values,
+    );
+  }
+
+  /** `WHERE a AND b …`, or nothing when no filter was given. */
+  sql(): string {
+    return this.conditions.length > 0 ? `WHERE ${this.conditions.join(' AND ')}` : '';
+  }
+}

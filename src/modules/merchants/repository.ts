@@ -10,7 +10,13 @@ import {
   legacyText,
   sealedPrefix,
 } from '../../platform/crypto/sealed-column';
-import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import { merchantModels, type Merchant } from './model';
 import { ChannelAccountRepository, accountsSealedWith } from './account-repository';
 
@@ -201,32 +207,29 @@ export class MerchantRepository {
    * holds a `:`).
    */
   async search(filter: MerchantSearch, page: KeysetPage): Promise<KeysetResult<MerchantRecord>> {
-    const where: string[] = [];
-    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
-    const eq = (column: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      where.push(`m.${column} = :${name}`);
-      replacements[name] = value;
-    };
-    eq('merchant_id', 'merchantId', filter.merchantId);
-    eq('status', 'status', filter.status);
-    eq('app_id', 'appId', filter.appId);
-    if (page.after) {
-      const split = page.after.key.indexOf(':');
-      where.push(
-        '(m.created_at, m.app_id, m.merchant_id) < (CAST(:afterAt AS timestamptz), :afterApp, :afterMerchant)',
+    const split = page.after?.key.indexOf(':') ?? -1;
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('m.merchant_id', 'merchantId', filter.merchantId)
+      .equals('m.status', 'status', filter.status)
+      .equals('m.app_id', 'appId', filter.appId)
+      .after(
+        'm.created_at',
+        [
+          {
+            column: 'm.app_id',
+            value: split < 0 ? (page.after?.key ?? '') : page.after!.key.slice(0, split),
+          },
+          { column: 'm.merchant_id', value: split < 0 ? '' : page.after!.key.slice(split + 1) },
+        ],
+        page.after?.at,
       );
-      replacements.afterAt = page.after.at;
-      replacements.afterApp = split < 0 ? page.after.key : page.after.key.slice(0, split);
-      replacements.afterMerchant = split < 0 ? '' : page.after.key.slice(split + 1);
-    }
     const rows = await this.db.sequelize.query(
       `SELECT m.app_id, m.merchant_id, m.merchant_name, m.license_no, m.status, m.channel_code,
               m.sub_merchant_no, m.profit_sharing, m.created_at, m.updated_at,
               ${keysetAt('m.created_at')} AS cursor_at
-         FROM merchants m ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+         FROM merchants m ${where.sql()}
         ORDER BY m.created_at DESC, m.app_id DESC, m.merchant_id DESC LIMIT :limit`,
-      { replacements, model: this.models.Merchant, mapToModel: true },
+      { replacements: where.replacements, model: this.models.Merchant, mapToModel: true },
     );
     const found = keysetPageOf(rows, page.limit, (m) => ({
       at: m.get('cursor_at') as string,

@@ -5,6 +5,7 @@ import type { Database } from '../../platform/db';
 import {
   keysetAt,
   keysetPageOf,
+  SearchConditions,
   type KeysetPage,
   type KeysetPosition,
   type KeysetResult,
@@ -182,29 +183,24 @@ export class NotificationRepository {
     page: KeysetPage,
     rank: number | undefined,
   ): Promise<Notification[]> {
-    const where: string[] = [];
-    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
-    const eq = (column: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      where.push(`n.${column} = :${name}`);
-      replacements[name] = value;
-    };
-    if (status === 'not_failed') where.push("n.status <> 'failed'");
-    else eq('status', 'status', status);
-    eq('trade_no', 'tradeNo', filter.tradeNo);
-    eq('refund_no', 'refundNo', filter.refundNo);
-    eq('app_id', 'appId', filter.appId);
-    eq('event_type', 'event', filter.event);
-    if (page.after && (rank === undefined || (page.after.rank ?? 1) === rank)) {
-      where.push('(n.created_at, n.notification_id) < (CAST(:afterAt AS timestamptz), :afterKey)');
-      replacements.afterAt = page.after.at;
-      replacements.afterKey = page.after.key;
-    }
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('n.status', 'status', status === 'not_failed' ? undefined : status)
+      .equals('n.trade_no', 'tradeNo', filter.tradeNo)
+      .equals('n.refund_no', 'refundNo', filter.refundNo)
+      .equals('n.app_id', 'appId', filter.appId)
+      .equals('n.event_type', 'event', filter.event);
+    if (status === 'not_failed') where.where("n.status <> 'failed'");
+    // A position of the other group (failed first, then the rest) does not bound this one.
+    if (rank === undefined || (page.after?.rank ?? 1) === rank)
+      where.after(
+        'n.created_at',
+        [{ column: 'n.notification_id', value: page.after?.key ?? '' }],
+        page.after?.at,
+      );
     return this.db.sequelize.query(
-      `SELECT n.*, ${keysetAt('n.created_at')} AS cursor_at FROM notifications n
-        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      `SELECT n.*, ${keysetAt('n.created_at')} AS cursor_at FROM notifications n ${where.sql()}
         ORDER BY n.created_at DESC, n.notification_id DESC LIMIT :limit`,
-      { replacements, model: this.models.Notification, mapToModel: true },
+      { replacements: where.replacements, model: this.models.Notification, mapToModel: true },
     );
   }
 

@@ -2,7 +2,7 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
 import type { Keyring } from '../../platform/crypto/keyring';
 import type { Database } from '../../platform/db';
-import { keysetAt } from '../../platform/pagination';
+import { keysetAt, SearchConditions } from '../../platform/pagination';
 import type { OperatorRole } from './roles';
 
 /** An operator as the rest of durapay sees it: never the password hash nor the TOTP secret. */
@@ -399,16 +399,14 @@ export class OperatorRepository {
 
   /** The audit log, newest first (by its serial id), by keyset: entries before the id `beforeId`. */
   async audit(filter: AuditFilter, limit: number, beforeId?: string): Promise<AuditRow[]> {
-    const where: string[] = [];
-    const replacements: unknown[] = [];
-    const add = (sql: string, ...values: unknown[]) => (where.push(sql), replacements.push(...values));
-    if (filter.operator) add('operator_username = ?', filter.operator);
-    if (filter.action) add('action = ?', filter.action);
-    if (filter.targetType) add('target_type = ?', filter.targetType);
-    if (filter.targetId) add('target_id = ?', filter.targetId);
-    if (filter.from) add('at >= ?', filter.from);
-    if (filter.to) add('at < ?', filter.to);
-    if (beforeId) add('id < ?', beforeId);
+    const where = new SearchConditions({ limit })
+      .equals('operator_username', 'operator', filter.operator)
+      .equals('action', 'action', filter.action)
+      .equals('target_type', 'targetType', filter.targetType)
+      .equals('target_id', 'targetId', filter.targetId)
+      .compare('at', '>=', 'from', filter.from)
+      .compare('at', '<', 'to', filter.to)
+      .compare('id', '<', 'beforeId', beforeId, 'bigint');
     const rows = await this.db.sequelize.query<{
       id: string;
       at: Date;
@@ -427,9 +425,9 @@ export class OperatorRepository {
     }>(
       `SELECT id::text AS id, at, ${keysetAt('at')} AS at_key, operator_id, operator_username, action, target_type, target_id, before, after,
               outcome, error_code, client_ip, request_id
-         FROM console_audit_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY id DESC LIMIT ?`,
-      { type: QueryTypes.SELECT, replacements: [...replacements, limit] },
+         FROM console_audit_log ${where.sql()}
+        ORDER BY id DESC LIMIT :limit`,
+      { type: QueryTypes.SELECT, replacements: where.replacements },
     );
     return rows.map((r) => ({
       id: r.id,

@@ -2,7 +2,13 @@ import { QueryTypes } from 'sequelize';
 import type { OrderStatus, ProfitSharingStatus } from './rules';
 import type { Database } from '../../platform/db';
 import { DAYS_IN_ZONE } from '../../platform/dates';
-import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import { orderModels, type Order } from './model';
 
 export interface NewOrder {
@@ -393,46 +399,23 @@ export class OrderRepository {
    * filter has an index to walk (migration 0021), so a page costs the same deep in the table.
    */
   async search(filter: OrderSearch, page: KeysetPage): Promise<KeysetResult<Order>> {
-    const where: string[] = [];
-    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
-    const eq = (column: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      where.push(`o.${column} = :${name}`);
-      replacements[name] = value;
-    };
-    eq('trade_no', 'tradeNo', filter.tradeNo);
-    eq('merchant_order_no', 'merchantOrderNo', filter.merchantOrderNo);
-    eq('merchant_id', 'merchantId', filter.merchantId);
-    eq('app_id', 'appId', filter.appId);
-    eq('status', 'status', filter.status);
-    eq('channel_code', 'channelCode', filter.channelCode);
-    if (filter.from !== undefined) {
-      where.push('o.created_at >= CAST(:from AS timestamptz)');
-      replacements.from = filter.from;
-    }
-    if (filter.to !== undefined) {
-      where.push('o.created_at < CAST(:to AS timestamptz)');
-      replacements.to = filter.to;
-    }
-    if (filter.minAmount !== undefined) {
-      where.push('o.amount >= :minAmount');
-      replacements.minAmount = filter.minAmount;
-    }
-    if (filter.maxAmount !== undefined) {
-      where.push('o.amount <= :maxAmount');
-      replacements.maxAmount = filter.maxAmount;
-    }
-    if (filter.needsRefundReview) where.push(`(${NEEDS_REFUND_REVIEW})`);
-    if (page.after) {
-      where.push('(o.created_at, o.trade_no) < (CAST(:afterAt AS timestamptz), :afterKey)');
-      replacements.afterAt = page.after.at;
-      replacements.afterKey = page.after.key;
-    }
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('o.trade_no', 'tradeNo', filter.tradeNo)
+      .equals('o.merchant_order_no', 'merchantOrderNo', filter.merchantOrderNo)
+      .equals('o.merchant_id', 'merchantId', filter.merchantId)
+      .equals('o.app_id', 'appId', filter.appId)
+      .equals('o.status', 'status', filter.status)
+      .equals('o.channel_code', 'channelCode', filter.channelCode)
+      .compare('o.created_at', '>=', 'from', filter.from, 'timestamptz')
+      .compare('o.created_at', '<', 'to', filter.to, 'timestamptz')
+      .compare('o.amount', '>=', 'minAmount', filter.minAmount)
+      .compare('o.amount', '<=', 'maxAmount', filter.maxAmount)
+      .after('o.created_at', [{ column: 'o.trade_no', value: page.after?.key ?? '' }], page.after?.at);
+    if (filter.needsRefundReview) where.where(`(${NEEDS_REFUND_REVIEW})`);
     const rows = await this.db.sequelize.query(
-      `SELECT o.*, ${keysetAt('o.created_at')} AS cursor_at FROM orders o
-        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      `SELECT o.*, ${keysetAt('o.created_at')} AS cursor_at FROM orders o ${where.sql()}
         ORDER BY o.created_at DESC, o.trade_no DESC LIMIT :limit`,
-      { replacements, model: this.models.Order, mapToModel: true },
+      { replacements: where.replacements, model: this.models.Order, mapToModel: true },
     );
     return keysetPageOf(rows, page.limit, (o) => ({ at: o.get('cursor_at') as string, key: o.tradeNo }));
   }

@@ -4,7 +4,13 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import type { StatementRow } from '../../channels/ports';
 import type { Database } from '../../platform/db';
 import { FieldSealer } from '../../platform/crypto/field-sealer';
-import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import type { Keyring } from '../../platform/crypto/keyring';
 import {
   DEFAULT_ACCOUNT,
@@ -632,30 +638,16 @@ export class ReconciliationRepository {
     f: { channelCode?: string; billDate?: string; status?: RunStatus },
     page: KeysetPage,
   ): Promise<KeysetResult<RunRow>> {
-    const where: string[] = [];
-    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
-    if (f.channelCode !== undefined) {
-      where.push('r.channel_code = :channelCode');
-      replacements.channelCode = f.channelCode;
-    }
-    if (f.billDate !== undefined) {
-      where.push('r.bill_date = CAST(:billDate AS date)');
-      replacements.billDate = f.billDate;
-    }
-    if (f.status !== undefined) {
-      where.push('r.status = :status');
-      replacements.status = f.status;
-    }
-    if (page.after) {
-      where.push('(r.created_at, r.run_id) < (CAST(:afterAt AS timestamptz), :afterKey)');
-      replacements.afterAt = page.after.at;
-      replacements.afterKey = page.after.key;
-    }
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('r.channel_code', 'channelCode', f.channelCode)
+      .equals('r.bill_date', 'billDate', f.billDate, 'date')
+      .equals('r.status', 'status', f.status)
+      .after('r.created_at', [{ column: 'r.run_id', value: page.after?.key ?? '' }], page.after?.at);
     const rows = await this.query<RunRow & { cursor_at: string }>(
       `SELECT r.*, to_char(r.bill_date, 'YYYY-MM-DD') AS bill_date, ${keysetAt('r.created_at')} AS cursor_at
-         FROM reconciliation_runs r ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+         FROM reconciliation_runs r ${where.sql()}
         ORDER BY r.created_at DESC, r.run_id DESC LIMIT :limit`,
-      replacements,
+      where.replacements,
     );
     const found = keysetPageOf(rows, page.limit, (r) => ({ at: r.cursor_at, key: r.run_id }));
     return { rows: found.rows.map(({ cursor_at: _cursor, ...r }) => r), next: found.next };
@@ -670,25 +662,19 @@ export class ReconciliationRepository {
     f: { category?: MismatchCategory; state?: MismatchRow['state'] },
     page: KeysetPage,
   ): Promise<KeysetResult<MismatchRow>> {
-    const where = ['m.run_id = :runId'];
-    const replacements: Record<string, unknown> = { runId, limit: page.limit + 1 };
-    if (f.category !== undefined) {
-      where.push('m.category = :category');
-      replacements.category = f.category;
-    }
-    if (f.state !== undefined) {
-      where.push('m.state = :state');
-      replacements.state = f.state;
-    }
-    if (page.after) {
-      where.push('(m.created_at, m.id) < (CAST(:afterAt AS timestamptz), CAST(:afterKey AS bigint))');
-      replacements.afterAt = page.after.at;
-      replacements.afterKey = page.after.key;
-    }
+    const where = new SearchConditions({ runId, limit: page.limit + 1 })
+      .where('m.run_id = :runId')
+      .equals('m.category', 'category', f.category)
+      .equals('m.state', 'state', f.state)
+      .after(
+        'm.created_at',
+        [{ column: 'm.id', value: page.after?.key ?? '', type: 'bigint' }],
+        page.after?.at,
+      );
     const rows = await this.query<MismatchRow & { cursor_at: string }>(
-      `SELECT m.*, ${keysetAt('m.created_at')} AS cursor_at FROM reconciliation_mismatches m
-        WHERE ${where.join(' AND ')} ORDER BY m.created_at DESC, m.id DESC LIMIT :limit`,
-      replacements,
+      `SELECT m.*, ${keysetAt('m.created_at')} AS cursor_at FROM reconciliation_mismatches m ${where.sql()}
+        ORDER BY m.created_at DESC, m.id DESC LIMIT :limit`,
+      where.replacements,
     );
     const found = keysetPageOf(rows, page.limit, (m) => ({ at: m.cursor_at, key: String(m.id) }));
     return { rows: found.rows.map(({ cursor_at: _cursor, ...m }) => m), next: found.next };

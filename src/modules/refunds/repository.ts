@@ -1,6 +1,12 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
-import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import type { NewRefund } from '../orders';
 import { DAYS_IN_ZONE } from '../../platform/dates';
 import { refundModels, type Refund } from './model';
@@ -66,35 +72,18 @@ export class RefundRepository {
 
   /** Refunds of every app, newest first by (created_at, refund_no), a keyset page at a time. */
   async search(filter: RefundSearch, page: KeysetPage): Promise<KeysetResult<Refund>> {
-    const where: string[] = [];
-    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
-    const eq = (column: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      where.push(`r.${column} = :${name}`);
-      replacements[name] = value;
-    };
-    eq('refund_no', 'refundNo', filter.refundNo);
-    eq('trade_no', 'tradeNo', filter.tradeNo);
-    eq('app_id', 'appId', filter.appId);
-    eq('status', 'status', filter.status);
-    if (filter.from !== undefined) {
-      where.push('r.created_at >= CAST(:from AS timestamptz)');
-      replacements.from = filter.from;
-    }
-    if (filter.to !== undefined) {
-      where.push('r.created_at < CAST(:to AS timestamptz)');
-      replacements.to = filter.to;
-    }
-    if (page.after) {
-      where.push('(r.created_at, r.refund_no) < (CAST(:afterAt AS timestamptz), :afterKey)');
-      replacements.afterAt = page.after.at;
-      replacements.afterKey = page.after.key;
-    }
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('r.refund_no', 'refundNo', filter.refundNo)
+      .equals('r.trade_no', 'tradeNo', filter.tradeNo)
+      .equals('r.app_id', 'appId', filter.appId)
+      .equals('r.status', 'status', filter.status)
+      .compare('r.created_at', '>=', 'from', filter.from, 'timestamptz')
+      .compare('r.created_at', '<', 'to', filter.to, 'timestamptz')
+      .after('r.created_at', [{ column: 'r.refund_no', value: page.after?.key ?? '' }], page.after?.at);
     const rows = await this.db.sequelize.query(
-      `SELECT r.*, ${keysetAt('r.created_at')} AS cursor_at FROM refunds r
-        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      `SELECT r.*, ${keysetAt('r.created_at')} AS cursor_at FROM refunds r ${where.sql()}
         ORDER BY r.created_at DESC, r.refund_no DESC LIMIT :limit`,
-      { replacements, model: this.models.Refund, mapToModel: true },
+      { replacements: where.replacements, model: this.models.Refund, mapToModel: true },
     );
     return keysetPageOf(rows, page.limit, (r) => ({ at: r.get('cursor_at') as string, key: r.refundNo }));
   }

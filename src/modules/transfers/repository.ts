@@ -1,7 +1,13 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
-import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
 import { isFinalStatus, type TransferStatus, type TransferStep } from './rules';
 
@@ -101,35 +107,18 @@ export class TransferRepository {
 
   /** Transfers of every app, newest first by (created_at, transfer_no), a keyset page at a time. */
   async search(filter: TransferSearch, page: KeysetPage): Promise<KeysetResult<Transfer>> {
-    const where: string[] = [];
-    const replacements: Record<string, unknown> = { limit: page.limit + 1 };
-    const eq = (column: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      where.push(`${column} = :${name}`);
-      replacements[name] = value;
-    };
-    eq('transfer_no', 'transferNo', filter.transferNo);
-    eq('app_id', 'appId', filter.appId);
-    eq('status', 'status', filter.status);
-    eq('channel_code', 'channelCode', filter.channelCode);
-    if (filter.from !== undefined) {
-      where.push('created_at >= CAST(:from AS timestamptz)');
-      replacements.from = filter.from;
-    }
-    if (filter.to !== undefined) {
-      where.push('created_at < CAST(:to AS timestamptz)');
-      replacements.to = filter.to;
-    }
-    if (page.after) {
-      where.push('(created_at, transfer_no) < (CAST(:afterAt AS timestamptz), :afterKey)');
-      replacements.afterAt = page.after.at;
-      replacements.afterKey = page.after.key;
-    }
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('transfer_no', 'transferNo', filter.transferNo)
+      .equals('app_id', 'appId', filter.appId)
+      .equals('status', 'status', filter.status)
+      .equals('channel_code', 'channelCode', filter.channelCode)
+      .compare('created_at', '>=', 'from', filter.from, 'timestamptz')
+      .compare('created_at', '<', 'to', filter.to, 'timestamptz')
+      .after('created_at', [{ column: 'transfer_no', value: page.after?.key ?? '' }], page.after?.at);
     const rows = await this.db.sequelize.query<Transfer & { cursorAt: string }>(
-      `SELECT ${COLUMNS}, ${keysetAt('created_at')} AS "cursorAt" FROM transfers
-        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      `SELECT ${COLUMNS}, ${keysetAt('created_at')} AS "cursorAt" FROM transfers ${where.sql()}
         ORDER BY created_at DESC, transfer_no DESC LIMIT :limit`,
-      { replacements, type: QueryTypes.SELECT },
+      { replacements: where.replacements, type: QueryTypes.SELECT },
     );
     const page_ = keysetPageOf(rows, page.limit, (t) => ({ at: t.cursorAt, key: t.transferNo }));
     return { rows: page_.rows.map(({ cursorAt: _cursor, ...t }) => t), next: page_.next };
