@@ -19,6 +19,7 @@ import { createPhases, floorPhases, fullPhases, laterRounds, oneWorkerPhases, op
 import { orderCostPhase, type OrderCost } from './order-cost';
 import { growthPhases, steadyPhase } from './population-phases';
 import { reconcilePhase } from './reconcile-phase';
+import { consolePhase } from './console-phase';
 import { ratiosOf, targets } from './targets';
 
 function machine(): Record<string, unknown> {
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
           }
           if (b.stack.cluster) await attempt('one worker', () => oneWorkerPhases(b, phases));
           if (first.includes('reconcile')) await attempt('reconcile', () => reconcilePhase(b, phases));
+          if (first.includes('console')) await attempt('console', () => consolePhase(b, phases));
         }),
       );
     }

@@ -7,10 +7,21 @@ import { intOption } from './lib/cli';
 import { assertLoopback } from './lib/stack';
 
 export const ROOT = path.join(__dirname, '..');
-export const PHASES = ['floor', 'create', 'open', 'full', 'steady', 'growth', 'reconcile'] as const;
+export const PHASES = [
+  'floor',
+  'create',
+  'open',
+  'full',
+  'steady',
+  'growth',
+  'reconcile',
+  'console',
+] as const;
 export type PhaseKind = (typeof PHASES)[number];
-/** What a run without --phases measures: reconcile, minutes of its own, only when asked for. */
-export const DEFAULT_PHASES: readonly PhaseKind[] = PHASES.filter((p) => p !== 'reconcile');
+/** What a run without --phases measures: reconcile and console, minutes of their own, only when asked for. */
+export const DEFAULT_PHASES: readonly PhaseKind[] = PHASES.filter(
+  (p) => p !== 'reconcile' && p !== 'console',
+);
 
 export interface Options {
   duration: number;
@@ -22,6 +33,7 @@ export interface Options {
   seedConcurrency: number;
   phases: PhaseKind[];
   reconcileRows: number;
+  consoleOrders: number;
   steadyRate: number;
   steadyWindow: number;
   timeScale: number;
@@ -95,7 +107,7 @@ export function parseOptions(argv: string[]): Options {
     )
     .option(
       '--phases <list>',
-      `phases to run (${PHASES.join(',')}; all but reconcile by default)`,
+      `phases to run (${PHASES.join(',')}; all but reconcile and console by default)`,
       phaseList,
       [...DEFAULT_PHASES],
     )
@@ -104,6 +116,12 @@ export function parseOptions(argv: string[]): Options {
       "the reconcile phase's statement lines (paid orders of one account's day)",
       intOption('--reconcile-rows'),
       1_000_000,
+    )
+    .option(
+      '--console-orders <n>',
+      "the console phase's orders (spread over 30 days) that its lists and overview are read over",
+      intOption('--console-orders'),
+      100_000,
     )
     .option(
       '--rounds <n>',

@@ -42,6 +42,8 @@ export interface PhaseResult {
   /** growth phases: how the open orders were created before the phase (through the API). */
   seeding?: { orders: number; seconds: number; orders_per_s: number; retries: number };
   /** What one request of this phase is, and what its latency spans. */
+  /** The console phase: the median latency of each of its reads, in ms. */
+  console_reads_p50_ms?: Record<string, number>;
   measures: string;
 }
 
