@@ -1,3 +1,5 @@
+// Longer than 400 lines: the only code on the console's four tables (operators, sessions, failed
+// sign-ins, the audit log), as each module keeps its SQL in one repository.
 import { QueryTypes, type Transaction } from 'sequelize';
 import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
 import type { Keyring } from '../../platform/crypto/keyring';

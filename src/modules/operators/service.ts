@@ -1,3 +1,6 @@
+// Longer than 400 lines: the one service of the console's operators (accounts, roles, passwords,
+// TOTP, sign-in with its lockout, sessions, the audit log), each method short; their rules are
+// in ./rules.ts and ./roles.ts, their SQL in ./repository.ts.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import { AppError } from '../../platform/errors';

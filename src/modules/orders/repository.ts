@@ -1,3 +1,6 @@
+// Longer than 400 lines: the orders module's one data-access place (STYLE: a module's repository is
+// the only code on its tables): orders, their polls, saved states and share steps, and the
+// console's cross-app search and counts over them.
 import { QueryTypes } from 'sequelize';
 import type { OrderStatus, ProfitSharingStatus } from './rules';
 import type { Database } from '../../platform/db';
