@@ -6,9 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { AppCredentials } from '../../src/modules/apps/repository';
+import { createActivities } from '../../src/activities';
+import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { reconciliationRunId, type ReconciliationInput } from '../../src/modules/reconciliation/messages';
 import { ReconciliationRepository } from '../../src/modules/reconciliation/repository';
-import { billDateOf } from '../../src/modules/reconciliation/rules';
+import { billDateOf, readyDeadline } from '../../src/modules/reconciliation/rules';
 import { LOST_UNTIL_RELEASED_MARKER } from '../../sandbox/controls';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
@@ -544,5 +548,70 @@ describe('a run whose findings the database refuses', () => {
     expect((await mismatchesOf(runId)).map((m) => [m.category, m.trade_no])).toEqual([
       ['amount_mismatch', changed.trade_no],
     ]);
+  });
+});
+
+describe('a repair the order got ahead of', () => {
+  test("when a lost payment's order learns of it itself and its run ends before the repair asks, then the finding is repaired, not left to a person, and the payment told once", async () => {
+    const merchantId = await pay.merchant();
+    const lost = await pay.create({
+      merchant_id: merchantId,
+      amount: 610,
+      subject: `Bread ${LOST_UNTIL_RELEASED_MARKER}`,
+    });
+    await pay.buyerPays(lost.pay_credential.pay_url);
+    await until('the lost order paid at the channel', async () =>
+      (await sandboxOrder(lost.trade_no))?.status === 'paid' ? true : undefined,
+    );
+    expect((await pay.query(lost.trade_no)).status).toBe('pending');
+
+    // The run's steps as its workflow takes them, one at a time: read and matched while the
+    // order is still pending, so the payment is missing from the books.
+    const input: ReconciliationInput = {
+      runId: reconciliationRunId('sandbox', account(merchantId), today()),
+      channelCode: 'sandbox',
+      account: account(merchantId),
+      billDate: today(),
+      readyDeadline: readyDeadline(today()).toISOString(),
+      notifyUrl: null,
+      timeScale: 0.01,
+    };
+    const steps = createActivities(stack.activityDeps);
+    const env = new MockActivityEnvironment();
+    await env.run(steps.beginReconciliationRun, { ...input, startedBy: 'test' });
+    expect(await env.run(steps.loadStatement, input)).toMatchObject({ status: 'ready' });
+    await env.run(steps.matchStatement, input);
+    expect((await mismatchesOf(input.runId)).map((m) => [m.category, m.trade_no, m.state])).toEqual([
+      ['missing_local_payment', lost.trade_no, 'open'],
+    ]);
+
+    // Then the channel answers again: the order's own query finds the payment, and its run,
+    // paid and idle, ends before the repair asks about it.
+    stack.sandboxControls.release(lost.trade_no);
+    await pay.statusIs(lost.trade_no, 'paid');
+    const [order] = await stack.database.db.sequelize.query<{ app_id: string; merchant_order_no: string }>(
+      'SELECT app_id, merchant_order_no FROM orders WHERE trade_no = :t',
+      { replacements: { t: lost.trade_no }, type: QueryTypes.SELECT },
+    );
+    await until(
+      "the paid order's run ended",
+      async () => {
+        const d = await stack.client.workflow
+          .getHandle(orderWorkflowId(order!.app_id, order!.merchant_order_no))
+          .describe();
+        return d.status.name === 'RUNNING' ? undefined : true;
+      },
+      60_000,
+    );
+
+    expect(await env.run(steps.repairLostPayments, input)).toBe(1);
+    const [finding] = await mismatchesOf(input.runId);
+    expect(finding).toMatchObject({ category: 'missing_local_payment', state: 'repaired' });
+    expect((finding as unknown as { note: string }).note).toMatch(/learned of the payment itself/);
+    await until('payment.succeeded told', async () =>
+      pay.notificationsFor(lost.trade_no, 'payment.succeeded').length > 0 ? true : undefined,
+    );
+    await stack.sandboxIdle();
+    expect(pay.notificationsFor(lost.trade_no, 'payment.succeeded')).toHaveLength(1);
   });
 });

@@ -15,7 +15,7 @@ import type { Logger } from '../../platform/logger';
 import type { WorkerMetrics } from '../../platform/worker-metrics';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import type { NotificationPublisher } from '../notifications';
-import { accountContextOf, OrderRepository, signalOrderPayment } from '../orders';
+import { accountContextOf, isPaidStatus, OrderRepository, signalOrderPayment, type Order } from '../orders';
 import {
   DEFAULT_ACCOUNT,
   reconciliationRunId,
@@ -191,6 +191,19 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
      * becomes (`paid`, or `paid` with needs_refund_review when it was closed).
      */
     async repairLostPayments(input: ReconciliationInput): Promise<number> {
+      /**
+       * The order may have learned of its payment itself since the statement was matched (its
+       * own query or a late callback got there first, and a paid order's run may since have
+       * ended idle): the books hold the payment, so the finding is repaired, not left to a person.
+       */
+      const learnedItself = async (id: string, order: Order): Promise<boolean> => {
+        if (!isPaidStatus(order.status)) return false;
+        await repo.markRepaired(
+          id,
+          `the order learned of the payment itself (${order.channelTradeNo ?? 'no channel number'}, now ${order.status}); nothing was handed to it`,
+        );
+        return true;
+      };
       const ctx = Context.current();
       let repaired = 0;
       let unconfirmed = 0;
@@ -208,6 +221,10 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
           ctx.heartbeat({ afterId });
           const order = await orders.findOrderByTradeNo(m.trade_no);
           if (!order) continue;
+          if (await learnedItself(m.id, order)) {
+            repaired += 1;
+            continue;
+          }
           let answer;
           try {
             answer = await channel(order.channelCode).payments.query(
@@ -250,6 +267,12 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
             });
           } catch (err) {
             if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+            // Paid since it was read, by its own query or a callback, and its run ended idle.
+            const now = await orders.findOrderByTradeNo(m.trade_no);
+            if (now && (await learnedItself(m.id, now))) {
+              repaired += 1;
+              continue;
+            }
             await repo.noteOn(
               m.id,
               "the channel confirmed the payment, but the order's workflow has ended: a person decides (refund the buyer, or accept it)",
