@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { OperatorService } from '../src/modules/operators';
 import { connectDatabase } from '../src/platform/db';
+import { DEFAULT_CONSOLE_SETTINGS } from '../src/platform/config';
 import { say } from './lib/cli';
 import { UsageMonitor } from './lib/procstat';
 import type { PhaseResult } from './lib/report';
@@ -56,11 +57,7 @@ export async function consolePhase(b: Bench, out: PhaseResult[]): Promise<void> 
   try {
     await new OperatorService({
       db,
-      consoleSettings: {
-        sessionIdleMs: 30 * 60_000,
-        sessionMaxMs: 12 * 3_600_000,
-        lockout: { attempts: 5, addressAttempts: 20, windowMs: 15 * 60_000 },
-      },
+      consoleSettings: DEFAULT_CONSOLE_SETTINGS,
     }).create({ operatorId: null, username: 'bench' }, { username, role: 'admin', password });
   } finally {
     await db.close();

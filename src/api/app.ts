@@ -19,7 +19,7 @@ import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { codecRoutes, type CodecServerOptions } from './codec';
 import { consoleDataRoutes, consoleRoutes } from '../modules/console';
-import type { CoreConfig } from '../platform/config';
+import { DEFAULT_CONSOLE_SETTINGS, type CoreConfig } from '../platform/config';
 import { ROOT_DIR } from '../platform/paths';
 import path from 'node:path';
 
@@ -62,14 +62,6 @@ export interface ApiDeps {
     timeZone?: string;
   };
 }
-
-/** The console's settings when the composition gives none: the configuration's defaults. */
-export const DEFAULT_CONSOLE_SETTINGS: CoreConfig['console'] = {
-  sessionIdleMs: 30 * 60_000,
-  sessionMaxMs: 12 * 3_600_000,
-  secureCookie: true,
-  lockout: { attempts: 5, addressAttempts: 20, windowMs: 15 * 60_000 },
-};
 
 /** Every path an app calls, with the scope it needs (SPEC §2); each needs a signed request. */
 export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {

@@ -198,6 +198,36 @@ const durations = () =>
     }
   });
 
+/** The operator console's variables, with their defaults. */
+const CONSOLE_SCHEMA = {
+  CONSOLE_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(1_440).default(30),
+  CONSOLE_SESSION_MAX_HOURS: Joi.number().integer().min(1).max(720).default(12),
+  CONSOLE_LOCKOUT_ATTEMPTS: Joi.number().integer().min(1).max(1_000).default(5),
+  CONSOLE_LOCKOUT_ADDRESS_ATTEMPTS: Joi.number().integer().min(1).max(100_000).default(20),
+  CONSOLE_LOCKOUT_MINUTES: Joi.number().integer().min(1).max(1_440).default(15),
+};
+
+/** The console's settings from its validated variables. */
+function consoleConfig(num: (key: string) => number, envName: Environment): CoreConfig['console'] {
+  return {
+    sessionIdleMs: num('CONSOLE_SESSION_IDLE_MINUTES') * 60_000,
+    sessionMaxMs: num('CONSOLE_SESSION_MAX_HOURS') * 3_600_000,
+    // Sent only over HTTPS outside development: a console on plain http://localhost still signs in.
+    secureCookie: envName !== 'development',
+    lockout: {
+      attempts: num('CONSOLE_LOCKOUT_ATTEMPTS'),
+      addressAttempts: num('CONSOLE_LOCKOUT_ADDRESS_ATTEMPTS'),
+      windowMs: num('CONSOLE_LOCKOUT_MINUTES') * 60_000,
+    },
+  };
+}
+
+/** The console's settings when no variable sets them, as production reads them. */
+export const DEFAULT_CONSOLE_SETTINGS: CoreConfig['console'] = (() => {
+  const { value } = Joi.object(CONSOLE_SCHEMA).validate({}) as { value: Record<string, number> };
+  return consoleConfig((key) => value[key]!, 'production');
+})();
+
 /** A channel's <CODE>_SANDBOX_ENABLED (the sandbox channel's own is SANDBOX_ENABLED). */
 const UPSTREAM_ENABLED = /^[A-Z][A-Z0-9]*_SANDBOX_ENABLED$/;
 
@@ -224,11 +254,7 @@ const coreSchema = Joi.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_UI_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  CONSOLE_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(1_440).default(30),
-  CONSOLE_SESSION_MAX_HOURS: Joi.number().integer().min(1).max(720).default(12),
-  CONSOLE_LOCKOUT_ATTEMPTS: Joi.number().integer().min(1).max(1_000).default(5),
-  CONSOLE_LOCKOUT_ADDRESS_ATTEMPTS: Joi.number().integer().min(1).max(100_000).default(20),
-  CONSOLE_LOCKOUT_MINUTES: Joi.number().integer().min(1).max(1_440).default(15),
+  ...CONSOLE_SCHEMA,
   WORKER_METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')).default(9464),
   DURAPAY_CHAOS_HOLDS_DIR: Joi.string(),
   METRICS_PORT: Joi.alternatives(port, Joi.string().valid('off')),
@@ -423,17 +449,7 @@ export function loadCoreConfig<S extends object = object>(
       retentionBatchSize: num('CALLBACK_RETENTION_BATCH'),
     },
     reconciliation: { at: str('RECONCILIATION_AT')!, timeZone: str('RECONCILIATION_TIME_ZONE')! },
-    console: {
-      sessionIdleMs: num('CONSOLE_SESSION_IDLE_MINUTES') * 60_000,
-      sessionMaxMs: num('CONSOLE_SESSION_MAX_HOURS') * 3_600_000,
-      // Sent only over HTTPS outside development: a console on plain http://localhost still signs in.
-      secureCookie: envName !== 'development',
-      lockout: {
-        attempts: num('CONSOLE_LOCKOUT_ATTEMPTS'),
-        addressAttempts: num('CONSOLE_LOCKOUT_ADDRESS_ATTEMPTS'),
-        windowMs: num('CONSOLE_LOCKOUT_MINUTES') * 60_000,
-      },
-    },
+    console: consoleConfig(num, envName),
     timeScale: num('DURAPAY_TIME_SCALE'),
     tracing: tracingConfig(str),
   });

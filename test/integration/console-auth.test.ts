@@ -6,7 +6,7 @@
 import { QueryTypes } from 'sequelize';
 import { OperatorRepository, totpCode } from '../../src/modules/operators';
 import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
-import { DEFAULT_CONSOLE_SETTINGS } from '../../src/api/app';
+import { DEFAULT_CONSOLE_SETTINGS } from '../../src/platform/config';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import {

@@ -3,8 +3,7 @@
  * HTTP like the console's page (its cookie and CSRF token kept), and requests sent as it sends them.
  */
 import { OperatorService, type OperatorRole } from '../../src/modules/operators';
-import { DEFAULT_CONSOLE_SETTINGS } from '../../src/api/app';
-import type { CoreConfig } from '../../src/platform/config';
+import { DEFAULT_CONSOLE_SETTINGS, type CoreConfig } from '../../src/platform/config';
 import type { TestStack } from './harness';
 import { uniqueName } from './harness';
 import type { Envelope } from './http';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { ConfigError } from '../../src/platform/config';
+import { ConfigError, DEFAULT_CONSOLE_SETTINGS } from '../../src/platform/config';
 import { AUDIT_POLL_SCHEDULE_MS, AUDIT_WINDOW_MS } from '../../src/modules/applications/rules';
 import {
   DEFAULT_EXPIRE_MINUTES,
@@ -104,6 +104,21 @@ describe('loadConfig', () => {
       CALLBACK_RETENTION_BATCH: '200',
     });
     expect(config.callbacks).toEqual({ rateLimitPerSecond: 2.5, retentionDays: 30, retentionBatchSize: 200 });
+  });
+
+  test("when no console setting is set, then the console's defaults are the documented ones, the same the API falls back to", () => {
+    const documented = {
+      sessionIdleMs: 30 * 60_000,
+      sessionMaxMs: 12 * 3_600_000,
+      secureCookie: true,
+      lockout: { attempts: 5, addressAttempts: 20, windowMs: 15 * 60_000 },
+    };
+    expect(loadConfig({ DURAPAY_ENV: 'production' }).console).toEqual(documented);
+    expect(DEFAULT_CONSOLE_SETTINGS).toEqual(documented);
+    expect(loadConfig({ DURAPAY_ENV: 'development' }).console.secureCookie).toBe(false);
+    expect(
+      loadConfig({ CONSOLE_SESSION_IDLE_MINUTES: '5', CONSOLE_LOCKOUT_MINUTES: '2' }).console,
+    ).toMatchObject({ sessionIdleMs: 300_000, lockout: { windowMs: 120_000 } });
   });
 
   test('when a variable is empty, then it counts as unset', () => {
