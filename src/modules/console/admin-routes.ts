@@ -11,8 +11,7 @@ import {
   type OperatorService,
   type OperatorRole,
 } from '../operators';
-import { AppError } from '../../platform/errors';
-import { audit, requireRole } from './guard';
+import { refusalsAudited, requireRole } from './guard';
 import { actorOf, currentSession } from './session-check';
 import { keysetPageOf } from '../../platform/pagination';
 import { listOf, pageOf } from './keyset';
@@ -73,26 +72,9 @@ export function adminRoutes(operators: OperatorService): Router {
    * Runs a change to an operator; the service audits it when done, and a refusal (a bad body,
    * an unknown operator, the last admin) is audited here with the code the admin was answered.
    */
-  const change = async <T>(
-    res: Response,
-    action: string,
-    targetId: string,
-    work: () => Promise<T>,
-  ): Promise<T> => {
-    try {
-      return await work();
-    } catch (err) {
-      if (err instanceof AppError)
-        await audit(res, {
-          action,
-          targetType: 'operator',
-          targetId,
-          outcome: 'refused',
-          errorCode: err.code,
-        });
-      throw err;
-    }
-  };
+  /** An admin's change to an operator; a refused one is audited here (a done one by the service). */
+  const change = <T>(res: Response, action: string, targetId: string, work: () => Promise<T>): Promise<T> =>
+    refusalsAudited(res, work, async () => ({ action, targetType: 'operator', targetId }));
 
   router.post('/operators/:operatorId/role', admin, parseJsonBody(), async (req, res) => {
     const target = who(req.params);

@@ -37,7 +37,7 @@ import { orderWorkflowIdOf, type Order, type OrderService, type OrderStatus } fr
 import type { MismatchCategory, ReconciliationService, Resolution, RunStatus } from '../reconciliation';
 import type { AbnormalRefundBody, RefundService, RefundStatus } from '../refunds';
 import type { TransferService, TransferStatus } from '../transfers';
-import { audit, currentOperator, requireRole, type AuditInput } from './guard';
+import { audit, currentOperator, refusalsAudited, requireRole, type AuditInput } from './guard';
 import { listOf, pageOf } from './keyset';
 import { orderTimeline } from './order-timeline';
 import { overview } from './overview';
@@ -138,29 +138,20 @@ async function act<T>(res: Response, a: Action<T>): Promise<unknown> {
   const what = { action: a.action, targetType: a.targetType, targetId: a.targetId };
   let target: T | null = null;
   let before: unknown;
-  let answer: unknown;
   const after = async (t: T | null) => {
     const now = t === null ? null : await a.reload(t);
     return now === null ? undefined : a.view(now);
   };
-  try {
-    target = await a.load();
-    if (target === null) throw notFound(a.targetType, a.targetId);
-    before = a.view(target);
-    answer = await a.run(target);
-  } catch (err) {
-    const errorCode = err instanceof AppError ? err.code : 'internal_system';
-    try {
-      await audit(res, { ...what, before, after: await after(target), outcome: 'refused', errorCode });
-    } catch (auditErr) {
-      log(res).error('could not record a refused console action', {
-        action: a.action,
-        target_id: a.targetId,
-        error: auditErr instanceof Error ? auditErr.message : String(auditErr),
-      });
-    }
-    throw err;
-  }
+  const answer = await refusalsAudited(
+    res,
+    async () => {
+      target = await a.load();
+      if (target === null) throw notFound(a.targetType, a.targetId);
+      before = a.view(target);
+      return a.run(target);
+    },
+    async () => ({ ...what, before, after: await after(target) }),
+  );
   await audit(res, { ...what, before, after: await after(target) });
   return answer;
 }

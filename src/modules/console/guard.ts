@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../platform/errors';
+import type { Logger } from '../../platform/logger';
 
 import { roleAllows, type OperatorRole } from '../operators';
 
@@ -47,6 +48,35 @@ export function currentOperator(res: Response): ConsoleOperator {
 /** Appends one entry to the audit log for this request's operator and client address. */
 export function audit(res: Response, entry: AuditInput): Promise<void> {
   return context(res).audit(entry);
+}
+
+/**
+ * Runs an operator's action; when it fails, the refusal goes to the audit log, with the code the
+ * operator is answered (`internal_system` for anything not an AppError), before the error goes
+ * on. A refusal that cannot be written is logged; the operator still gets the refusal itself.
+ */
+export async function refusalsAudited<T>(
+  res: Response,
+  work: () => Promise<T>,
+  entry: () => Promise<Omit<AuditInput, 'outcome' | 'errorCode'>>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    const errorCode = err instanceof AppError ? err.code : 'internal_system';
+    let what: Omit<AuditInput, 'outcome' | 'errorCode'> | undefined;
+    try {
+      what = await entry();
+      await audit(res, { ...what, outcome: 'refused', errorCode });
+    } catch (auditErr) {
+      (res.locals.log as Logger).error('could not record a refused console action', {
+        action: what?.action,
+        target_id: what?.targetId,
+        error: auditErr instanceof Error ? auditErr.message : String(auditErr),
+      });
+    }
+    throw err;
+  }
 }
 
 /**
