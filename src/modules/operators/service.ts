@@ -154,49 +154,42 @@ export class OperatorService {
   }
 
   async setRole(actor: Actor, who: string, role: OperatorRole): Promise<Operator> {
-    const before = operatorWithoutSecrets(await this.mustFind(who));
-    await this.repo.transaction(async (t) => {
+    return this.change(actor, who, 'operator.set_role', async (before, t) => {
       await this.keepAnAdmin(before, role !== 'admin', t);
       await this.repo.update(before.operatorId, { role }, t);
     });
-    const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
-    await this.record(actor, {
-      action: 'operator.set_role',
-      targetType: 'operator',
-      targetId: before.operatorId,
-      before: operatorView(before),
-      after: operatorView(after),
-      outcome: 'succeeded',
-    });
-    return after;
   }
 
   /** Disables an operator and ends their sessions at once. */
   async disable(actor: Actor, who: string): Promise<Operator> {
-    const before = operatorWithoutSecrets(await this.mustFind(who));
-    await this.repo.transaction(async (t) => {
+    return this.change(actor, who, 'operator.disable', async (before, t) => {
       await this.keepAnAdmin(before, true, t);
       await this.repo.update(before.operatorId, { disabled: true }, t);
       await this.repo.endSessionsOf(before.operatorId, t);
     });
-    const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
-    await this.record(actor, {
-      action: 'operator.disable',
-      targetType: 'operator',
-      targetId: before.operatorId,
-      before: operatorView(before),
-      after: operatorView(after),
-      outcome: 'succeeded',
-    });
-    return after;
   }
 
   async enable(actor: Actor, who: string): Promise<Operator> {
+    return this.change(actor, who, 'operator.enable', (before, t) =>
+      this.repo.update(before.operatorId, { disabled: false }, t),
+    );
+  }
+
+  /**
+   * One change to an operator's account: the operator found, changed in one transaction, read
+   * again, and audited with how it was before and after.
+   */
+  private async change(
+    actor: Actor,
+    who: string,
+    action: string,
+    work: (before: Operator, t: Transaction) => Promise<unknown>,
+  ): Promise<Operator> {
     const before = operatorWithoutSecrets(await this.mustFind(who));
-    await this.repo.update(before.operatorId, { disabled: false });
+    await this.repo.transaction((t) => work(before, t));
     const after = operatorWithoutSecrets((await this.repo.findById(before.operatorId))!);
     await this.record(actor, {
-      action: 'operator.enable',
+      action,
       targetType: 'operator',
       targetId: before.operatorId,
       before: operatorView(before),
