@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { QueryTypes } from 'sequelize';
-import { signSandboxPayload } from '../../src/channels/sandbox/signature';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { billDateOf } from '../../src/modules/reconciliation/rules';
 import { ROOT_DIR } from '../../src/platform/paths';
@@ -49,40 +48,6 @@ const db = () => stack.database.db.sequelize;
 const one = async <T extends object>(sql: string, replacements: Record<string, unknown>) =>
   (await db().query<T>(sql, { type: QueryTypes.SELECT, replacements }))[0];
 
-/** An order the buyer paid after it was closed: the channel says paid, durapay flags it for review. */
-async function paidAfterClose(): Promise<string> {
-  const created = await pay.create({
-    amount: 90,
-    subject: 'Paid after close',
-    extra: { sandbox: { callback: 'drop' } },
-  });
-  expect((await pay.post('/api/v1/pay/close', { trade_no: created.trade_no })).code).toBe('success');
-  await pay.statusIs(created.trade_no, 'closed');
-  await db().query(
-    "UPDATE sandbox_orders SET status = 'paid', paid_at = now(), closed_at = NULL WHERE trade_no = :t",
-    {
-      replacements: { t: created.trade_no },
-    },
-  );
-  const late = JSON.stringify({
-    event_id: randomUUID(),
-    type: 'payment.paid',
-    trade_no: created.trade_no,
-    channel_trade_no: `SBX-late-${randomUUID().slice(0, 8)}`,
-    amount: 90,
-    currency: 'CNY',
-    paid_at: new Date().toISOString(),
-  });
-  const res = await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, {
-    method: 'POST',
-    body: late,
-    headers: { 'sandbox-signature': signSandboxPayload(stack.sandboxSecret, late) },
-  });
-  expect(await res.text()).toBe('success');
-  await pay.statusIs(created.trade_no, 'paid');
-  return created.trade_no;
-}
-
 beforeAll(async () => {
   // First: without Chromium every test here fails saying how to install it, before anything starts.
   browser = await launchBrowser();
@@ -105,7 +70,7 @@ beforeAll(async () => {
 
   // The exceptions an operator handles: a payment after close, a notification that failed, a
   // statement line that disagrees with the order.
-  lateTradeNo = await paidAfterClose();
+  lateTradeNo = (await pay.paidAfterClose({ subject: 'Paid after close' })).trade_no;
   const bad = await pay.paidOrder({ notify_url: failing.url, subject: 'Receiver down' });
   failedNotificationId = await until(
     'a failed notification',

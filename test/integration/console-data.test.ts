@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import { signSandboxPayload } from '../../src/channels/sandbox/signature';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { billDateOf } from '../../src/modules/reconciliation/rules';
@@ -387,30 +386,8 @@ describe('refunding an order', () => {
 
 describe('the refund review queue', () => {
   test('when an order is paid after it closed, then it is in the needs_refund_review queue until it is refunded in full', async () => {
-    const created = await payA.create({ amount: 90, extra: { sandbox: { callback: 'drop' } } });
-    expect((await payA.post('/api/v1/pay/close', { trade_no: created.trade_no })).code).toBe('success');
-    await payA.statusIs(created.trade_no, 'closed');
-    // Paid at the channel all the same (its close was lost there), and said so by a callback.
-    await stack.database.db.sequelize.query(
-      "UPDATE sandbox_orders SET status = 'paid', paid_at = now(), closed_at = NULL WHERE trade_no = :t",
-      { replacements: { t: created.trade_no } },
-    );
-    const late = JSON.stringify({
-      event_id: randomUUID(),
-      type: 'payment.paid',
-      trade_no: created.trade_no,
-      channel_trade_no: `SBX-late-${randomUUID().slice(0, 8)}`,
-      amount: 90,
-      currency: 'CNY',
-      paid_at: new Date().toISOString(),
-    });
-    const res = await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, {
-      method: 'POST',
-      body: late,
-      headers: { 'sandbox-signature': signSandboxPayload(stack.sandboxSecret, late) },
-    });
-    expect(await res.text()).toBe('success');
-    await payA.statusIs(created.trade_no, 'paid');
+    // Paid at the channel all the same (its close was lost there), and said so by a late callback.
+    const created = await payA.paidAfterClose();
     const queue = async () =>
       keys((await page(operator, '/orders?needs_refund_review=true&limit=100')).list, 'trade_no');
     expect(await queue()).toContain(created.trade_no);

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
+import { signSandboxPayload } from '../../src/channels/sandbox/signature';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import type { TestStack } from './harness';
 import { envelope, type Envelope } from './http';
@@ -106,6 +107,44 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
     return created;
   };
 
+  /**
+   * An order the buyer paid after durapay closed it: the close was lost at the channel, which
+   * says paid, and its signed callback comes late. The order ends `paid`, flagged
+   * needs_refund_review.
+   */
+  const paidAfterClose = async (overrides: Record<string, unknown> = {}): Promise<Created> => {
+    const created = await create({ amount: 90, extra: { sandbox: { callback: 'drop' } }, ...overrides });
+    const closed = await post('/api/v1/pay/close', { trade_no: created.trade_no });
+    if (closed.code !== 'success') throw new Error(`close failed: ${closed.code} ${closed.message}`);
+    await statusIs(created.trade_no, 'closed');
+    await stack.database.db.sequelize.query(
+      "UPDATE sandbox_orders SET status = 'paid', paid_at = now(), closed_at = NULL WHERE trade_no = :t",
+      { replacements: { t: created.trade_no } },
+    );
+    const [paid] = await stack.database.db.sequelize.query<{ amount: string }>(
+      'SELECT amount FROM sandbox_orders WHERE trade_no = :t',
+      { replacements: { t: created.trade_no }, type: QueryTypes.SELECT },
+    );
+    const late = JSON.stringify({
+      event_id: randomUUID(),
+      type: 'payment.paid',
+      trade_no: created.trade_no,
+      channel_trade_no: `SBX-late-${randomUUID().slice(0, 8)}`,
+      amount: Number(paid!.amount),
+      currency: 'CNY',
+      paid_at: new Date().toISOString(),
+    });
+    const res = await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, {
+      method: 'POST',
+      body: late,
+      headers: { 'sandbox-signature': signSandboxPayload(stack.sandboxSecret, late) },
+    });
+    const answer = await res.text();
+    if (answer !== 'success') throw new Error(`the late callback was answered ${res.status} ${answer}`);
+    await statusIs(created.trade_no, 'paid');
+    return created;
+  };
+
   /** The notifications of one type the receiver got for an order (or a refund's order). */
   const notificationsFor = (tradeNo: string, type: string) =>
     receiver.received.filter((r) => {
@@ -137,6 +176,7 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
     buyerPays,
     create,
     paidOrder,
+    paidAfterClose,
     notificationsFor,
     channelCreates,
   };
