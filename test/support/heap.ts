@@ -9,7 +9,11 @@ import { runInNewContext } from 'node:vm';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** Bytes of heap in use once everything unreachable has been collected. */
+/**
+ * Bytes of heap in use once everything unreachable has been collected. A full collection costs
+ * in proportion to the whole process's heap (seconds in a test worker that ran many files):
+ * sample it a few times over a long read, not at every step.
+ */
 export function liveHeapBytes(): number {
   gc();
   return process.memoryUsage().heapUsed;
