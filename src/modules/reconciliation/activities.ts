@@ -15,7 +15,8 @@ import type { Logger } from '../../platform/logger';
 import type { WorkerMetrics } from '../../platform/worker-metrics';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import type { NotificationPublisher } from '../notifications';
-import { accountContextOf, isPaidStatus, OrderRepository, signalOrderPayment, type Order } from '../orders';
+import { accountContextOf, OrderRepository } from '../orders';
+import { repairLostPayment } from './repair';
 import {
   DEFAULT_ACCOUNT,
   reconciliationRunId,
@@ -185,26 +186,10 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       }
     },
 
-    /**
-     * `missing_local_payment`: asks the channel once more about each such order and, when it
-     * confirms the payment, hands it to the order (SPEC §10), whose own rules decide what it
-     * becomes (`paid`, or `paid` with needs_refund_review when it was closed).
-     */
+    /** Each `missing_local_payment` of the run, repaired through its order where it can be (./repair.ts). */
     async repairLostPayments(input: ReconciliationInput): Promise<number> {
-      /**
-       * The order may have learned of its payment itself since the statement was matched (its
-       * own query or a late callback got there first, and a paid order's run may since have
-       * ended idle): the books hold the payment, so the finding is repaired, not left to a person.
-       */
-      const learnedItself = async (id: string, order: Order): Promise<boolean> => {
-        if (!isPaidStatus(order.status)) return false;
-        await repo.markRepaired(
-          id,
-          `the order learned of the payment itself (${order.channelTradeNo ?? 'no channel number'}, now ${order.status}); nothing was handed to it`,
-        );
-        return true;
-      };
       const ctx = Context.current();
+      const repair = { repo, orders, merchants, accounts, client: deps.client, channel };
       let repaired = 0;
       let unconfirmed = 0;
       let afterId = '0';
@@ -219,71 +204,9 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
         for (const m of page) {
           afterId = m.id;
           ctx.heartbeat({ afterId });
-          const order = await orders.findOrderByTradeNo(m.trade_no);
-          if (!order) continue;
-          if (await learnedItself(m.id, order)) {
-            repaired += 1;
-            continue;
-          }
-          let answer;
-          try {
-            answer = await channel(order.channelCode).payments.query(
-              {
-                currency: order.currency,
-                channelTradeNo: order.channelTradeNo,
-                ...(await accountContextOf(order, merchants, accounts)),
-              },
-              order.tradeNo,
-            );
-          } catch (err) {
-            if (!(err instanceof ChannelError)) throw err;
-            unconfirmed += 1;
-            await repo.noteOn(m.id, `the channel could not be asked to confirm the payment: ${err.message}`);
-            continue;
-          }
-          if (answer.status !== 'paid') {
-            await repo.noteOn(
-              m.id,
-              `the channel's query did not confirm the payment (it says ${answer.status})`,
-            );
-            continue;
-          }
-          // Only the payment the books expect is handed on: an amount that differs anywhere is a
-          // person's decision, never a repair.
-          const stated = Number((m.channel as { amount?: unknown } | null)?.amount);
-          if (answer.amount !== Number(order.amount) || stated !== Number(order.amount)) {
-            await repo.noteOn(
-              m.id,
-              `the channel confirmed a payment of ${answer.amount} (statement ${stated}), not the order's ${order.amount}: not repaired`,
-            );
-            continue;
-          }
-          try {
-            await signalOrderPayment(deps.client, order, {
-              status: 'paid',
-              channelTradeNo: answer.channelTradeNo,
-              paidAt: answer.paidAt.toISOString(),
-              amount: answer.amount,
-            });
-          } catch (err) {
-            if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
-            // Paid since it was read, by its own query or a callback, and its run ended idle.
-            const now = await orders.findOrderByTradeNo(m.trade_no);
-            if (now && (await learnedItself(m.id, now))) {
-              repaired += 1;
-              continue;
-            }
-            await repo.noteOn(
-              m.id,
-              "the channel confirmed the payment, but the order's workflow has ended: a person decides (refund the buyer, or accept it)",
-            );
-            continue;
-          }
-          await repo.markRepaired(
-            m.id,
-            `the channel confirmed the payment (${answer.channelTradeNo}); handed to the order`,
-          );
-          repaired += 1;
+          const outcome = await repairLostPayment(repair, m);
+          if (outcome === 'repaired') repaired += 1;
+          if (outcome === 'unconfirmed') unconfirmed += 1;
         }
       }
       deps.logger.info('lost payments repaired', { run_id: input.runId, repaired, unconfirmed });
