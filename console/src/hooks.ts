@@ -1,7 +1,7 @@
-import type { FormInstance } from 'antd';
+import { App, type FormInstance } from 'antd';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, type Query } from './api/client';
+import { api, errorMessage, type Query } from './api/client';
 import type { Page } from './api/types';
 
 /** The document's title: "<page> · durapay console" (null: left to a page inside). */
@@ -118,4 +118,34 @@ export async function validValues<T>(form: FormInstance<T>): Promise<T | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * A dialog's form sent to the API: validated first (the form says what is wrong), sent once at
+ * a time (`busy` meanwhile), and its outcome said. `send` answers the success message (null:
+ * nothing was sent); a refusal shows the server's own message and leaves the dialog open.
+ */
+export function useFormSubmit<V>(
+  form: FormInstance<V>,
+  send: (values: V) => Promise<string | null>,
+  onDone: () => void,
+): { busy: boolean; submit: () => void } {
+  const [busy, setBusy] = useState(false);
+  const { message } = App.useApp();
+  const run = async () => {
+    const values = await validValues(form);
+    if (!values) return;
+    setBusy(true);
+    try {
+      const said = await send(values);
+      if (said === null) return;
+      message.success(said);
+      onDone();
+    } catch (err) {
+      message.error(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, submit: () => void run() };
 }

@@ -1,7 +1,6 @@
-import { App, Form, Input, InputNumber, Modal, Typography } from 'antd';
-import { useState } from 'react';
-import { validValues } from '../hooks';
-import { api, errorMessage, seg } from '../api/client';
+import { Form, Input, InputNumber, Modal, Typography } from 'antd';
+import { useFormSubmit } from '../hooks';
+import { api, seg } from '../api/client';
 import type { Order, Refund } from '../api/types';
 import { toFen, toYuan, yuan } from '../format';
 
@@ -34,37 +33,26 @@ export function RefundModal({
   onDone: () => void;
 }) {
   const [form] = Form.useForm<{ amount: number; reason?: string }>();
-  const [busy, setBusy] = useState(false);
-  const { message } = App.useApp();
-
-  const submit = async () => {
-    const values = await validValues(form);
-    if (!values) return;
-    if (!refundNo) return;
-    setBusy(true);
-    try {
+  const { busy, submit } = useFormSubmit(
+    form,
+    async (values) => {
+      if (!refundNo) return null;
       const refund = await api.post<Refund>(`/orders/${seg(order.trade_no)}/refund`, {
         merchant_refund_no: refundNo,
         amount: toFen(values.amount),
         ...(values.reason?.trim() ? { reason: values.reason.trim() } : {}),
       });
-      message.success(
-        `Refund ${refund?.refund_no ?? ''} of ${yuan(refund?.refund_amount ?? toFen(values.amount))} yuan: ${refund?.status ?? 'requested'}`,
-      );
-      onDone();
-    } catch (err) {
-      message.error(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return `Refund ${refund?.refund_no ?? ''} of ${yuan(refund?.refund_amount ?? toFen(values.amount))} yuan: ${refund?.status ?? 'requested'}`;
+    },
+    onDone,
+  );
 
   return (
     <Modal
       title={`Refund order ${order.trade_no}`}
       open={refundNo !== null}
       onCancel={onClose}
-      onOk={() => void submit()}
+      onOk={submit}
       okText="Refund"
       okButtonProps={{ danger: true, loading: busy, 'data-testid': 'refund-submit' }}
       cancelButtonProps={{ disabled: busy }}

@@ -5,7 +5,7 @@ import { ROLES, type OperatorRow, type Role } from '../api/types';
 import { ActionButton } from '../components/actions';
 import { ListTable, PageHeader, StatusBadge } from '../components/common';
 import { localTime } from '../format';
-import { useListPage, validValues } from '../hooks';
+import { useFormSubmit, useListPage } from '../hooks';
 import { useSession } from '../session';
 
 const ROLE_OPTIONS = ROLES.map((r) => ({ value: r, label: r }));
@@ -49,35 +49,27 @@ function CreateOperatorModal({
   onDone: () => void;
 }) {
   const [form] = Form.useForm<{ username: string; role: Role; password?: string }>();
-  const [busy, setBusy] = useState(false);
-  const { message } = App.useApp();
   const showPassword = useShowPassword();
-  const submit = async () => {
-    const values = await validValues(form);
-    if (!values) return;
-    const username = values.username.trim();
-    setBusy(true);
-    try {
+  const { busy, submit } = useFormSubmit(
+    form,
+    async (values) => {
+      const username = values.username.trim();
       const made = await api.post<WithPassword>('/operators', {
         username,
         role: values.role,
         ...(values.password ? { password: values.password } : {}),
       });
-      message.success(`Operator ${username} created`);
       showPassword(username, made?.password);
-      onDone();
-    } catch (err) {
-      message.error(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return `Operator ${username} created`;
+    },
+    onDone,
+  );
   return (
     <Modal
       title="New operator"
       open={open}
       onCancel={onClose}
-      onOk={() => void submit()}
+      onOk={submit}
       okText="Create"
       okButtonProps={{ loading: busy, 'data-testid': 'operator-create-submit' }}
       destroyOnHidden
@@ -121,30 +113,21 @@ function RoleModal({
   onDone: () => void;
 }) {
   const [form] = Form.useForm<{ role: Role }>();
-  const [busy, setBusy] = useState(false);
-  const { message } = App.useApp();
-  const submit = async () => {
-    if (!operator) return;
-    const values = await validValues(form);
-    if (!values) return;
-    const { role } = values;
-    setBusy(true);
-    try {
+  const { busy, submit } = useFormSubmit(
+    form,
+    async ({ role }) => {
+      if (!operator) return null;
       await api.post(`/operators/${seg(operator.operator_id)}/role`, { role });
-      message.success(`${operator.username} is now ${role}`);
-      onDone();
-    } catch (err) {
-      message.error(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return `${operator.username} is now ${role}`;
+    },
+    onDone,
+  );
   return (
     <Modal
       title={operator ? `Change the role of ${operator.username}` : ''}
       open={operator !== null}
       onCancel={onClose}
-      onOk={() => void submit()}
+      onOk={submit}
       okText="Change role"
       okButtonProps={{ loading: busy, 'data-testid': 'operator-role-submit' }}
       destroyOnHidden

@@ -1,12 +1,12 @@
-import { App, Button, Col, Form, Input, Modal, Row as Grid, Select } from 'antd';
+import { Button, Col, Form, Input, Modal, Row as Grid, Select } from 'antd';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, errorMessage, seg } from '../api/client';
+import { api, seg } from '../api/client';
 import type { Mismatch } from '../api/types';
 import { FilterBar, type FilterField } from '../components/FilterBar';
 import { JsonBlock, ListTable, PageHeader, StatusBadge } from '../components/common';
 import { cellText, localTime } from '../format';
-import { useListPage, validValues } from '../hooks';
+import { useFormSubmit, useListPage } from '../hooks';
 import { MISMATCH_CATEGORIES, MISMATCH_STATES, RESOLUTIONS } from '../options';
 import { useCan } from '../session';
 
@@ -27,33 +27,24 @@ function ResolveModal({
   onDone: () => void;
 }) {
   const [form] = Form.useForm<{ note: string; resolution?: string }>();
-  const [busy, setBusy] = useState(false);
-  const { message } = App.useApp();
-  const submit = async () => {
-    if (!mismatch) return;
-    const values = await validValues(form);
-    if (!values) return;
-    const { note, resolution } = values;
-    setBusy(true);
-    try {
+  const { busy, submit } = useFormSubmit(
+    form,
+    async ({ note, resolution }) => {
+      if (!mismatch) return null;
       await api.post(`/reconciliation/mismatches/${seg(mismatch.mismatch_id)}/resolve`, {
         note: note.trim(),
         ...(resolution ? { resolution } : {}),
       });
-      message.success('Mismatch resolved');
-      onDone();
-    } catch (err) {
-      message.error(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return 'Mismatch resolved';
+    },
+    onDone,
+  );
   return (
     <Modal
       title={mismatch ? `Resolve mismatch ${mismatch.mismatch_id}` : ''}
       open={mismatch !== null}
       onCancel={onClose}
-      onOk={() => void submit()}
+      onOk={submit}
       okText="Resolve"
       okButtonProps={{ loading: busy, 'data-testid': 'resolve-submit' }}
       destroyOnHidden

@@ -1,12 +1,12 @@
-import { App, Button, Form, Input, Modal, Radio, Typography } from 'antd';
+import { Button, Form, Input, Modal, Radio, Typography } from 'antd';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { api, errorMessage, seg } from '../api/client';
+import { api, seg } from '../api/client';
 import type { Refund } from '../api/types';
 import { FilterBar, type FilterField } from '../components/FilterBar';
 import { ListTable, PageHeader, StatusBadge } from '../components/common';
 import { cellText, localTime, yuan } from '../format';
-import { useListPage, validValues } from '../hooks';
+import { useFormSubmit, useListPage } from '../hooks';
 import { REFUND_STATUSES } from '../options';
 import { useCan } from '../session';
 
@@ -41,37 +41,28 @@ function AbnormalModal({
 }) {
   const [form] = Form.useForm<AbnormalValues>();
   const method = Form.useWatch('method', form);
-  const [busy, setBusy] = useState(false);
-  const { message } = App.useApp();
-
-  const submit = async () => {
-    if (!refund) return;
-    const values = await validValues(form);
-    if (!values) return;
-    const body: Record<string, string> = { method: values.method };
-    if (values.method === 'user_bank_card') {
-      body.bank_type = values.bank_type!.trim();
-      body.bank_account = values.bank_account!.trim();
-      body.real_name = values.real_name!.trim();
-    }
-    setBusy(true);
-    try {
+  const { busy, submit } = useFormSubmit(
+    form,
+    async (values) => {
+      if (!refund) return null;
+      const body: Record<string, string> = { method: values.method };
+      if (values.method === 'user_bank_card') {
+        body.bank_type = values.bank_type!.trim();
+        body.bank_account = values.bank_account!.trim();
+        body.real_name = values.real_name!.trim();
+      }
       await api.post(`/refunds/${seg(refund.refund_no)}/abnormal`, body);
-      message.success(`Refund ${refund.refund_no}: payout requested`);
-      onDone();
-    } catch (err) {
-      message.error(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return `Refund ${refund.refund_no}: payout requested`;
+    },
+    onDone,
+  );
 
   return (
     <Modal
       title={refund ? `Finish abnormal refund ${refund.refund_no}` : ''}
       open={refund !== null}
       onCancel={onClose}
-      onOk={() => void submit()}
+      onOk={submit}
       okText="Pay out"
       okButtonProps={{ loading: busy, 'data-testid': 'abnormal-submit' }}
       destroyOnHidden
