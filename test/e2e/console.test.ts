@@ -19,7 +19,7 @@ import type { AppCredentials } from '../../src/modules/apps/repository';
 import { billDateOf } from '../../src/modules/reconciliation/rules';
 import { ROOT_DIR } from '../../src/platform/paths';
 import { launchBrowser, type TestBrowser } from '../support/browser';
-import { operatorsOf } from '../support/console';
+import { operatorsOf, signInAs } from '../support/console';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
@@ -256,6 +256,57 @@ test('when an admin opens every other page, then each shows and has no serious a
         await page.getByTestId(ready).waitFor();
         await shotAndCheck(page, name);
       }
+    },
+    { viewport: VIEWPORT },
+  );
+});
+
+test("when an admin makes an operator in the page and changes its role, then a bad name is refused in the dialog with the server's reason, the password the server made is shown once and signs in, and the new role is kept", async () => {
+  const username = uniqueName('clerk').slice(0, 60);
+  await browser.run(
+    async (page) => {
+      await signInOnPage(page, admin);
+      await page.goto(`${stack.baseUrl}/console/operators`);
+      await page.getByTestId('operator-create').click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      // Nothing typed: the form says what is missing, and nothing is sent.
+      await page.getByTestId('operator-create-submit').click();
+      await dialog.getByText('Enter a username').waitFor();
+      // A name the server refuses: its own reason shows, and the dialog stays open to correct it.
+      await page.getByTestId('operator-username').fill('op_clerk');
+      await page.getByTestId('operator-create-submit').click();
+      await page.locator('.ant-message').getByText('must not start with op_').waitFor();
+      expect(await dialog.isVisible()).toBe(true);
+      await page.getByTestId('operator-username').fill(username);
+      await page.getByTestId('operator-create-submit').click();
+      const shown = page.getByTestId('generated-password');
+      await shown.waitFor();
+      const password = (await shown.textContent())!.trim();
+      expect(password.length).toBeGreaterThanOrEqual(12);
+      await page.getByRole('button', { name: 'OK' }).click();
+
+      const made = await one<{ operator_id: string; role: string }>(
+        'SELECT operator_id, role FROM console_operators WHERE username = :u',
+        { u: username },
+      );
+      expect(made).toMatchObject({ role: 'viewer' });
+      expect((await signInAs(stack, username, password)).status).toBe(200);
+
+      await page.getByTestId(`change-role-${made!.operator_id}`).click();
+      await page.getByTestId('operator-role-select').click();
+      await page.locator('.ant-select-item-option[title="operator"]').click();
+      await page.getByTestId('operator-role-submit').click();
+      await page.locator('.ant-message').getByText(`${username} is now operator`).waitFor();
+      await until('the role kept', async () =>
+        (
+          await one<{ role: string }>('SELECT role FROM console_operators WHERE username = :u', {
+            u: username,
+          })
+        )?.role === 'operator'
+          ? true
+          : undefined,
+      );
     },
     { viewport: VIEWPORT },
   );
