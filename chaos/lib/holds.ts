@@ -63,6 +63,19 @@ export interface HoldKill {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The workflow id a held attempt wrote into its held file: waited for up to 30 s (the attempt
+ * renames the armed file, then writes; a kill before the write would lose which workflow it was).
+ */
+export async function workflowIdIn(file: string): Promise<string> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const id = fs.readFileSync(file, 'utf8');
+    if (id !== '' || Date.now() >= until) return id;
+    await sleep(50);
+  }
+}
+
 /** The spots held now, by their held files. */
 function heldNow(dir: string, spots: HoldSpot[]): { spot: HoldSpot; file: string }[] {
   const files = fs.readdirSync(dir);
@@ -96,14 +109,15 @@ export async function killAtHolds(o: {
   };
   /** One kill for every attempt held now; the spots that have kills left are armed again. */
   const killHeld = async (held: { spot: HoldSpot; file: string }[], rearm: boolean) => {
-    // Each held attempt writes its workflow id right after taking its arming.
-    await sleep(100);
+    // Each held attempt writes its workflow id right after taking its arming, and then waits for
+    // ever: its id is waited for before the kill, however slow a loaded machine is to write it.
+    const ids = await Promise.all(held.map(({ file }) => workflowIdIn(file)));
     const kill = await killAndWait(o.baseUrl, o.supervisorPid, 'worker', 120_000);
-    for (const { spot, file } of held) {
+    for (const [i, { spot, file }] of held.entries()) {
       record({
         activity: spot.activity,
         point: spot.point,
-        workflowId: fs.readFileSync(file, 'utf8'),
+        workflowId: ids[i]!,
         at: kill.at,
         ...(kill.pid === undefined ? {} : { pid: kill.pid }),
         ...(kill.recoveredMs === undefined ? {} : { recoveredMs: kill.recoveredMs }),
