@@ -72,7 +72,6 @@ export function adminRoutes(operators: OperatorService): Router {
    * Runs a change to an operator; the service audits it when done, and a refusal (a bad body,
    * an unknown operator, the last admin) is audited here with the code the admin was answered.
    */
-  /** An admin's change to an operator; a refused one is audited here (a done one by the service). */
   const change = <T>(res: Response, action: string, targetId: string, work: () => Promise<T>): Promise<T> =>
     refusalsAudited(res, work, async () => ({ action, targetType: 'operator', targetId }));
 
