@@ -43,8 +43,9 @@ export function adminRoutes(operators: OperatorService): Router {
   const admin = requireRole('admin');
   const actor = (req: Request, res: Response) => actorOf(req, res, currentSession(res));
 
-  router.get('/operators', admin, async (_req, res) => {
-    sendData(res, { list: (await operators.list()).map(operatorView), next: null });
+  router.get('/operators', admin, async (req, res) => {
+    const q = validate(Joi.object(paging), req.query) as { limit?: string; after?: string };
+    sendData(res, listOf(await operators.page(pageOf(q)), operatorView));
   });
 
   router.post('/operators', admin, parseJsonBody(), async (req, res) => {

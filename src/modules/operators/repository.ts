@@ -4,7 +4,13 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
 import type { Keyring } from '../../platform/crypto/keyring';
 import type { Database } from '../../platform/db';
-import { keysetAt, SearchConditions } from '../../platform/pagination';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import type { OperatorRole } from './roles';
 
 /** An operator as the rest of durapay sees it: never the password hash nor the TOTP secret. */
@@ -140,6 +146,24 @@ export class OperatorRepository {
       },
     );
     return rows.map((r) => strip(this.toOperator(r)));
+  }
+
+  /** Operators newest first by (created_at, operator_id), a keyset page at a time (the console's list). */
+  async page(page: KeysetPage): Promise<KeysetResult<Operator>> {
+    const where = new SearchConditions({ limit: page.limit + 1 }).after(
+      'created_at',
+      [{ column: 'operator_id', value: page.after?.key ?? '' }],
+      page.after?.at,
+    );
+    const rows = await this.db.sequelize.query<OperatorDbRow & { cursor_at: string }>(
+      `SELECT operator_id, username, role, password_hash, totp_secret, disabled_at, password_changed_at, created_at,
+              ${keysetAt('created_at')} AS cursor_at
+         FROM console_operators ${where.sql()}
+        ORDER BY console_operators.created_at DESC, console_operators.operator_id DESC LIMIT :limit`,
+      { type: QueryTypes.SELECT, replacements: where.replacements },
+    );
+    const found = keysetPageOf(rows, page.limit, (r) => ({ at: r.cursor_at, key: r.operator_id }));
+    return { rows: found.rows.map((r) => strip(this.toOperator(r))), next: found.next };
   }
 
   async countAdmins(transaction?: Transaction): Promise<number> {
@@ -399,7 +423,11 @@ export class OperatorRepository {
     });
   }
 
-  /** The audit log, newest first (by its serial id), by keyset: entries before the id `beforeId`. */
+  /**
+   * The audit log, newest first (by its serial id), by keyset: entries before the id `beforeId`.
+   * The id is selected as text (a bigint may pass 2^53), so the ORDER BY names the table's column:
+   * a bare `id` there would be the text output column, and `10` would sort before `9`.
+   */
   async audit(filter: AuditFilter, limit: number, beforeId?: string): Promise<AuditRow[]> {
     const where = new SearchConditions({ limit })
       .equals('operator_username', 'operator', filter.operator)
@@ -428,7 +456,7 @@ export class OperatorRepository {
       `SELECT id::text AS id, at, ${keysetAt('at')} AS at_key, operator_id, operator_username, action, target_type, target_id, before, after,
               outcome, error_code, client_ip, request_id
          FROM console_audit_log ${where.sql()}
-        ORDER BY id DESC LIMIT :limit`,
+        ORDER BY console_audit_log.id DESC LIMIT :limit`,
       { type: QueryTypes.SELECT, replacements: where.replacements },
     );
     return rows.map((r) => ({

@@ -7,6 +7,7 @@ import { AppError } from '../../platform/errors';
 import { randomBase32 } from '../../platform/ids';
 import type { Keyring } from '../../platform/crypto/keyring';
 import type { Database } from '../../platform/db';
+import type { KeysetPage, KeysetResult } from '../../platform/pagination';
 import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from './passwords';
 import { newTotpSecret, totpStep, totpUri } from './totp';
 import {
@@ -108,8 +109,14 @@ export class OperatorService {
     return found;
   }
 
+  /** Every operator, oldest first (`durapay operators list`). */
   list(): Promise<Operator[]> {
     return this.repo.list();
+  }
+
+  /** Operators newest first, a keyset page at a time (the console's list). */
+  page(page: KeysetPage): Promise<KeysetResult<Operator>> {
+    return this.repo.page(page);
   }
 
   async create(
