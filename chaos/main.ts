@@ -65,7 +65,7 @@ function parseOptions(argv: string[]): Options {
     .option('--shoppers <n>', 'concurrent shoppers', intOption('--shoppers', 1), 4)
     .option(
       '--min-orders <n>',
-      'random: go on past --duration (up to 3 ×) until this many orders were answered, so that a slow machine still checks enough of them',
+      'go on past --duration (up to 3 ×) until this many orders were answered (sharing: paid; transfers: transfers made), so that a slow machine still checks enough of them',
       intOption('--min-orders', 0),
       0,
     )

@@ -26,6 +26,8 @@ export interface SharingRunOptions {
   duration: number;
   kills: number;
   shoppers: number;
+  /** Go on past --duration (up to 3 ×) until this many orders were paid. */
+  minOrders: number;
   settle: number;
   outDir: string;
   random: () => number;
@@ -65,8 +67,9 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
     const paid = journeys.filter((j) => j.paid).length;
     bar.update((Date.now() - started) / 1_000, `${paid} orders paid, ${kills.length} kills`);
   }, 1_000);
-  // The run lasts --duration, and longer while a planned kill point has not been reached (a
-  // loaded machine makes fewer orders, and a point may need a few of them): up to 3 × --duration.
+  // The run lasts --duration, and longer while a planned kill point has not been reached or fewer
+  // than --min-orders orders were paid (a loaded machine makes fewer orders, and a point may need
+  // a few of them): up to 3 × --duration.
   const lastChance = started + 3 * o.duration * 1_000;
   let monkeyDone = false;
   const monkey = killAtHolds({
@@ -85,7 +88,7 @@ export async function runSharing(o: SharingRunOptions): Promise<boolean> {
       notifyUrl: receiver.url,
       merchants,
       until: lastChance,
-      done: () => Date.now() >= until && monkeyDone,
+      done: () => Date.now() >= until && monkeyDone && journeys.filter((j) => j.paid).length >= o.minOrders,
       requestDeadlineMs: 120_000,
       random: o.random,
       journeys,

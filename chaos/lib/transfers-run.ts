@@ -27,6 +27,8 @@ export interface TransfersRunOptions {
   duration: number;
   kills: number;
   shoppers: number;
+  /** Go on past --duration (up to 3 ×) until this many transfers were made. */
+  minOrders: number;
   settle: number;
   outDir: string;
   random: () => number;
@@ -64,7 +66,9 @@ export async function runTransfers(o: TransfersRunOptions): Promise<boolean> {
     const made = journeys.filter((j) => j.transferNo).length;
     bar.update((Date.now() - started) / 1_000, `${made} transfers made, ${kills.length} kills`);
   }, 1_000);
-  // Longer than --duration while a planned point has not been reached, up to 3 × --duration.
+  // Longer than --duration while a planned point has not been reached or fewer than --min-orders
+  // transfers were made (a worker restarting under load holds the shoppers' requests), up to
+  // 3 × --duration.
   const lastChance = started + 3 * o.duration * 1_000;
   let monkeyDone = false;
   const monkey = killAtHolds({
@@ -82,7 +86,8 @@ export async function runTransfers(o: TransfersRunOptions): Promise<boolean> {
       app: stack.app,
       notifyUrl: receiver.url,
       until: lastChance,
-      done: () => Date.now() >= until && monkeyDone,
+      done: () =>
+        Date.now() >= until && monkeyDone && journeys.filter((j) => j.transferNo).length >= o.minOrders,
       requestDeadlineMs: 120_000,
       random: o.random,
       journeys,

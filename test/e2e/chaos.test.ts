@@ -59,7 +59,7 @@ test("when the worker is killed between a share and a refund, and between a refu
   const seed = Math.floor(Math.random() * 2 ** 31);
   const sharingOut = path.join(outDir, 'sharing');
   const { code, stdout, stderr } = await runTool('chaos/main.ts', [
-    ...['--scenario', 'sharing', '--duration', '60', '--kills', '1', '--settle', '150'],
+    ...['--scenario', 'sharing', '--duration', '60', '--kills', '1', '--settle', '150', '--min-orders', '10'],
     ...['--seed', String(seed), '--out-dir', sharingOut],
   ]);
   process.stderr.write(
@@ -100,7 +100,18 @@ test("when transfers are made while the worker is killed before and after a tran
   const seed = Math.floor(Math.random() * 2 ** 31);
   const transfersOut = path.join(outDir, 'transfers');
   const { code, stdout, stderr } = await runTool('chaos/main.ts', [
-    ...['--scenario', 'transfers', '--duration', '40', '--kills', '1', '--settle', '120'],
+    ...[
+      '--scenario',
+      'transfers',
+      '--duration',
+      '40',
+      '--kills',
+      '1',
+      '--settle',
+      '120',
+      '--min-orders',
+      '25',
+    ],
     ...['--seed', String(seed), '--out-dir', transfersOut],
   ]);
   process.stderr.write(
