@@ -6,14 +6,16 @@ const ROOT = path.join(__dirname, '..', '..');
 
 /**
  * Runs one of the repository's TypeScript tools (`bench/main.ts`, `fuzz/main.ts`, …) as `npm run`
- * would, against the tests' Temporal CLI and Postgres, and collects what it printed.
+ * would, against the tests' Temporal CLI and Postgres, and collects what it printed. The workers
+ * of the stacks it starts load the test run's workflow bundle (DURAPAY_WORKFLOW_BUNDLE, as the
+ * Docker image's workers load theirs) instead of running webpack at every start and restart.
  */
 export function runTool(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { cliPath, adminUrl } = globalState();
+  const { cliPath, adminUrl, bundlePath } = globalState();
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: {
@@ -21,6 +23,7 @@ export function runTool(
       HOME: process.env.HOME,
       TEMPORAL_CLI_PATH: cliPath,
       DATABASE_URL: adminUrl,
+      DURAPAY_WORKFLOW_BUNDLE: bundlePath,
       LOG_LEVEL: 'warn',
       ...env,
     },
