@@ -8,20 +8,26 @@ const swc = [
 ];
 
 module.exports = {
-  // The Temporal dev server, Postgres and the workers under test share two cores. Locally two
-  // test files run at once; CI runs them one at a time so that no test's deadlines (10 s per
-  // request, as in production) are measured on a machine starved by another file's load.
-  maxWorkers: process.env.CI ? 1 : 2,
+  // Two test files at once, on the two cores the suite is sized for (CI's too): most files wait
+  // on timers, Temporal and Postgres far more than they compute. The files that bring up whole
+  // stacks of their own or race production's deadlines (10 s per request) on purpose say
+  // `@runs-alone` in their first comment, and the runner gives each the machine to itself
+  // (test/support/tiered-runner.ts). `--runInBand` runs every file one at a time.
+  maxWorkers: 2,
+  // The longest files first (test/durations.json where jest has no cache of past runs).
+  testSequencer: '<rootDir>/test/support/sequencer.ts',
   projects: [
     {
       displayName: 'unit',
       testEnvironment: 'node',
+      runner: '<rootDir>/test/support/tiered-runner.ts',
       transform: { '^.+\\.ts$': swc },
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
     {
       displayName: 'integration',
       testEnvironment: 'node',
+      runner: '<rootDir>/test/support/tiered-runner.ts',
       transform: { '^.+\\.ts$': swc },
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',

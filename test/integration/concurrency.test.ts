@@ -3,6 +3,9 @@
  * rounds, and counts its effects where they land: requests at the channel (the sandbox counts
  * every create and refund it is asked for), rows and totals in the read model, notifications at
  * the receiver, and activities in the order's history; never only the answers.
+ *
+ * @runs-alone: its races meet production's deadlines (10 s a request) with 20 requests at once,
+ * so no other file shares the machine with it (test/support/tiered-runner.ts).
  */
 import fs from 'node:fs';
 import { QueryTypes } from 'sequelize';
