@@ -15,7 +15,7 @@ module.exports = {
   // (test/support/tiered-runner.ts). `--runInBand` runs every file one at a time.
   maxWorkers: 2,
   // The longest files first (test/durations.json where jest has no cache of past runs).
-  testSequencer: '<rootDir>/test/support/sequencer.ts',
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [
     {
       displayName: 'unit',

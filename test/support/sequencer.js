@@ -3,36 +3,32 @@
  * longest first by its cache of past runs), with test/durations.json standing in for that cache
  * where it has none, as on CI's fresh clone. Longest first keeps the two workers busy to the end
  * instead of leaving one file running alone at the tail. `npx tsx test/support/record-durations.ts
- * <jest JSON report>` writes the table anew.
+ * <jest JSON report>` writes the table anew. Plain JavaScript: jest loads a sequencer untransformed.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import Sequencer from '@jest/test-sequencer';
-import type { Test } from '@jest/test-result';
+const fs = require('node:fs');
+const path = require('node:path');
+const Sequencer = require('@jest/test-sequencer').default;
 
 const ROOT = path.join(__dirname, '..', '..');
 
-function recorded(): Record<string, number> {
+/** @returns {Record<string, number>} seconds per file, named from the repository's root. */
+function recorded() {
   try {
-    return JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'durations.json'), 'utf8')) as Record<
-      string,
-      number
-    >;
+    return JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'durations.json'), 'utf8'));
   } catch {
     return {};
   }
 }
 
-/** What jest's cache keeps of a file's last run: [0 failed | 1 passed, milliseconds]. */
-type Past = [number, number] | undefined;
+class DurationSequencer extends Sequencer {
+  table = recorded();
 
-export default class DurationSequencer extends Sequencer {
-  private readonly table = recorded();
-
-  override sort(tests: Test[]): Test[] {
-    const past = (t: Test) => (this._getCache(t) as Record<string, Past>)[t.path];
-    const failed = (t: Test) => past(t)?.[0] === 0;
-    const size = (t: Test) => t.context.hasteFS.getSize(t.path) ?? 0;
+  /** @param {import('@jest/test-result').Test[]} tests */
+  sort(tests) {
+    // What jest's cache keeps of a file's last run: [0 failed | 1 passed, milliseconds].
+    const past = (t) => this._getCache(t)[t.path];
+    const failed = (t) => past(t)?.[0] === 0;
+    const size = (t) => t.context.hasteFS.getSize(t.path) ?? 0;
     for (const t of tests) {
       const seconds = this.table[path.relative(ROOT, t.path).split(path.sep).join('/')];
       t.duration = past(t)?.[1] ?? (seconds === undefined ? undefined : seconds * 1000);
@@ -47,3 +43,5 @@ export default class DurationSequencer extends Sequencer {
     });
   }
 }
+
+module.exports = DurationSequencer;
