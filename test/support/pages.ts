@@ -30,24 +30,29 @@ export interface PagedList<T> {
 export interface WalkOptions {
   /** Rows per page; the expected rows must fill more than two pages. */
   limit: number;
-  /** Writes rows of the list between pages (after page n, n from 1); returns how many it wrote. */
-  during?: (pageNo: number) => Promise<number>;
+  /**
+   * Writes rows of the list between pages (after page n, n from 1); returns the keys of the rows
+   * it wrote that the list (with its filters) shows.
+   */
+  during?: (pageNo: number) => Promise<string[]>;
 }
 
 export interface Walk<T> {
   pages: T[][];
   /** Every key listed, in the order listed. */
   keys: string[];
-  /** How many rows `during` wrote. */
-  written: number;
+  /** The keys of the rows `during` wrote. */
+  written: string[];
+  /** How many rows were listed a second time (offset pages only). */
+  repeats: number;
 }
 
 const MAX_PAGES = 1_000;
 
 /**
- * Walks `list` and checks it against `expected`: the keys of the rows that were there before the
- * walk (and that the list, with its filters, shows), in the order the list promises. Rows that are
- * not in `expected` (another app's, or written during the walk) may be listed too, each once.
+ * Walks `list` and checks it against `expected`: the keys of every row that was there before the
+ * walk and that the list, with its filters, shows, in the order the list promises. Nothing else
+ * may be listed but rows `during` wrote.
  */
 export async function expectEveryRowOnce<T>(
   list: PagedList<T>,
@@ -60,7 +65,7 @@ export async function expectEveryRowOnce<T>(
   }
   const pages: T[][] = [];
   let cursor: string | null = null;
-  let written = 0;
+  const written: string[] = [];
   for (;;) {
     const page: WalkPage<T> = await list.page(cursor, limit);
     if (page.rows.length > limit) {
@@ -73,7 +78,7 @@ export async function expectEveryRowOnce<T>(
     if (page.rows.length === 0) throw new Error(`page ${pages.length} is empty yet names a next page`);
     if (pages.length >= MAX_PAGES) throw new Error(`the list did not end within ${MAX_PAGES} pages`);
     cursor = page.next;
-    if (options.during) written += await options.during(pages.length);
+    if (options.during) written.push(...(await options.during(pages.length)));
   }
 
   const keys = pages.flat().map((r) => list.key(r));
@@ -82,6 +87,10 @@ export async function expectEveryRowOnce<T>(
   for (const k of keys) seen.set(k, (seen.get(k) ?? 0) + 1);
   const repeated = [...seen].filter(([, n]) => n > 1).map(([k]) => k);
   const missing = expected.filter((k) => !seen.has(k));
+  const foreign = [...seen.keys()].filter((k) => !wanted.has(k) && !written.includes(k));
+  if (foreign.length > 0) {
+    throw new Error(`rows listed that the list does not hold: ${foreign.join(', ')}`);
+  }
   if (missing.length > 0) {
     throw new Error(`rows skipped by the walk: ${missing.join(', ')} (listed: ${keys.join(', ')})`);
   }
@@ -97,12 +106,15 @@ export async function expectEveryRowOnce<T>(
       );
     }
   } else {
-    // Offset pages: a row is repeated only where a row written during the walk pushed it over a
-    // page boundary, so at most once for each row written, and only across a boundary.
+    // Offset pages: a row written during the walk lands either ahead of the rows already read,
+    // pushing the last of them onto the next page (read again, the new row never seen), or among
+    // the rows not read yet (listed once, nothing read again). So each row written is exactly one
+    // of the two.
     const repeats = keys.length - seen.size;
-    if (repeats > written) {
+    const listedWritten = written.filter((k) => seen.has(k)).length;
+    if (repeats + listedWritten !== written.length) {
       throw new Error(
-        `${repeats} rows listed again with ${written} written during the walk: ${repeated.join(', ')}`,
+        `${written.length} rows written during the walk, yet ${repeats} rows read again and ${listedWritten} of them listed: ${repeated.join(', ')}`,
       );
     }
     const firsts = keys.filter((k, i) => keys.indexOf(k) === i && wanted.has(k));
@@ -111,18 +123,20 @@ export async function expectEveryRowOnce<T>(
         `rows out of order:\n  listed   ${firsts.join(', ')}\n  expected ${expected.join(', ')}`,
       );
     }
-    // And only as the first rows of a page: the rows the page before ended with, pushed on.
+    // And only as the first rows of a page: the last rows of the page before, pushed on.
     const before = new Set<string>();
     pages.forEach((page, n) => {
       const ks = page.map((r) => list.key(r));
-      const firstNew = ks.findIndex((k) => !before.has(k));
-      if (firstNew >= 0 && ks.slice(firstNew).some((k) => before.has(k))) {
-        throw new Error(`page ${n + 1} lists a row again after a new one: ${ks.join(', ')}`);
+      let again = 0;
+      while (again < ks.length && before.has(ks[again]!)) again++;
+      const tail = n === 0 || again === 0 ? [] : pages[n - 1]!.slice(-again).map((r) => list.key(r));
+      if (ks.slice(again).some((k) => before.has(k)) || ks.slice(0, again).join('\n') !== tail.join('\n')) {
+        throw new Error(`page ${n + 1} lists again rows that did not end the page before: ${ks.join(', ')}`);
       }
       ks.forEach((k) => before.add(k));
     });
   }
-  return { pages, keys, written };
+  return { pages, keys, written, repeats: keys.length - seen.size };
 }
 
 interface Answered<D> {
