@@ -24,7 +24,8 @@ import { until } from '../support/wait';
 
 jest.setTimeout(300_000);
 
-const ROUNDS = 20;
+/** Rounds of every race: 20 in `npm test`; CONCURRENCY_ROUNDS raises it (`npm run soak` runs 100). */
+const ROUNDS = Math.max(20, Number(process.env.CONCURRENCY_ROUNDS ?? 20));
 
 let stack: TestStack;
 let app: AppCredentials;
