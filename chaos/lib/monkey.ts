@@ -57,15 +57,25 @@ async function ready(baseUrl: string): Promise<boolean> {
   }
 }
 
-/** Kills the component now and waits until the stack is ready again (at most `timeoutMs`). */
+/**
+ * Kills the component now (or, while the supervisor is still starting it again, as soon as it is
+ * there) and waits until the stack is ready again (at most `timeoutMs` each).
+ */
 export async function killAndWait(
   baseUrl: string,
   supervisorPid: number,
   component: Component,
   timeoutMs: number,
 ): Promise<Kill> {
+  const deadline = Date.now() + timeoutMs;
+  let pid = findComponent(supervisorPid, component);
+  // A part the supervisor is still starting again (after an earlier kill, of it or of what it
+  // needs) is not there yet: the kill waits for it, so that every planned kill is made.
+  while (pid === undefined && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    pid = findComponent(supervisorPid, component);
+  }
   const at = Date.now();
-  const pid = findComponent(supervisorPid, component);
   if (pid === undefined) return { component, at };
   try {
     process.kill(pid, 'SIGKILL');
