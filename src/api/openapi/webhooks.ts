@@ -1,6 +1,47 @@
+import { NOTIFICATION_EVENTS, type NotificationEvent } from '../../modules/notifications';
 import { DATA_SCHEMAS } from './response-schemas';
 
 type Schema = Record<string, unknown>;
+
+/** What each event posts (the resource its data is) and when; one entry per event of the list. */
+const EVENTS: Record<NotificationEvent, { resource: string; description: string }> = {
+  'payment.succeeded': { resource: 'Order', description: 'An order was paid.' },
+  'payment.closed': { resource: 'Order', description: 'An order was closed, by request or at its expiry.' },
+  'refund.succeeded': { resource: 'Refund', description: 'A refund succeeded.' },
+  'refund.failed': { resource: 'Refund', description: 'A refund failed; its amount is refundable again.' },
+  'refund.abnormal': {
+    resource: 'Refund',
+    description:
+      "A refund's money left the order but the buyer's account could not take it: pay it out another way.",
+  },
+  'merchant.application.updated': {
+    resource: 'Application',
+    description: 'An onboarding application changed.',
+  },
+  'merchant.channel_account.updated': {
+    resource: 'MerchantChannelAccount',
+    description:
+      "A merchant's authorisation of this app at a channel was saved, or it expired and could not be refreshed.",
+  },
+  'transfer.succeeded': { resource: 'Transfer', description: 'A transfer reached its payee.' },
+  'transfer.failed': {
+    resource: 'Transfer',
+    description: 'A transfer failed; nothing was paid (or the money came back).',
+  },
+  'transfer.cancelled': {
+    resource: 'Transfer',
+    description: 'A transfer was cancelled, or its payee did not confirm it in time.',
+  },
+  'reconciliation.completed': {
+    resource: 'ReconciliationRun',
+    description: "A day's reconciliation of an account finished (its summary).",
+  },
+  'reconciliation.mismatch': {
+    resource: 'ReconciliationMismatch',
+    description:
+      "A reconciliation found a difference between the channel's statement and durapay's books about one of the app's orders.",
+  },
+};
 
 /** A resource as its query endpoint returns it, plus the `app_id` a notification adds. */
 function withAppId(resource: string): Schema {
@@ -13,38 +54,8 @@ function withAppId(resource: string): Schema {
   };
 }
 
-/** SPEC §6: what durapay posts to a `notify_url`. */
+/** SPEC §6: what durapay posts to a `notify_url`, in the order of the list of events. */
 export function webhooks(): Schema {
-  const events: [string, string, string][] = [
-    ['payment.succeeded', 'Order', 'An order was paid.'],
-    ['payment.closed', 'Order', 'An order was closed, by request or at its expiry.'],
-    ['refund.succeeded', 'Refund', 'A refund succeeded.'],
-    ['refund.failed', 'Refund', 'A refund failed; its amount is refundable again.'],
-    [
-      'refund.abnormal',
-      'Refund',
-      "A refund's money left the order but the buyer's account could not take it: pay it out another way.",
-    ],
-    ['merchant.application.updated', 'Application', 'An onboarding application changed.'],
-    [
-      'merchant.channel_account.updated',
-      'MerchantChannelAccount',
-      "A merchant's authorisation of this app at a channel was saved, or it expired and could not be refreshed.",
-    ],
-    ['transfer.succeeded', 'Transfer', 'A transfer reached its payee.'],
-    ['transfer.failed', 'Transfer', 'A transfer failed; nothing was paid (or the money came back).'],
-    ['transfer.cancelled', 'Transfer', 'A transfer was cancelled, or its payee did not confirm it in time.'],
-    [
-      'reconciliation.completed',
-      'ReconciliationRun',
-      "A day's reconciliation of an account finished (its summary).",
-    ],
-    [
-      'reconciliation.mismatch',
-      'ReconciliationMismatch',
-      "A reconciliation found a difference between the channel's statement and durapay's books about one of the app's orders.",
-    ],
-  ];
   const header = (name: string, description: string, example: string) => ({
     name,
     in: 'header',
@@ -54,7 +65,7 @@ export function webhooks(): Schema {
     example,
   });
   return Object.fromEntries(
-    events.map(([type, resource, description]) => [
+    NOTIFICATION_EVENTS.map((type) => ({ type, ...EVENTS[type] })).map(({ type, resource, description }) => [
       type,
       {
         post: {

@@ -30,7 +30,8 @@ import {
 import { accountContextOf } from './activities';
 import type { Keyring } from '../../platform/crypto/keyring';
 import type { Order } from './model';
-import { failureType, toAppError } from './outcomes';
+import { failureType } from '../../platform/temporal-failures';
+import { toAppError } from './outcomes';
 import { OrderRepository } from './repository';
 import {
   callbackEventRefusal,

@@ -17,16 +17,10 @@ import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import type { NotificationPublisher } from '../notifications';
 import { accountContextOf, OrderRepository } from '../orders';
 import { repairLostPayment } from './repair';
-import {
-  DEFAULT_ACCOUNT,
-  reconciliationRunId,
-  reconciliationWorkflowId,
-  type ReconciliationInput,
-  type RunSummary,
-  type StatementLoad,
-} from './messages';
+import { DEFAULT_ACCOUNT, type ReconciliationInput, type RunSummary, type StatementLoad } from './messages';
 import { ReconciliationRepository } from './repository';
-import { addDays, billDateOf, readyDeadline } from './rules';
+import { ReconciliationService } from './service';
+import { addDays, billDateOf } from './rules';
 import { mismatchView, runViewFor } from './view';
 
 /** Pieces of the raw statement kept per row: small enough to seal and store one at a time. */
@@ -41,7 +35,7 @@ export interface ReconciliationActivityDeps {
   payloadKeys: Keyring;
   metrics: WorkerMetrics;
   publisher: Pick<NotificationPublisher, 'publish'>;
-  /** Starts the day's runs (the daily schedule's workflow). */
+  /** Starts the day's runs (through ReconciliationService) and signals repaired orders. */
   client: Client;
   taskQueue: string;
   timeScale: number;
@@ -54,6 +48,8 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
   const orders = new OrderRepository(deps.db);
   const merchants = new MerchantRepository(deps.db);
   const accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
+  // The daily schedule's runs start where runs by hand do.
+  const runs = new ReconciliationService(deps);
 
   function channel(code: string) {
     const found = deps.channels.get(code);
@@ -278,29 +274,14 @@ export function createReconciliationActivities(deps: ReconciliationActivityDeps)
       for (const code of deps.channels.codes()) {
         if (!deps.channels.get(code)?.statements) continue;
         for (const account of await repo.accountsOn(code, billDate)) {
-          const runId = reconciliationRunId(code, account, billDate);
-          await repo.ensureRun({ runId, channelCode: code, account, billDate, startedBy: 'schedule' });
-          try {
-            await deps.client.workflow.start('reconciliationWorkflow', {
-              workflowId: reconciliationWorkflowId(runId),
-              taskQueue: deps.taskQueue,
-              args: [
-                {
-                  runId,
-                  channelCode: code,
-                  account,
-                  billDate,
-                  readyDeadline: readyDeadline(billDate).toISOString(),
-                  notifyUrl: null,
-                  timeScale: deps.timeScale,
-                  startedBy: 'schedule',
-                },
-              ],
-            });
-            started.push(runId);
-          } catch (err) {
-            if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-          }
+          const run = await runs.startRun({
+            channelCode: code,
+            account,
+            billDate,
+            notifyUrl: null,
+            startedBy: 'schedule',
+          });
+          if (run.started) started.push(run.runId);
         }
       }
       deps.logger.info('reconciliation runs started', { bill_date: billDate, runs: started.length });

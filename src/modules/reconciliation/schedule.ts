@@ -1,4 +1,5 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { createOrUpdateSchedule } from '../../platform/temporal-schedules';
 import { reconciliationScheduleId, type ReconciliationDayInput } from './messages';
 import type { reconciliationDayWorkflow } from './workflow';
 
@@ -14,7 +15,8 @@ export interface ReconciliationScheduleOptions {
  * Makes sure the daily reconciliation schedule of this task queue exists as configured (SPEC
  * §10: by default 10:30 Asia/Shanghai, when WeChat Pay's and Alipay's statements of the day
  * before are ready); every worker calls it at start. As with the callback retention's schedule,
- * the first start creates it and later ones update its spec and keep its paused state.
+ * the first start creates it and later ones update its spec and keep its paused state
+ * (platform/temporal-schedules.ts). Catches up on a missed day for a day; one run at a time.
  */
 export async function ensureReconciliationSchedule(
   client: Client,
@@ -22,27 +24,17 @@ export async function ensureReconciliationSchedule(
 ): Promise<'created' | 'updated'> {
   const scheduleId = reconciliationScheduleId(options.taskQueue);
   const [hour, minute] = options.at.split(':').map(Number) as [number, number];
-  const spec = { calendars: [{ hour, minute }], timezone: options.timeZone };
   const input: ReconciliationDayInput = {};
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: 'reconciliationDayWorkflow',
-    workflowId: scheduleId,
-    taskQueue: options.taskQueue,
-    args: [input] as Parameters<typeof reconciliationDayWorkflow>,
-  };
-  const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' as const };
-  try {
-    await client.schedule.create({ scheduleId, spec, action, policies });
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-  await client.schedule.getHandle(scheduleId).update((previous) => ({
-    spec,
-    action,
-    policies,
-    state: { paused: previous.state.paused, note: previous.state.note },
-  }));
-  return 'updated';
+  return createOrUpdateSchedule<typeof reconciliationDayWorkflow>(client, {
+    scheduleId,
+    spec: { calendars: [{ hour, minute }], timezone: options.timeZone },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'reconciliationDayWorkflow',
+      workflowId: scheduleId,
+      taskQueue: options.taskQueue,
+      args: [input],
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+  });
 }

@@ -34,7 +34,10 @@ export interface StartRunRequest {
   appId?: string;
 }
 
-/** SPEC §10: the only code that starts reconciliation runs by hand and reads them for the API. */
+/**
+ * SPEC §10: the only code that starts reconciliation runs (by hand, and for the daily
+ * schedule's workflow) and reads them for the API.
+ */
 export class ReconciliationService {
   readonly repository: ReconciliationRepository;
 
@@ -72,37 +75,60 @@ export class ReconciliationService {
     }
     const runs: RunRow[] = [];
     for (const account of accounts) {
-      const runId = reconciliationRunId(r.channelCode, account, r.billDate);
-      await this.repository.ensureRun({
-        runId,
+      const { runId } = await this.startRun({
         channelCode: r.channelCode,
         account,
         billDate: r.billDate,
+        notifyUrl: r.notifyUrl ?? null,
         startedBy: r.startedBy,
       });
-      const input: ReconciliationInput & { startedBy: string } = {
-        runId,
-        channelCode: r.channelCode,
-        account,
-        billDate: r.billDate,
-        readyDeadline: readyDeadline(r.billDate).toISOString(),
-        notifyUrl: r.notifyUrl ?? null,
-        timeScale: this.deps.timeScale,
-        startedBy: r.startedBy,
-      };
-      try {
-        await this.deps.client.workflow.start<typeof reconciliationWorkflow>('reconciliationWorkflow', {
-          workflowId: reconciliationWorkflowId(runId),
-          taskQueue: this.deps.taskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'FAIL',
-        });
-      } catch (err) {
-        if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-      }
       runs.push((await this.repository.find(runId))!);
     }
     return runs;
+  }
+
+  /**
+   * Records one run of an account's day and starts its workflow, once: a run already going is
+   * left to go on (`started: false`). The one place runs start, by hand (`start`) and by the
+   * daily schedule (the `startReconciliationRuns` activity).
+   */
+  async startRun(run: {
+    channelCode: string;
+    account: string;
+    billDate: string;
+    notifyUrl: string | null;
+    startedBy: string;
+  }): Promise<{ runId: string; started: boolean }> {
+    const runId = reconciliationRunId(run.channelCode, run.account, run.billDate);
+    await this.repository.ensureRun({
+      runId,
+      channelCode: run.channelCode,
+      account: run.account,
+      billDate: run.billDate,
+      startedBy: run.startedBy,
+    });
+    const input: ReconciliationInput & { startedBy: string } = {
+      runId,
+      channelCode: run.channelCode,
+      account: run.account,
+      billDate: run.billDate,
+      readyDeadline: readyDeadline(run.billDate).toISOString(),
+      notifyUrl: run.notifyUrl,
+      timeScale: this.deps.timeScale,
+      startedBy: run.startedBy,
+    };
+    try {
+      await this.deps.client.workflow.start<typeof reconciliationWorkflow>('reconciliationWorkflow', {
+        workflowId: reconciliationWorkflowId(runId),
+        taskQueue: this.deps.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+      });
+      return { runId, started: true };
+    } catch (err) {
+      if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+      return { runId, started: false };
+    }
   }
 
   /** Waits for a run's workflow to end (the CLI's `--wait`). */

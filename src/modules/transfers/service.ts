@@ -9,7 +9,8 @@ import { AppError } from '../../platform/errors';
 import { generateServiceNo } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
 import { deliverUpdate } from '../../platform/temporal-updates';
-import { endedOrSlow, failureMessage, failureType } from './outcomes';
+import { workflowCallError } from '../../platform/temporal-failures';
+import { CANCEL_FAILURES, createFailures } from './outcomes';
 import { searchAttributes } from '../../platform/workflow/definitions';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import {
@@ -208,13 +209,11 @@ export class TransferService {
           },
         );
       } catch (err) {
-        if (failureType(err) === 'channel_transfer_fail') {
-          throw new AppError('channel_transfer_fail', `transfer ${t.transferNo}: ${failureMessage(err)}`);
-        }
+        const answer = workflowCallError(err, createFailures(t.transferNo));
+        if (answer !== 'unanswered') throw answer;
         // The run ended meanwhile, or the channel is slow: the row says where the transfer stands.
         // A start that never reached Temporal is not "slow": the client is told to send it again
         // (and the worker's sweep starts it if nobody does).
-        if (!endedOrSlow(err)) throw err;
         if (!(await this.workflowExists(t.transferNo))) {
           throw new AppError(
             'channel_timeout',
@@ -323,11 +322,8 @@ export class TransferService {
         },
       );
     } catch (err) {
-      const type = failureType(err);
-      if (type === 'channel_transfer_fail' || type === 'channel_not_support' || type === 'channel_timeout') {
-        throw new AppError(type, failureMessage(err));
-      }
-      if (!endedOrSlow(err)) throw err;
+      const answer = workflowCallError(err, CANCEL_FAILURES);
+      if (answer !== 'unanswered') throw answer;
       if (!(await this.workflowExists(t.transferNo))) {
         throw new AppError(
           'channel_timeout',
