@@ -207,6 +207,10 @@ export async function runStart(config: Config, logger: Logger): Promise<void> {
     say('');
     say('durapay is running');
     say(`  API           ${apiUrl}   (readiness: ${apiUrl}/readyz)`);
+    // The operator console (docs/console.md); it has no operator until one is made at the command line.
+    say(
+      `  Console       ${apiUrl}/console   (first operator: npx durapay operators create --username NAME --role admin)`,
+    );
     if (devUiUrl) say(`  Temporal UI   ${devUiUrl}`);
     else say(`  Temporal      ${temporalAddress}`);
     if (codecToken !== undefined) {

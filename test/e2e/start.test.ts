@@ -117,6 +117,10 @@ test('when durapay start runs on an empty machine state, then the API is ready, 
   // 0.0.0.0 would answer on 127.0.0.2 too, which every Linux routes to loopback.)
   await expect(fetch(`http://127.0.0.2:${ports.api}/healthz`)).rejects.toThrow();
   expect(first.stderr()).toContain(`API           http://localhost:${ports.api}`);
+  // The console, and the command that makes its first operator.
+  expect(first.stderr()).toContain(
+    `Console       http://localhost:${ports.api}/console   (first operator: npx durapay operators create --username NAME --role admin)`,
+  );
   expect(first.stderr()).toContain(`Temporal UI   http://localhost:${ports.ui}`);
   expect((await fetch(`http://127.0.0.1:${ports.ui}/`)).status).toBe(200);
   expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
