@@ -223,8 +223,9 @@ export default tseslint.config(
               },
             },
             {
+              // A module's index, and its workflow-safe messages (ids, patch markers: durapay versions).
               from: { element: { type: 'cli' } },
-              allow: { to: { element: { type: 'module', fileInternalPath: 'index.ts' } } },
+              allow: { to: { element: { type: 'module', fileInternalPath: ['index.ts', 'messages.ts'] } } },
             },
             { from: { element: { type: 'sdk' } }, allow: { to: { element: { type: 'platform' } } } },
             {

@@ -87,6 +87,29 @@ program
   );
 
 program
+  .command('versions')
+  .description(
+    'count, for each patch marker the workflow code declares (`patched()`), the open runs of its workflow type that lack it: a marker with 0 open runs lacking it may be deprecated (docs/operations.md, "Retiring a workflow version")',
+  )
+  .option(
+    '--task-queue <name>',
+    'only runs on this task queue (default: every task queue of TEMPORAL_NAMESPACE)',
+  )
+  .option('--json', 'one JSON object per marker: workflow_type, marker, open_runs_lacking, open_runs')
+  .addHelpText(
+    'after',
+    `
+Open runs are the Running runs of the workflow type in TEMPORAL_NAMESPACE at
+TEMPORAL_ADDRESS, counted by the server's visibility store. A run lacks a
+marker while its TemporalChangeVersion search attribute does not hold it: it
+started before the marker's release, or has not reached the code that asks the
+marker yet. The count cannot tell which, so it errs on the side of waiting: at
+0, no open run can take the old branch, and the marker may be deprecated
+(deprecatePatch), then deleted.`,
+  )
+  .action((opts: { taskQueue?: string; json?: boolean }) => commands.versions().versions(opts));
+
+program
   .command('try')
   .description(
     'create a sandbox order through the running gateway, signed as the dev app, and print its pay_url',

@@ -24,6 +24,7 @@ import type * as Sandbox from './commands/sandbox';
 import type * as Sign from './commands/sign';
 import type * as Start from './commands/start';
 import type * as Try from './commands/try';
+import type * as Versions from './commands/versions';
 import type * as Worker from './commands/worker';
 
 export const commands = {
@@ -42,5 +43,6 @@ export const commands = {
   sign: (): typeof Sign => require('./commands/sign'),
   start: (): typeof Start => require('./commands/start'),
   try: (): typeof Try => require('./commands/try'),
+  versions: (): typeof Versions => require('./commands/versions'),
   worker: (): typeof Worker => require('./commands/worker'),
 };
