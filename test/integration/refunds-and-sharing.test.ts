@@ -393,7 +393,7 @@ describe('abnormal refunds', () => {
     expect([text.includes(card.bank_account), text.includes(card.real_name)]).toEqual([false, false]);
   });
 
-  test('when the payout activity is handed the bank card in plain text, as runs recorded before it was sealed carry it, then the channel takes it; a payee sealed for another refund does not open', async () => {
+  test('when the payout activity is handed a payee sealed for its refund, then the channel takes it; a payee sealed for another refund does not open', async () => {
     const abnormalRefund = async () => {
       const order = await pay.paidOrder();
       const made = await refund(order.trade_no, 30, { reason: 'no card [sandbox:abnormal]' });
@@ -408,21 +408,20 @@ describe('abnormal refunds', () => {
     };
     const { applyChannelAbnormalRefund } = createActivities(stack.activityDeps);
     const [older, other] = [await abnormalRefund(), await abnormalRefund()];
-    const plain = {
-      channelCode: 'sandbox',
-      method: 'user_bank_card' as const,
-      bankType: bankCard.bank_type,
-      bankAccount: bankCard.bank_account,
-      realName: bankCard.real_name,
-    };
-    // The sandbox refuses a user_bank_card payout that lacks the account or the name.
-    expect(await applyChannelAbnormalRefund({ ...plain, refundNo: older })).toMatchObject({
-      status: 'processing',
-    });
     const sealedForOlder = sealAbnormalPayee(stack.payloadKeys.keyring, older, {
       bankAccount: bankCard.bank_account,
       realName: bankCard.real_name,
     });
+    // The sandbox refuses a user_bank_card payout that lacks the account or the name.
+    expect(
+      await applyChannelAbnormalRefund({
+        channelCode: 'sandbox',
+        refundNo: older,
+        method: 'user_bank_card',
+        bankType: bankCard.bank_type,
+        sealedPayee: sealedForOlder,
+      }),
+    ).toMatchObject({ status: 'processing' });
     await expect(
       applyChannelAbnormalRefund({
         channelCode: 'sandbox',

@@ -107,17 +107,6 @@ export function createApplicationActivities(deps: ApplicationActivityDeps) {
       }
     },
 
-    async queryMerchantApplication(input: {
-      applicationId: string;
-      channelCode: string;
-    }): Promise<ApplicationState> {
-      try {
-        return await onboarding(input.channelCode).query({}, input.applicationId);
-      } catch (err) {
-        throw toActivityFailure(err, 'onboarding');
-      }
-    },
-
     /**
      * Follows the channel's audit (SPEC §5.7): one attempt per gap, ended by an answer that
      * differs from the one recorded (`known`) or by the audit window's end, after a last query.

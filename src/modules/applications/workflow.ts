@@ -4,24 +4,21 @@ import {
   allHandlersFinished,
   condition,
   log,
-  patched,
   proxyActivities,
   setHandler,
-  sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { ApplicationActivities as Activities } from './activities';
 import type { ApplicationState } from '../../channels/ports';
 import { FINAL_APPLICATION_STATUSES } from './rules';
 import { pollGap } from '../../platform/workflow/schedule';
-import { handlerLock, unlocked } from '../../platform/workflow/lock';
+import { handlerLock } from '../../platform/workflow/lock';
 import { pollingOptions } from '../../platform/workflow/polling';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
-import { patches, submitApplicationUpdate, type MerchantApplicationInput } from './messages';
+import { submitApplicationUpdate, type MerchantApplicationInput } from './messages';
 import { unlessRefusedForGood } from '../../platform/workflow/refused-writes';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelCall);
-const channelBackground = proxyActivities<Activities>(activityProfiles.channelBackground);
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
 // Publishing an event makes the notification's first attempt (modules/notifications/service.ts).
 const publish = proxyActivities<Activities>(activityProfiles.publish);
@@ -48,8 +45,7 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
     seq += 1;
     // The channel's answer stands whether or not the database takes its row: the audit goes on
     // from it (a submission the channel accepted is not cancelled here), and a later answer is
-    // recorded in full, the merchant and the notification with it. (No older history holds such
-    // a refusal: no patch is needed.)
+    // recorded in full, the merchant and the notification with it.
     await unlessRefusedForGood(
       "the application's state",
       { application_id: input.applicationId, status: next.status },
@@ -62,7 +58,7 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
   }
 
   // Submits one at a time: a second submit waits for the first and answers what it decided.
-  const lock = patched(patches.applicationHandlerLock) ? handlerLock() : unlocked;
+  const lock = handlerLock();
   setHandler(submitApplicationUpdate, () => lock.runExclusive(submit));
 
   async function submit() {
@@ -94,7 +90,7 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
   if (phase !== 'submitted') {
     if (phase === 'new') {
       await db.cancelMerchantApplication({ applicationId: input.applicationId, reason: 'never submitted' });
-    } else if (patched(patches.refusedSubmissionCancelled)) {
+    } else {
       // The submit that failed is still writing the cancel and answering its client.
       await condition(allHandlersFinished);
     }
@@ -108,60 +104,35 @@ export async function merchantApplicationWorkflow(input: MerchantApplicationInpu
       reason: 'the channel did not decide within the audit window',
     });
 
-  if (patched(patches.auditPollsAsActivity)) {
-    // One polling activity per change of the audit; its retries are the backoff.
-    let firstGap = 0;
-    while (state && !FINAL_APPLICATION_STATUSES.includes(state.status)) {
-      const awaitChange = proxyActivities<Activities>(
-        pollingOptions(giveUpAt, pollGap(input.pollGapsMs, Infinity)),
-      ).awaitApplicationChange;
-      let outcome;
-      try {
-        outcome = await awaitChange({
-          applicationId: input.applicationId,
-          channelCode: input.channelCode,
-          known: state,
-          gapsMs: input.pollGapsMs,
-          firstGap,
-          deadlineMs: giveUpAt,
-          askAtDeadline: true,
-        });
-      } catch (err) {
-        log.warn('audit polling ended without an answer', {
-          application_id: input.applicationId,
-          error: String(err),
-        });
-      }
-      if (!outcome || 'due' in outcome) {
-        await gaveUp();
-        return 'canceled';
-      }
-      await record(outcome.answer);
-      firstGap = outcome.nextGap;
-    }
-    return state?.status ?? 'canceled';
-  }
-
-  // As recorded before: a timer and a query at every gap.
-  for (let i = 0; state && !FINAL_APPLICATION_STATUSES.includes(state.status); i++) {
-    const remaining = giveUpAt - Date.now();
-    if (remaining <= 0) {
-      await gaveUp();
-      return 'canceled';
-    }
-    await sleep(Math.min(pollGap(input.pollGapsMs, i), remaining));
+  // One polling activity per change of the audit; its retries are the backoff.
+  let firstGap = 0;
+  while (state && !FINAL_APPLICATION_STATUSES.includes(state.status)) {
+    const awaitChange = proxyActivities<Activities>(
+      pollingOptions(giveUpAt, pollGap(input.pollGapsMs, Infinity)),
+    ).awaitApplicationChange;
+    let outcome;
     try {
-      const next = await channelBackground.queryMerchantApplication({
+      outcome = await awaitChange({
         applicationId: input.applicationId,
         channelCode: input.channelCode,
+        known: state,
+        gapsMs: input.pollGapsMs,
+        firstGap,
+        deadlineMs: giveUpAt,
+        askAtDeadline: true,
       });
-      await record(next);
     } catch (err) {
-      log.warn('audit query failed; will poll again', {
+      log.warn('audit polling ended without an answer', {
         application_id: input.applicationId,
         error: String(err),
       });
     }
+    if (!outcome || 'due' in outcome) {
+      await gaveUp();
+      return 'canceled';
+    }
+    await record(outcome.answer);
+    firstGap = outcome.nextGap;
   }
   return state?.status ?? 'canceled';
 }

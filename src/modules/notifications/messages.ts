@@ -1,11 +1,6 @@
 /** The notification workflow's messages (SPEC §6). */
 import { defineSignal } from '@temporalio/workflow';
 
-export const patches = {
-  /** The notification workflow opens its attempt series in a local activity. */
-  notificationLocalSeries: 'notification-local-series',
-} as const;
-
 export const notificationWorkflowId = (notificationId: string) => `notification:${notificationId}`;
 
 export interface NotificationWorkflowInput {
@@ -15,8 +10,8 @@ export interface NotificationWorkflowInput {
   gapsMs: number[];
   /**
    * Attempt 1 of the first series, already made by the publisher: the workflow goes on from
-   * attempt 2 after the first gap, or ends when it settled the series. Absent in workflows
-   * started before publishers made first attempts; they make attempt 1 themselves.
+   * attempt 2 after the first gap, or ends when it settled the series. Absent when the publisher
+   * made none (a resend, or a series it did not claim): the workflow then makes attempt 1 itself.
    */
   firstAttempt?: { series: number; outcome: 'delivered' | 'retry' | 'failed' };
 }

@@ -1,6 +1,5 @@
 import {
   condition,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -14,14 +13,13 @@ import {
   searchAttributes,
 } from '../../platform/workflow/definitions';
 import {
-  patches,
   resendNotificationSignal,
   type NotificationOutcome,
   type NotificationWorkflowInput,
 } from './messages';
 
-const remoteDb = proxyActivities<Activities>(activityProfiles.dbWrite);
-const localDb = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
+// Opening a series is one short database write: a local activity, no round trip through the server.
+const { beginNotificationSeries } = proxyLocalActivities<Activities>(localActivityProfiles.dbWrite);
 // A failed HTTP attempt is a result, not an error; only infrastructure failures retry here.
 const { deliverNotification } = proxyActivities<Activities>(activityProfiles.notifyDelivery);
 
@@ -33,7 +31,8 @@ const { deliverNotification } = proxyActivities<Activities>(activityProfiles.not
  * The publisher usually makes attempt 1 of the first series itself (`input.firstAttempt`):
  * then a delivered or refused notification ends in this workflow's first task, with no
  * activity, and one that should be retried waits the first gap and goes on from attempt 2.
- * Runs started without it take the path they always took, so their histories replay unchanged.
+ * A run started without one (a resend, or a first series the publisher did not claim) opens its
+ * series itself and makes attempt 1.
  *
  * A write the database refuses for good (opening a series, recording an attempt) fails the run
  * at once (activities/permanent-database-errors.ts), and that is what it should do: nothing
@@ -63,10 +62,6 @@ export async function notificationWorkflow(input: NotificationWorkflowInput): Pr
       if (made.outcome === 'delivered') outcome = 'delivered';
       next = made.outcome === 'retry' && !(await condition(() => resendRequested, input.gapsMs[0]!)) ? 2 : 0;
     } else {
-      // Opening a series is one short database write: no need for a round trip through the
-      // server. Asked here, not at start, so that a run whose publisher settled the series
-      // records no marker; runs without a first attempt ask before their first command, as always.
-      const { beginNotificationSeries } = patched(patches.notificationLocalSeries) ? localDb : remoteDb;
       series = await beginNotificationSeries({
         notificationId: input.notificationId,
         token: `${runId}:${seriesIndex}`,

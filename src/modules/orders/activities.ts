@@ -24,7 +24,6 @@ import { orderView } from './view';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import type { NotificationPublisher } from '../notifications';
 import { NEW_STATUS, type WorkerMetrics } from '../../platform/worker-metrics';
-import { pollAttempt, type PollOutcome, type PollPlan } from '../../platform/polling';
 
 /**
  * Whom an order's channel calls act for (SPEC §5.8): the channel account it was created with
@@ -252,10 +251,6 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
   }
 
   return {
-    async createChannelPayment(input: ChannelCreate): Promise<CreatePaymentResult> {
-      return createAtChannel(input);
-    },
-
     /**
      * Creates the order at the channel and records it, in one local activity (SPEC §3.1: one
      * channel call per order). A workflow task that ran it and then timed out runs it again:
@@ -271,37 +266,6 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
       if (await repo.insertOrder({ ...input.order, ...created }))
         deps.metrics.transition('order', NEW_STATUS, 'pending');
       return created;
-    },
-
-    async queryChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {
-      try {
-        const payments = channel(input.channelCode).payments;
-        return await payments.query(await contextOf(input.tradeNo), input.tradeNo);
-      } catch (err) {
-        throw toActivityFailure(err, 'query');
-      }
-    },
-
-    /**
-     * Waits while an order is pending (SPEC §3.2): one attempt per gap of the schedule, ended by
-     * a payment or by the order's expiry (whose final check is the close that follows).
-     */
-    async awaitChannelPayment(
-      input: { channelCode: string; tradeNo: string } & PollPlan,
-    ): Promise<PollOutcome<PaymentState>> {
-      return pollAttempt(
-        input,
-        async () => {
-          const payments = channel(input.channelCode).payments;
-          const st = await payments.query(await contextOf(input.tradeNo), input.tradeNo);
-          return st.status === 'paid' ? st : undefined;
-        },
-        (err) =>
-          deps.logger.warn('payment query failed; will poll again', {
-            trade_no: input.tradeNo,
-            error: err instanceof Error ? err.message : String(err),
-          }),
-      );
     },
 
     async closeChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {
@@ -478,10 +442,6 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
 
     // Each record counts the status change only when its write made it, so a retried activity
     // or a second path to the same state is not counted twice.
-    async recordOrderCreated(order: NewOrder): Promise<void> {
-      if (await repo.insertOrder(order)) deps.metrics.transition('order', NEW_STATUS, 'pending');
-    },
-
     async recordOrderPaid(input: {
       tradeNo: string;
       channelTradeNo: string | null;

@@ -4,103 +4,19 @@
  */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
-/** Patch markers of the order workflow (`patched()`); see the platform's note on patches. */
+/**
+ * Patch markers of the order workflow (`patched()`); see docs/operations.md, "Retiring a
+ * workflow version".
+ */
 export const patches = {
-  /** The order workflow creates, polls and records a payment with local activities. */
-  orderLocalActivities: 'order-local-activities',
-  /** The order's handlers and steps run one at a time through a FIFO lock (platform/workflow/lock.ts). */
-  orderHandlerLock: 'order-handler-lock',
   /**
-   * At expiry an order the channel could not be asked to close stays pending and is closed
-   * later; it was closed locally, which could close an order the buyer had paid.
-   */
-  orderExpiryWaitsForChannel: 'order-expiry-waits-for-channel',
-  /**
-   * A refund whose channel call got no answer stays in flight and is settled by what the channel
-   * says when asked; it was recorded as failed, releasing an amount the channel may have refunded.
-   */
-  refundUnansweredStaysInFlight: 'refund-unanswered-stays-in-flight',
-  /**
-   * A pending order waits on one polling activity whose retries are the backoff; it woke for a
-   * timer and a query at every gap (a workflow task each).
-   */
-  orderPollsAsActivity: 'order-polls-as-activity',
-  /**
-   * A pending order is polled by the payment sweeper (modules/orders/sweeper.ts), which signals
-   * a payment it finds; its workflow keeps one timer, for expiry.
-   */
-  orderPollsBySweeper: 'order-polls-by-sweeper',
-  /**
-   * Refunds and profit sharing are decided against each other by the refund book
-   * (refund-book.ts): a share takes at most what is unrefunded, a refund beyond the unshared
-   * remainder takes the share back first, abnormal refunds stay counted, and a refund whose row
-   * cannot be recorded releases its amount. Before, each was checked alone.
-   */
-  orderRefundBook: 'order-refund-book',
-  /**
-   * The create's channel call and its read-model write are one local activity that answers
-   * from the order's row when an earlier run of it got that far, so a workflow task that runs
-   * again never asks the channel again for an order it has; the order's workflow task timeout
-   * covers that activity's whole retry budget.
-   */
-  orderCreateRecordsItself: 'order-create-records-itself',
-  /**
-   * A create, close or refund that reaches the order in the same workflow task as a payment
-   * applies the payment first. Handlers run before the main loop wakes, so a refund could take
-   * the lock first and be refused `order_not_paid` by an order the read model already showed
-   * paid (its payment recorded by a task that then died with its worker).
-   */
-  orderHandlersApplyQueuedPayments: 'order-handlers-apply-queued-payments',
-  /**
-   * A run started before the refund book takes one from its totals at its next refund,
-   * settlement or share, as a run that continues as new does at its start: an order paid before
-   * must not pay out more than the buyer paid either (a share and a refund each checked alone).
-   */
-  orderAdoptsBook: 'order-adopts-refund-book',
-  /**
-   * A refund to a run started before the refund book applies a payment that reached the order in
-   * the same workflow task first, as a booked run's refund does (orderHandlersApplyQueuedPayments):
-   * it was refused `order_not_paid` by an order the read model already showed paid, and the
-   * order adopted the book only at its next refund. A marker of its own: a run may hold the
-   * other one from a create or close, and its refunds must replay as they were decided.
-   */
-  orderPreBookRefundsApplyQueuedPayments: 'order-pre-book-refunds-apply-queued-payments',
-  /**
-   * A paid order with nothing left to wait for (shared, no refund in flight) saves its state to
-   * the database and ends its run after the idle period (SPEC §7); the next request for it
-   * starts a new run of the same id (update-with-start) that loads that state. Runs that reached
-   * their paid phase before wait as they did (a year at a time).
-   */
-  orderEndsWhenIdle: 'order-ends-when-idle',
-  /**
-   * A run started by this code asks this one patch, first, and it stands for every patch above:
-   * each of those recorded a marker and an upsert of TemporalChangeVersion in every new run
-   * (12 of the 36 events of a paid order that ends idle). Runs started before ask each one where
-   * they did (OrderActor.has, for the patches OrderPatch lists). A patch added later is asked
-   * with `patched()` in every run, until a new baseline stands for it.
+   * Every run of 1.0 asks this one patch, first: it stands for every change made before the
+   * release. A run without it was started by a build before 1.0, which this code does not
+   * replay (OrderActor refuses it by name). A patch added later is asked with `patched()` in
+   * every run, until a new baseline stands for it.
    */
   orderBaseline: 'order-baseline-2026-11',
 } as const;
-
-/**
- * The patches a run that holds patches.orderBaseline takes without asking (OrderActor.has): those
- * made before the baseline, listed by hand. A patch added later must not join this list: a
- * baseline run started before that patch's code must replay without it, so it is asked with
- * `patched()` in every run, until a new baseline stands for it.
- */
-export type OrderPatch =
-  | typeof patches.orderLocalActivities
-  | typeof patches.orderHandlerLock
-  | typeof patches.orderExpiryWaitsForChannel
-  | typeof patches.refundUnansweredStaysInFlight
-  | typeof patches.orderPollsAsActivity
-  | typeof patches.orderPollsBySweeper
-  | typeof patches.orderRefundBook
-  | typeof patches.orderCreateRecordsItself
-  | typeof patches.orderHandlersApplyQueuedPayments
-  | typeof patches.orderAdoptsBook
-  | typeof patches.orderPreBookRefundsApplyQueuedPayments
-  | typeof patches.orderEndsWhenIdle;
 
 export const orderWorkflowId = (appId: string, merchantOrderNo: string) =>
   `order:${appId}:${merchantOrderNo}`;
@@ -126,14 +42,11 @@ export interface OrderTimings {
   latePaymentWindowMs: number;
   /**
    * How long a refund asks the channel to take part of the share back before it gives up and
-   * follows the return in the background (10 minutes, scaled; absent in runs started before).
+   * follows the return in the background (10 minutes, scaled).
    */
-  returnAskForMs?: number;
-  /**
-   * How long a paid order with nothing left to wait for stays open before its run ends
-   * (10 minutes, scaled; absent in runs started before: they wait a year at a time).
-   */
-  idleEndMs?: number;
+  returnAskForMs: number;
+  /** How long a paid order with nothing left to wait for stays open before its run ends (10 minutes, scaled). */
+  idleEndMs: number;
 }
 
 export interface OrderInput {
@@ -148,8 +61,8 @@ export interface OrderInput {
   createdAt: string;
   timings: OrderTimings;
   /**
-   * A run that reopens an order whose last run ended idle (patches.orderEndsWhenIdle): it loads
-   * the order's state from the database before it takes any request.
+   * A run that reopens an order whose last run ended idle (SPEC §7): it loads the order's state
+   * from the database before it takes any request.
    */
   resume?: true;
 }
@@ -172,11 +85,11 @@ export interface CreateOrderRequest {
   profitSharingAmount: number;
   merchantId: string | null;
   subMerchantNo: string | null;
-  /** The merchant's channel account the order is made with (absent in older histories: none). */
+  /** The merchant's channel account the order is made with (null or absent: none). */
   channelAccountId?: number | null;
   /**
    * Profit-sharing receivers with weights; empty without profit sharing. `returnable`: the
-   * channel can take a share back from this receiver (absent in older histories: it cannot).
+   * channel can take a share back from this receiver (absent: it cannot).
    */
   receivers: { type: string; account: string; name?: string; weight: number; returnable?: boolean }[];
   /** How the channel takes a share back for a refund (ProfitSharingPort.returns); absent: never. */
@@ -226,3 +139,9 @@ export const closeOrderUpdate = defineUpdate<null, []>('closeOrder');
 export const refundOrderUpdate = defineUpdate<RefundResult, [RefundRequest]>('refundOrder');
 export const paymentSignal = defineSignal<[PaymentSignal]>('paymentResult');
 export const refundSettledSignal = defineSignal<[RefundSettledSignal]>('refundSettled');
+/**
+ * An operator's request that a paid order's run continue as new, carrying its state, once no
+ * handler runs: a run that outlives the code it started on moves to the code deployed now
+ * (docs/operations.md, "Retiring a workflow version").
+ */
+export const moveOnSignal = defineSignal<[]>('moveOn');

@@ -1,13 +1,13 @@
 /**
  * The order actor's payment (SPEC §3.2, §3.4): a payment the channel reported, applied once;
  * closing, by a merchant or at expiry, unless the channel says the buyer paid. `apply`,
- * `applyAnswer` and `closeAtExpiry` take the lock; the others run inside a step that holds it.
+ * `applyAnswer` and `closeAtExpiry` take the lock; the methods named `…InLock` must be called by
+ * a step that holds it (they would wait for themselves if they took it).
  */
 import { log } from '@temporalio/workflow';
 import type { PaymentState } from '../../channels/ports';
 import { isPaidStatus } from './rules';
-import { patches, type OrderPatch } from './messages';
-import { expiryActivities, type ExpiryActivities } from './order-calls';
+import { closeActivities, paymentActivities, type CloseRecording } from './order-calls';
 import type { OrderActor } from './order-actor';
 
 export class OrderPayment {
@@ -20,7 +20,7 @@ export class OrderPayment {
 
   /** What a query of the channel said, applied under the lock. */
   applyAnswer(st: PaymentState): Promise<void> {
-    return this.order.exclusive(() => this.applyChannelState(st));
+    return this.order.exclusive(() => this.applyChannelStateInLock(st));
   }
 
   private async markPaid(paid: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
@@ -30,13 +30,13 @@ export class OrderPayment {
     // The payment is a fact whatever the database says: a write it refuses for good is logged for
     // an operator and the order goes on paid (the workflow's state is the truth of its money).
     await this.order.recordOrLog('recordOrderPaid', () =>
-      this.order.paymentCalls.recordOrderPaid({
+      paymentActivities.recordOrderPaid({
         tradeNo: state.tradeNo,
         channelTradeNo: paid.channelTradeNo,
         payTime: paid.paidAt ?? new Date().toISOString(),
       }),
     );
-    this.order.setStatus('paid');
+    this.order.setStatusInLock('paid');
     if (wasClosed)
       log.warn('payment reported after close; flagged for refund review', { trade_no: state.tradeNo });
     if (state.request && state.request.profitSharingAmount > 0) {
@@ -44,25 +44,27 @@ export class OrderPayment {
     }
     if (!state.paidNotified) {
       await this.order.recordOrLog('notifyOrderEvent', () =>
-        this.order.paymentCalls.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.succeeded' }),
+        paymentActivities.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.succeeded' }),
       );
       state.paidNotified = true;
     }
   }
 
-  async markClosed(via: ExpiryActivities = expiryActivities.regular): Promise<void> {
+  /** Records the order closed and tells the merchant. Call under the lock. */
+  async markClosedInLock(via: CloseRecording = closeActivities.merchant): Promise<void> {
     const state = this.order.state;
     if (state.status !== 'pending') return;
     await this.order.recordOrLog('recordOrderClosed', () =>
       via.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() }),
     );
-    this.order.setStatus('closed');
+    this.order.setStatusInLock('closed');
     await this.order.recordOrLog('notifyOrderEvent', () =>
       via.notifyOrderEvent({ tradeNo: state.tradeNo, type: 'payment.closed' }),
     );
   }
 
-  async applyChannelState(st: PaymentState): Promise<void> {
+  /** What the channel said of the payment, applied. Call under the lock. */
+  async applyChannelStateInLock(st: PaymentState): Promise<void> {
     if (st.status === 'paid')
       await this.markPaid({ channelTradeNo: st.channelTradeNo, paidAt: new Date(st.paidAt).toISOString() });
   }
@@ -71,20 +73,18 @@ export class OrderPayment {
    * Under the lock, before a handler decides: a payment that arrived with its request (in the
    * same workflow task) is applied first, so that the order a handler sees is the one the read
    * model may already show. Handlers run before the main loop wakes to take payments from the
-   * queue, and the main loop finds the queue empty afterwards. `patch`: the marker the handler's
-   * runs record it under.
+   * queue, and the main loop finds the queue empty afterwards. Call under the lock.
    */
-  async applyQueued(patch: OrderPatch = patches.orderHandlersApplyQueuedPayments): Promise<void> {
+  async applyQueuedInLock(): Promise<void> {
     const { state, payments } = this.order;
     if (!this.hasQueued()) return;
-    if (!this.order.has(patch)) return;
     while (payments.length > 0 && !isPaidStatus(state.status)) {
       const p = payments.shift()!;
       if (p.status === 'paid') await this.markPaid(p);
     }
   }
 
-  /** Whether a payment waits in the queue of an order not paid yet: what `applyQueued` applies. */
+  /** Whether a payment waits in the queue of an order not paid yet: what `applyQueuedInLock` applies. */
   hasQueued(): boolean {
     const { state, payments } = this.order;
     return !isPaidStatus(state.status) && payments.some((p) => p.status === 'paid');
@@ -95,35 +95,27 @@ export class OrderPayment {
    * could not be asked: the order stays pending (callbacks still welcome) and the close is tried
    * again after a wait, since the channel is the one that knows whether the buyer paid.
    */
-  closeAtExpiry(
-    unansweredCloses: number,
-    via: ExpiryActivities = expiryActivities.regular,
-  ): Promise<boolean> {
+  closeAtExpiry(unansweredCloses: number): Promise<boolean> {
     const { state, input } = this.order;
+    const via = closeActivities.expiry;
     return this.order.exclusive(async () => {
       if (state.status !== 'pending') return true;
-      let st: PaymentState | undefined;
+      let st: PaymentState;
       try {
         st = await via.closeChannelPayment({
           channelCode: input.channelCode,
           tradeNo: state.tradeNo,
         });
       } catch (err) {
-        if (this.order.has(patches.orderExpiryWaitsForChannel)) {
-          log.warn('closing at the channel failed; will try again', {
-            trade_no: state.tradeNo,
-            attempt: unansweredCloses + 1,
-            error: String(err),
-          });
-          return false;
-        }
-        log.warn('closing at the channel failed; closing locally', {
+        log.warn('closing at the channel failed; will try again', {
           trade_no: state.tradeNo,
+          attempt: unansweredCloses + 1,
           error: String(err),
         });
+        return false;
       }
-      if (st?.status === 'paid') await this.applyChannelState(st);
-      else await this.markClosed(via);
+      if (st.status === 'paid') await this.applyChannelStateInLock(st);
+      else await this.markClosedInLock(via);
       return true;
     });
   }

@@ -1,8 +1,7 @@
 // Longer than 400 lines: a refund's decision, its making and its settlement share the in-flight map.
 /**
  * The order actor's refunds (SPEC §3.5, §3.7): decided against the refund book under the lock,
- * made outside it, followed by their own workflows, and settled by what those report. Runs
- * started before the book decide as they recorded (legacy/refunds-before-book.ts).
+ * made outside it, followed by their own workflows, and settled by what those report.
  */
 import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
 import type { ErrorCode } from '../../platform/errors';
@@ -18,68 +17,31 @@ import {
   settleRefund as settleInBook,
   type PlannedReturn,
 } from './refund-book';
-import { patches, refundWorkflowId } from './messages';
+import { refundWorkflowId } from './messages';
 import type { refundWorkflow } from '../refunds/workflow';
 import type { RefundRequest, RefundResult, RefundSettledSignal } from './messages';
 import { channelActivities, dbActivities, shareReturnActivity } from './order-calls';
 import type { OrderActor } from './order-actor';
-import { RefundsBeforeBook } from './legacy/refunds-before-book';
 
 export class OrderRefunds {
   /** Refunds whose channel call is under way, by refund_no and by `m:` + merchant_refund_no. */
   private readonly inFlight = new Map<string, Promise<RefundResult>>();
-  private readonly beforeBook: RefundsBeforeBook;
 
-  constructor(private readonly order: OrderActor) {
-    this.beforeBook = new RefundsBeforeBook(order, this);
-  }
+  constructor(private readonly order: OrderActor) {}
 
   /**
-   * A refund as the run's version makes it. The decision (and its reservation) holds the lock;
-   * the refund is made outside it, and a repeat of one under way waits for its answer instead
+   * A refund. Only the decision (and its reservation) holds the lock: refunds already reserved
+   * go to the channel side by side, and a repeat of one under way waits for its answer instead
    * of refunding again.
    */
-  refund(req: RefundRequest): Promise<RefundResult> {
-    if (this.order.booked) return this.refundBooked(req);
-    // Only the decision holds the lock: refunds already reserved go to the channel side by side.
-    // A paid order adopts the book here (adoptBook) and decides as a booked run does.
-    if (this.order.lockedRuns) return this.refundAdoptingBook(req);
-    return this.beforeBook.refundInGate(req);
-  }
-
-  private async refundBooked(req: RefundRequest): Promise<RefundResult> {
+  async refund(req: RefundRequest): Promise<RefundResult> {
     const { order } = this;
     const decided = await order.exclusive(async () => {
       order.refuseIfEnded();
-      if (order.state.phase === 'open') await order.payment.applyQueued();
-      const d = this.decideBooked(req);
+      if (order.state.phase === 'open') await order.payment.applyQueuedInLock();
+      const d = this.decide(req);
       if ('existing' in d) return { outcome: d.existing };
-      const outcome = this.performBooked(req, d.returns);
-      this.setInFlight(req, outcome);
-      return { outcome };
-    });
-    return decided.outcome;
-  }
-
-  private async refundAdoptingBook(req: RefundRequest): Promise<RefundResult> {
-    const { order } = this;
-    const decided = await order.exclusive(async () => {
-      // A payment that arrived with the refund is applied first, so the order is paid and adopts
-      // the book (patches.orderPreBookRefundsApplyQueuedPayments). With none queued, as recorded:
-      // no await and no marker before the decision.
-      if (order.state.phase === 'open' && order.payment.hasQueued()) {
-        await order.payment.applyQueued(patches.orderPreBookRefundsApplyQueuedPayments);
-      }
-      if (order.adoptBook()) {
-        const b = this.decideBooked(req);
-        if ('existing' in b) return { outcome: b.existing };
-        const outcome = this.performBooked(req, b.returns);
-        this.setInFlight(req, outcome);
-        return { outcome };
-      }
-      const d = this.beforeBook.decide(req);
-      if ('existing' in d) return { outcome: d.existing };
-      const outcome = this.beforeBook.perform(req);
+      const outcome = this.perform(req, d.returns);
       this.setInFlight(req, outcome);
       return { outcome };
     });
@@ -95,7 +57,7 @@ export class OrderRefunds {
    * The answer already given, or being made, to the same refund: the same request sent again
    * (the API retries a refused delivery) or another with the same merchant_refund_no.
    */
-  earlierAnswer(req: RefundRequest): Promise<RefundResult> | undefined {
+  private earlierAnswer(req: RefundRequest): Promise<RefundResult> | undefined {
     const state = this.order.state;
     if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
     const known = ownEntry(state.refunds, req.refundNo);
@@ -115,9 +77,7 @@ export class OrderRefunds {
    * answer already given to it, a refusal, or a reservation of its amount and of the parts of
    * the profit share that must come back from receivers first (SPEC §3.5, §3.7).
    */
-  private decideBooked(
-    req: RefundRequest,
-  ): { existing: Promise<RefundResult> } | { returns: PlannedReturn[] } {
+  private decide(req: RefundRequest): { existing: Promise<RefundResult> } | { returns: PlannedReturn[] } {
     const state = this.order.state;
     const earlier = this.earlierAnswer(req);
     if (earlier) return { existing: earlier };
@@ -135,7 +95,7 @@ export class OrderRefunds {
   }
 
   /** A refund the channel may have: processing, its amount reserved, found by its numbers from now on. */
-  holdRefund(
+  private holdRefund(
     req: RefundRequest,
     channelRefundNo: string | null,
     withRefund: PlannedReturn[] = [],
@@ -159,7 +119,7 @@ export class OrderRefunds {
   }
 
   /** The refund's own workflow follows it to a final state (callback or polling) and reports back. */
-  async followRefund(req: RefundRequest, how: { unanswered?: boolean }): Promise<void> {
+  private async followRefund(req: RefundRequest, how: { unanswered?: boolean }): Promise<void> {
     const { state, input } = this.order;
     await startChild<typeof refundWorkflow>('refundWorkflow', {
       workflowId: refundWorkflowId(req.refundNo),
@@ -191,7 +151,7 @@ export class OrderRefunds {
    * which no decision reads before it exists; taking the lock there would add a wait before the
    * refund's child workflow starts, which recorded histories do not have.
    */
-  private async performBooked(req: RefundRequest, returns: PlannedReturn[]): Promise<RefundResult> {
+  private async perform(req: RefundRequest, returns: PlannedReturn[]): Promise<RefundResult> {
     const { order } = this;
     const { state, input } = order;
     const { sharing } = order;
@@ -255,7 +215,7 @@ export class OrderRefunds {
           // ended (followed on the refund backoff).
           outcome = { status: 'processing', reason: failureOf(err, 'channel_timeout').message };
           await order.exclusive(async () => returnUnanswered(book, r));
-          sharing.followLater('return', returnNo, { ...r, refundNo: req.refundNo });
+          await sharing.followLater('return', returnNo, { ...r, refundNo: req.refundNo });
         }
         if (outcome.status === 'success') await order.exclusive(async () => returnSucceeded(book, r));
         await order.recordOrLog('recordShareStep', () =>
@@ -323,7 +283,7 @@ export class OrderRefunds {
    * refunded, a failure frees it; parts of the share that travelled on it came back if it was
    * made. An abnormal refund paid out later changes no amount. Returns the order's new totals.
    */
-  private settleBooked(s: RefundSettledSignal) {
+  private settle(s: RefundSettledSignal) {
     const state = this.order.state;
     const book = state.book!;
     const refund = ownEntry(state.refunds, s.refundNo);
@@ -345,11 +305,6 @@ export class OrderRefunds {
     };
   }
 
-  /** The share when it is due in a run started before the book (legacy/refunds-before-book.ts). */
-  shareProfitBeforeBook(): Promise<void> {
-    return this.beforeBook.shareProfitUnderLock();
-  }
-
   /**
    * Applies a settlement. The decision takes the lock for no longer than it takes to make it;
    * the read-model write follows outside it (the main loop writes totals one at a time, in
@@ -358,45 +313,34 @@ export class OrderRefunds {
   async applySettlement(s: RefundSettledSignal): Promise<void> {
     const { order } = this;
     const { state, sharing } = order;
-    if (order.booked || order.adoptBook()) {
-      const settled = await order.exclusive(async () => {
-        const t = this.settleBooked(s);
-        if (t) order.setStatus(t.status);
-        return t;
-      });
-      if (!settled) return;
-      const { withRefund, ...totals } = settled;
-      await order.recordOrLog('recordOrderRefundTotals', () =>
-        dbActivities.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals }),
+    const settled = await order.exclusive(async () => {
+      const t = this.settle(s);
+      if (t) order.setStatusInLock(t.status);
+      return t;
+    });
+    if (!settled) return;
+    const { withRefund, ...totals } = settled;
+    await order.recordOrLog('recordOrderRefundTotals', () =>
+      dbActivities.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals }),
+    );
+    // Parts of the share that travelled on the refund: recorded as the refund ended.
+    for (const [k, r] of withRefund.entries()) {
+      const receiver = sharing.receiverOf(r);
+      await order.recordOrLog('recordShareStep', () =>
+        dbActivities.recordShareStep({
+          tradeNo: state.tradeNo,
+          step: {
+            stepNo: `${s.refundNo}-${k + 1}`,
+            kind: 'return',
+            refundNo: s.refundNo,
+            receivers: [{ type: receiver.type, account: receiver.account, amount: r.amount }],
+            amount: r.amount,
+            status: s.status === 'failed' ? 'failed' : 'success',
+            failReason: s.status === 'failed' ? 'the refund it travelled on failed' : null,
+          },
+          order: sharing.totals(),
+        }),
       );
-      // Parts of the share that travelled on the refund: recorded as the refund ended.
-      for (const [k, r] of withRefund.entries()) {
-        const receiver = sharing.receiverOf(r);
-        await order.recordOrLog('recordShareStep', () =>
-          dbActivities.recordShareStep({
-            tradeNo: state.tradeNo,
-            step: {
-              stepNo: `${s.refundNo}-${k + 1}`,
-              kind: 'return',
-              refundNo: s.refundNo,
-              receivers: [{ type: receiver.type, account: receiver.account, amount: r.amount }],
-              amount: r.amount,
-              status: s.status === 'failed' ? 'failed' : 'success',
-              failReason: s.status === 'failed' ? 'the refund it travelled on failed' : null,
-            },
-            order: sharing.totals(),
-          }),
-        );
-      }
-      return;
     }
-    // Runs started before the book (legacy/refunds-before-book.ts), each step as it recorded.
-    if (order.lockedRuns) {
-      const totals = await this.beforeBook.settleUnderLock(s);
-      if (totals) await dbActivities.recordOrderRefundTotals({ tradeNo: state.tradeNo, ...totals });
-      return;
-    }
-    // As recorded before the lock: the write inside the gate, the status after it.
-    await this.beforeBook.settleInGate(s);
   }
 }

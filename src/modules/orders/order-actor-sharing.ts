@@ -1,7 +1,9 @@
 /**
  * The order actor's profit share (SPEC §3.7): made against the refund book when it is due, and
  * the steps of it the channel did not say the end of (a share, the release of a frozen amount, a
- * part taken back for a refund) followed on the refund backoff until it does.
+ * part taken back for a refund) followed on the refund backoff until it does. Every change to the
+ * order's state is made under the lock; the channel calls and read-model writes are made outside
+ * it, so that refunds are decided meanwhile.
  */
 import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 import type { OrderActivities as Activities } from './activities';
@@ -67,9 +69,9 @@ export class OrderSharing {
   async shareWhenDue(): Promise<void> {
     const { order } = this;
     const { state, input } = order;
-    state.profitShareAtMs = null;
     const book = state.book!;
     const due = await order.exclusive(async () => {
+      state.profitShareAtMs = null;
       const d = shareWhenDue(book, state.request!.receivers);
       if (d === 'cancelled') shareCancelled(book);
       else startShare(book, d.parts);
@@ -95,7 +97,7 @@ export class OrderSharing {
       }
       if (outcome.status === 'failed') this.unfreezeFailed(outcome.reason);
       // Released later (WeChat Pay: PROCESSING): asked again until the channel says so.
-      if (outcome.status === 'processing') this.followLater('unfreeze', unfreezeNo);
+      if (outcome.status === 'processing') await this.followLater('unfreeze', unfreezeNo);
       await this.recordStep({
         stepNo: unfreezeNo,
         kind: 'unfreeze',
@@ -140,7 +142,7 @@ export class OrderSharing {
         trade_no: state.tradeNo,
         reason,
       });
-      this.followLater('share', shareNo);
+      await this.followLater('share', shareNo);
       await this.recordStep(this.shareStep(shareNo, 'processing', reason));
       return;
     }
@@ -180,17 +182,22 @@ export class OrderSharing {
     });
   }
 
-  /** Asks the channel again, on the refund backoff, how a step it did not answer ended. */
-  followLater(kind: ShareFollow['kind'], no: string, part?: ShareFollow['part']): void {
+  /**
+   * Asks the channel again, on the refund backoff, how a step it did not answer ended. Takes the
+   * lock: never call it from a step that holds it.
+   */
+  followLater(kind: ShareFollow['kind'], no: string, part?: ShareFollow['part']): Promise<void> {
     const { state, input } = this.order;
-    (state.follows ??= []).push({
-      kind,
-      no,
-      ...(part ? { part } : {}),
-      gap: 0,
-      nextAtMs: Date.now() + pollGap(input.timings.refundPollGapsMs, 0),
-      untilMs: Date.now() + input.timings.refundPollForMs,
-      notFound: 0,
+    return this.order.exclusive(async () => {
+      (state.follows ??= []).push({
+        kind,
+        no,
+        ...(part ? { part } : {}),
+        gap: 0,
+        nextAtMs: Date.now() + pollGap(input.timings.refundPollGapsMs, 0),
+        untilMs: Date.now() + input.timings.refundPollForMs,
+        notFound: 0,
+      });
     });
   }
 
@@ -234,55 +241,68 @@ export class OrderSharing {
       } catch (err) {
         seen = { status: 'processing', reason: failureOf(err, 'channel_timeout').message };
       }
-      f.notFound = seen.status === 'not_found' ? f.notFound + 1 : 0;
-      if (f.notFound >= 2) seen = { status: 'failed', reason: `the channel has no ${f.kind} ${f.no}` };
-      if (seen.status === 'processing' || seen.status === 'not_found') {
-        if (Date.now() < f.untilMs) {
-          f.gap += 1;
-          f.nextAtMs = Date.now() + pollGap(input.timings.refundPollGapsMs, f.gap);
-          continue;
+      // What the answer changes, under the lock: the step's next ask, or its end and the book's.
+      const ended = await order.exclusive(async () => {
+        f.notFound = seen.status === 'not_found' ? f.notFound + 1 : 0;
+        if (f.notFound >= 2) seen = { status: 'failed', reason: `the channel has no ${f.kind} ${f.no}` };
+        if (seen.status === 'processing' || seen.status === 'not_found') {
+          if (Date.now() < f.untilMs) {
+            f.gap += 1;
+            f.nextAtMs = Date.now() + pollGap(input.timings.refundPollGapsMs, f.gap);
+            return undefined;
+          }
+          log.error('the channel never said how a step of the share ended; an operator must look', {
+            trade_no: state.tradeNo,
+            kind: f.kind,
+            step_no: f.no,
+          });
         }
-        log.error('the channel never said how a step of the share ended; an operator must look', {
-          trade_no: state.tradeNo,
-          kind: f.kind,
-          step_no: f.no,
-        });
-      }
-      state.follows = (state.follows ?? []).filter((x) => x !== f);
-      if (seen.status !== 'finished' && seen.status !== 'failed') continue;
-      const ended = seen;
-      const failReason = ended.status === 'failed' ? ended.reason : null;
-      if (f.kind === 'share') {
+        state.follows = (state.follows ?? []).filter((x) => x !== f);
+        if (seen.status !== 'finished' && seen.status !== 'failed') return undefined;
         const parts = book.share.parts;
-        await order.exclusive(async () => shareSettled(book, ended.status));
-        await this.recordStep(
-          this.shareStep(f.no, ended.status === 'finished' ? 'success' : 'failed', failReason, parts),
-        );
-      } else if (f.kind === 'unfreeze') {
-        if (ended.status === 'failed') this.unfreezeFailed(ended.reason);
-        await this.recordStep({
-          stepNo: f.no,
-          kind: 'unfreeze',
-          receivers: [],
-          amount: book.share.planned,
-          status: ended.status === 'finished' ? 'success' : 'failed',
-          failReason,
-        });
-      } else {
-        const part = f.part!;
-        await order.exclusive(async () => unsettledReturnEnded(book, part, ended.status === 'finished'));
-        const receiver = this.receiverOf(part);
-        await this.recordStep({
-          stepNo: f.no,
-          kind: 'return',
-          refundNo: part.refundNo,
-          receivers: [{ type: receiver.type, account: receiver.account, amount: part.amount }],
-          amount: part.amount,
-          status: ended.status === 'finished' ? 'success' : 'failed',
-          channelNo: ended.status === 'finished' ? (ended.channelNo ?? null) : null,
-          failReason,
-        });
-      }
+        if (f.kind === 'share') shareSettled(book, seen.status);
+        if (f.kind === 'return') unsettledReturnEnded(book, f.part!, seen.status === 'finished');
+        return { ...seen, parts };
+      });
+      if (ended) await this.recordFollowed(f, ended);
+    }
+  }
+
+  /** Records how a followed step ended, with the order's totals as they stand now. */
+  private async recordFollowed(
+    f: ShareFollow,
+    ended: Extract<Awaited<ReturnType<Activities['queryShareStep']>>, { status: 'finished' | 'failed' }> & {
+      parts: ReceiverPart[];
+    },
+  ): Promise<void> {
+    const book = this.order.state.book!;
+    const status = ended.status === 'finished' ? 'success' : 'failed';
+    const failReason = ended.status === 'failed' ? ended.reason : null;
+    if (f.kind === 'share') {
+      await this.recordStep(this.shareStep(f.no, status, failReason, ended.parts));
+    } else if (f.kind === 'unfreeze') {
+      if (ended.status === 'failed') this.unfreezeFailed(ended.reason);
+      await this.recordStep({
+        stepNo: f.no,
+        kind: 'unfreeze',
+        receivers: [],
+        amount: book.share.planned,
+        status,
+        failReason,
+      });
+    } else {
+      const part = f.part!;
+      const receiver = this.receiverOf(part);
+      await this.recordStep({
+        stepNo: f.no,
+        kind: 'return',
+        refundNo: part.refundNo,
+        receivers: [{ type: receiver.type, account: receiver.account, amount: part.amount }],
+        amount: part.amount,
+        status,
+        channelNo: ended.status === 'finished' ? (ended.channelNo ?? null) : null,
+        failReason,
+      });
     }
   }
 }

@@ -1,54 +1,48 @@
-// Longer than 400 lines: the actor's state, lock, create and close, and the saving and restoring
-// of its state share its fields; its payment, refunds and profit share are files of their own.
 /**
  * The order's actor (SPEC §3, §7): its single writer. It owns the order's state and decides;
- * create, payment results, close and refunds pass through it one at a time, each public method
- * taking the lock itself, and the database is written only from here, through activities.
- * Its payment and expiry (order-actor-payment.ts), refunds (order-actor-refunds.ts) and profit share
- * (order-actor-sharing.ts) are its parts; the money
- * arithmetic is refund-book.ts; workflow.ts wires the handlers and runs the phases.
+ * create, payment results, close and refunds pass through it one at a time: each public method
+ * that changes the order takes the lock itself, and those named `…InLock` are called by a step
+ * that holds it. The database is written only from here, through activities. Its payment and
+ * expiry (order-actor-payment.ts), refunds (order-actor-refunds.ts), profit share
+ * (order-actor-sharing.ts) and phases (order-actor-phases.ts: what each waits for, when the run
+ * ends, saves its state or continues as new) are its parts; the money arithmetic is
+ * refund-book.ts; workflow.ts only wires the handlers and calls the phases in turn.
  *
- * Replay: each method keeps the `await`s, and each `patched()` its place among the commands, of
- * the code recorded histories were made with.
+ * Replay: each method keeps the `await`s of the code that recorded 1.0's histories
+ * (test/fixtures/histories); a change that alters the commands a run makes is asked with
+ * `patched()` (docs/operations.md, "Retiring a workflow version").
  */
 import { ApplicationFailure, log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PaymentState } from '../../channels/ports';
 import type { ErrorCode } from '../../platform/errors';
-import { handlerLock, legacyConditionGate, type HandlerLock } from '../../platform/workflow/lock';
+import { handlerLock, type HandlerLock } from '../../platform/workflow/lock';
 import { searchAttributes } from '../../platform/workflow/definitions';
 import {
   appFailure,
   closeDecision,
   closeFailure,
   failureOf,
-  isPaidStatus,
   repeatCreateRefusal,
   type CreateIdentity,
   type OrderStatus,
 } from './rules';
-import { bookFromTotals, openBook, refundedOf, type PlannedReturn, type RefundBook } from './refund-book';
+import { openBook, refundedOf, type PlannedReturn, type RefundBook } from './refund-book';
 import {
   ORDER_RUN_ENDED,
   patches,
   type CreateOrderRequest,
   type CreateOrderResult,
   type OrderInput,
-  type OrderPatch,
   type PaymentSignal,
   type RefundRequest,
   type RefundResult,
   type RefundSettledSignal,
 } from './messages';
-import {
-  channelActivities,
-  createAtChannelActivity,
-  paymentActivities,
-  savedStateActivities,
-  type PaymentActivities,
-} from './order-calls';
+import { channelActivities, createAtChannelActivity, savedStateActivities } from './order-calls';
 import { OrderPayment } from './order-actor-payment';
 import { OrderRefunds } from './order-actor-refunds';
 import { OrderSharing } from './order-actor-sharing';
+import { OrderPhases } from './order-actor-phases';
 
 export interface OrderState {
   phase: 'new' | 'open' | 'failed';
@@ -62,9 +56,6 @@ export interface OrderState {
   pollIndex: number;
   paidNotified: boolean;
   profitShareAtMs: number | null;
-  /** Totals of runs recorded before the refund book; the book keeps them in newer runs. */
-  refundedAmount: number;
-  inFlightAmount: number;
   /** The order's money: refunds, the profit share, returns (refund-book.ts); from the create on. */
   book?: RefundBook;
   refunds: Record<
@@ -105,27 +96,17 @@ export class OrderActor {
   readonly payments: PaymentSignal[] = [];
   /** Refunds' results from signals, taken by the main loop. */
   readonly settlements: RefundSettledSignal[] = [];
-  /** A run started with every patch of the order as of patches.orderBaseline. */
-  private readonly baseline: boolean;
-  /** Orders started before local activities replay with the activities they recorded. */
-  readonly paymentCalls: PaymentActivities;
-  /** Orders started before the payment sweeper poll the channel themselves. */
-  readonly swept: boolean;
+  /** Whether an operator asked this run to continue as new (moveOnSignal). */
+  moveOnAsked = false;
   /**
    * One handler or main-loop step at a time, in arrival order: concurrent creates, closes and
-   * refunds are serialized here. Runs recorded before the lock replay with the gate they used.
+   * refunds are serialized here.
    */
-  readonly lockedRuns: boolean;
-  readonly lock: HandlerLock;
-  /**
-   * Refunds and the profit share decided against each other. Runs started before go on their
-   * own way; a run that continues as new keeps what it knew in a book of its totals.
-   */
-  readonly booked: boolean;
-  private readonly createsRecordItself: boolean;
+  readonly lock: HandlerLock = handlerLock();
   readonly payment: OrderPayment;
   readonly refunds: OrderRefunds;
   readonly sharing: OrderSharing;
+  readonly phases: OrderPhases;
   /**
    * A run that reopens an order (input.resume): its state, loaded from the database under the
    * lock before any request is taken. Null in every other run.
@@ -142,13 +123,14 @@ export class OrderActor {
     readonly input: OrderInput,
     carried?: OrderState,
   ) {
-    // The baseline first: a run that holds it asks no other patch. Runs started before ask the
-    // patches in the order (and at the point) their histories asked them.
-    this.baseline = patched(patches.orderBaseline);
-    this.paymentCalls = this.has(patches.orderLocalActivities)
-      ? paymentActivities.local
-      : paymentActivities.regular;
-    this.swept = this.has(patches.orderPollsBySweeper);
+    // Every run of 1.0 holds the baseline; one that lacks it was started by a build before 1.0,
+    // whose commands this code does not make (CHANGELOG, 1.0.0: drain such runs first). Its
+    // workflow task fails with this message, for an operator, instead of a determinism error.
+    if (!patched(patches.orderBaseline)) {
+      throw new Error(
+        'this order run was started by a durapay build before 1.0: finish it on that build (CHANGELOG, 1.0.0)',
+      );
+    }
     this.state = carried ?? {
       phase: 'new',
       tradeNo: input.tradeNo,
@@ -157,30 +139,16 @@ export class OrderActor {
       pollIndex: 0,
       paidNotified: false,
       profitShareAtMs: null,
-      refundedAmount: 0,
-      inFlightAmount: 0,
       refunds: {},
       refundsByMerchantNo: {},
     };
-    this.lockedRuns = this.has(patches.orderHandlerLock);
-    this.lock = this.lockedRuns ? handlerLock() : legacyConditionGate();
-    this.booked = this.has(patches.orderRefundBook);
-    if (this.booked && this.state.phase === 'open' && !this.state.book) this.state.book = this.bookOfTotals();
-    this.createsRecordItself = this.has(patches.orderCreateRecordsItself);
     this.payment = new OrderPayment(this);
     this.refunds = new OrderRefunds(this);
     this.sharing = new OrderSharing(this);
+    this.phases = new OrderPhases(this);
     // Taken before any handler is set, so every request waits for the state behind it. A run
     // that continued as new carries its state: the saved one may be older.
     if (input.resume && !carried) this.restored = this.exclusive(() => this.restore());
-  }
-
-  /**
-   * Whether this run takes the change `patch` names: every change when the run holds the
-   * baseline (patches.orderBaseline), else what `patched()` answers, asked here as before.
-   */
-  has(patch: OrderPatch): boolean {
-    return this.baseline || patched(patch);
   }
 
   /** Whether a reopening run found no state to go on with (its requests are refused). */
@@ -226,7 +194,9 @@ export class OrderActor {
 
   /**
    * Saves the order's state for the run that reopens it (SPEC §7). False when the database
-   * refused it for good (logged): the run then does not end idle.
+   * refused it for good (logged): the run then does not end idle. It takes no lock: it changes
+   * nothing of the order, only this run's note of what it saved, and takes its copy of the state
+   * before its first `await`.
    */
   async saveState(): Promise<boolean> {
     const json = JSON.stringify(this.state);
@@ -236,7 +206,7 @@ export class OrderActor {
         tradeNo: this.state.tradeNo,
         state: this.state,
         status: this.state.status,
-        refundedAmount: this.state.book ? refundedOf(this.state.book) : this.state.refundedAmount,
+        refundedAmount: refundedOf(this.state.book!),
         version: {
           runId: info.runId,
           runStartedMs: info.runStartTime.getTime(),
@@ -260,38 +230,11 @@ export class OrderActor {
     return JSON.stringify(this.state) !== this.savedJson;
   }
 
-  /** Runs `fn` under the order's lock (or, in runs recorded before it, its gate). */
+  /** Runs `fn` under the order's lock. */
   readonly exclusive = <T>(fn: () => Promise<T>): Promise<T> => this.lock.runExclusive(fn);
 
-  private bookOfTotals(): RefundBook {
-    const state = this.state;
-    return bookFromTotals({
-      amount: state.request!.amount,
-      refunded: state.refundedAmount,
-      inFlight: state.inFlightAmount,
-      plannedShare: state.request!.profitSharingAmount,
-      shareStillDue: state.profitShareAtMs !== null || !isPaidStatus(state.status),
-      receivers: state.request!.receivers,
-    });
-  }
-
-  /**
-   * Whether the order decides with the book: from its start, or (a paid order whose run began
-   * before the book, under the lock) from the first refund, settlement or share that this code
-   * runs for it, with the book its totals make (patches.orderAdoptsBook). Runs started before
-   * the lock keep their own rules; histories recorded before replay without the book.
-   */
-  adoptBook(): boolean {
-    const state = this.state;
-    if (state.book) return true;
-    if (!this.lockedRuns || state.phase !== 'open' || !isPaidStatus(state.status)) return false;
-    if (!this.has(patches.orderAdoptsBook)) return false;
-    state.book = this.bookOfTotals();
-    return true;
-  }
-
-  /** Sets the order's status and its search attribute (under the lock, or in a step that holds it). */
-  setStatus(status: OrderStatus): void {
+  /** Sets the order's status and its search attribute. Call under the lock. */
+  setStatusInLock(status: OrderStatus): void {
     this.state.status = status;
     upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: status }]);
   }
@@ -299,9 +242,7 @@ export class OrderActor {
   /**
    * A read-model write whose failure must not leave the order's money where it is: the write
    * is tried (the dbWrite profile retries a database that does not answer), and one the
-   * database refuses for good is logged for an operator while the order goes on. Such a failure
-   * could not be recorded before writes failed for good (they were retried for ever), so this
-   * catch changes no command of an earlier history.
+   * database refuses for good is logged for an operator while the order goes on.
    */
   async recordOrLog(what: string, write: () => Promise<unknown>): Promise<void> {
     try {
@@ -325,6 +266,11 @@ export class OrderActor {
     this.settlements.push(s);
   }
 
+  /** An operator asked the run to continue as new (moveOnSignal): the paid phase does, when quiet. */
+  receiveMoveOn(): void {
+    this.moveOnAsked = true;
+  }
+
   // ---- Update handlers. ----
 
   /** createOrder (SPEC §3.1): the first create makes the order; a repeat answers it. */
@@ -341,7 +287,7 @@ export class OrderActor {
         profitSharingAmount: req.profitSharingAmount,
       };
       if (state.phase === 'open') {
-        await this.payment.applyQueued();
+        await this.payment.applyQueuedInLock();
         const refusal = repeatCreateRefusal({ identity: state.identity!, status: state.status }, identity);
         if (refusal) throw appFailure(refusal.code, refusal.message);
         return { trade_no: state.tradeNo, pay_credential: state.payCredential!, is_idempotent: true };
@@ -379,37 +325,25 @@ export class OrderActor {
         profitSharingAmount: req.profitSharingAmount,
         extra: req.extra,
         createdAt: input.createdAt,
-        ...(this.swept
-          ? {
-              poll: {
-                gapsMs: input.timings.pollGapsMs,
-                until: new Date(Date.now() + input.timings.expireAfterMs).toISOString(),
-              },
-            }
-          : {}),
+        // The payment sweeper (sweeper.ts) polls the channel for it on this backoff until expiry.
+        poll: {
+          gapsMs: input.timings.pollGapsMs,
+          until: new Date(Date.now() + input.timings.expireAfterMs).toISOString(),
+        },
       };
       let created;
       try {
         // One local activity makes the order at the channel and records it; a repeat of it
-        // answers from the row (patches.orderCreateRecordsItself).
-        created = this.createsRecordItself
-          ? await createAtChannelActivity({ channel: atChannel, order: row })
-          : await this.paymentCalls.createChannelPayment(atChannel);
+        // answers from the row.
+        created = await createAtChannelActivity({ channel: atChannel, order: row });
       } catch (err) {
         state.phase = 'failed';
         state.failure = failureOf(err, 'channel_timeout');
         throw appFailure(state.failure.code, state.failure.message);
       }
-      if (!this.createsRecordItself) {
-        await this.paymentCalls.recordOrderCreated({
-          ...row,
-          channelTradeNo: created.channelTradeNo,
-          payCredential: created.payCredential,
-        });
-      }
       state.identity = identity;
       state.request = req;
-      if (this.booked) state.book = openBook(req.amount, req.profitSharingAmount);
+      state.book = openBook(req.amount, req.profitSharingAmount);
       state.payCredential = created.payCredential;
       state.expireAtMs = Date.now() + input.timings.expireAfterMs;
       state.phase = 'open';
@@ -428,7 +362,7 @@ export class OrderActor {
     return this.exclusive(async () => {
       this.refuseIfEnded();
       if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
-      await this.payment.applyQueued();
+      await this.payment.applyQueuedInLock();
       const decision = closeDecision(state.status);
       if (decision === 'closed') return null;
       if (decision !== 'close') throw appFailure(decision.code, decision.message);
@@ -443,15 +377,15 @@ export class OrderActor {
         throw appFailure(f.code, f.message);
       }
       if (st.status === 'paid') {
-        await this.payment.applyChannelState(st);
+        await this.payment.applyChannelStateInLock(st);
         throw appFailure('order_already_paid', 'order already paid');
       }
-      await this.payment.markClosed();
+      await this.payment.markClosedInLock();
       return null;
     });
   }
 
-  /** refundOrder (SPEC §3.5), as the run's version decides refunds (order-actor-refunds.ts). */
+  /** refundOrder (SPEC §3.5), decided against the refund book (order-actor-refunds.ts). */
   refund(req: RefundRequest): Promise<RefundResult> {
     return this.refunds.refund(req);
   }

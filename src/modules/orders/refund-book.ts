@@ -275,33 +275,3 @@ export function splitByWeight<T extends { weight: number }>(
   if (shares[0]) shares[0].amount += rest;
   return shares;
 }
-
-/**
- * The book of an order whose run kept only totals (recorded before the book): refunds succeeded
- * and in flight, and whether its share was still to come. A share already made counts as made
- * in full, which may refuse a refund the share could have allowed, never the other way round.
- */
-export function bookFromTotals(totals: {
-  amount: number;
-  refunded: number;
-  inFlight: number;
-  plannedShare: number;
-  shareStillDue: boolean;
-  receivers: (ShareReceiver & { weight: number })[];
-}): RefundBook {
-  const book = openBook(totals.amount, totals.plannedShare);
-  book.succeeded = totals.refunded;
-  book.inFlight = totals.inFlight;
-  if (totals.plannedShare > 0 && !totals.shareStillDue && totals.receivers.length > 0) {
-    book.share.status = 'finished';
-    book.share.parts = splitByWeight(totals.plannedShare, totals.receivers).map((r) => ({
-      type: r.type,
-      account: r.account,
-      ...(r.name === undefined ? {} : { name: r.name }),
-      shared: r.amount,
-      returned: 0,
-      returning: 0,
-    }));
-  }
-  return book;
-}

@@ -125,8 +125,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
     /**
      * Asks the channel to pay an abnormal refund out another way (SPEC §3.5). The bank account
      * and the name arrive sealed with the payload keys and are opened here, for the adapter only,
-     * which seals them again with the channel's key. A run recorded before they were sealed
-     * carries them in plain text (`bankAccount`, `realName`), taken as they are.
+     * which seals them again with the channel's key.
      */
     async applyChannelAbnormalRefund(
       input: { channelCode: string; refundNo: string } & AbnormalRefundRequest,
@@ -142,7 +141,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
         }
         const payee = input.sealedPayee
           ? openAbnormalPayee(deps.payloadKeys, input.refundNo, input.sealedPayee)
-          : { bankAccount: input.bankAccount ?? null, realName: input.realName ?? null };
+          : { bankAccount: null, realName: null };
         return await refunds.applyAbnormal(await contextOf(refund.tradeNo), {
           tradeNo: refund.tradeNo,
           refundNo: refund.refundNo,

@@ -1,26 +1,6 @@
 /** The refund workflow's messages (SPEC §3.5): its id, input and the result signal it takes. */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
-/** Patch markers of the refund workflow (`patched()`); see the platform's note on patches. */
-export const patches = {
-  /**
-   * A refund waits on one polling activity whose retries are the backoff; it woke for a timer
-   * and a query at every gap (a workflow task each).
-   */
-  refundPollsAsActivity: 'refund-polls-as-activity',
-  /**
-   * A refund the channel ends ABNORMAL is recorded as such (not failed), and waits for an
-   * operator to have it paid out another way (`applyAbnormalRefund`).
-   */
-  refundAbnormal: 'refund-abnormal',
-  /**
-   * An abnormal refund takes an operator's payout from the moment its row is written abnormal;
-   * it refused one that came while it still told its order and announced `refund.abnormal`
-   * (the very notification an operator acts on).
-   */
-  refundAbnormalFromItsRow: 'refund-abnormal-from-its-row',
-} as const;
-
 // The order starts a refund's workflow, so orders names its id; the refunds module uses it.
 export { refundWorkflowId } from '../orders/messages';
 
@@ -64,12 +44,6 @@ export interface AbnormalRefundRequest {
    * codec server nor anyone reading the history sees them.
    */
   sealedPayee?: string | null;
-  /**
-   * The same in plain text, as requests carried them before the payee was sealed: only in runs
-   * recorded then, whose activity still takes them.
-   */
-  bankAccount?: string | null;
-  realName?: string | null;
 }
 
 /** The refund as the channel took the request: still `abnormal` until it is paid out. */

@@ -5,7 +5,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -14,7 +13,6 @@ import type { RefundActivities as Activities } from './activities';
 import { activityProfiles, searchAttributes } from '../../platform/workflow/definitions';
 import {
   applyAbnormalRefundUpdate,
-  patches,
   refundResultSignal,
   type AbnormalRefundResult,
   type RefundSignal,
@@ -50,54 +48,51 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
   setHandler(refundResultSignal, (s) => {
     results.push(s);
   });
-  const withAbnormal = patched(patches.refundAbnormal);
   // abnormal: waiting for an operator; following: asking the channel (again).
   let phase: 'following' | 'abnormal' = input.resume === 'abnormal' ? 'abnormal' : 'following';
   let amountCounted = input.resume === 'abnormal';
-  if (withAbnormal) {
-    const lock = handlerLock();
-    setHandler(applyAbnormalRefundUpdate, (req) =>
-      lock.runExclusive(async (): Promise<AbnormalRefundResult> => {
-        if (phase !== 'abnormal') {
-          throw ApplicationFailure.nonRetryable(
-            `refund ${input.refundNo} is not abnormal: only an abnormal refund can be paid out another way`,
-            'invalid_param',
-          );
-        }
-        let st: RefundState;
-        try {
-          st = await channelCall.applyChannelAbnormalRefund({
-            channelCode: input.channelCode,
-            refundNo: input.refundNo,
-            ...req,
-          });
-        } catch (err) {
-          // The request may have reached the channel before it failed: the refund's own state
-          // says whether the payout is under way.
-          const now = await channel
-            .queryChannelRefund({ channelCode: input.channelCode, refundNo: input.refundNo })
-            .catch(() => undefined);
-          if (now?.status !== 'processing' && now?.status !== 'success') {
-            const cause = err instanceof ActivityFailure ? err.cause : err;
-            if (cause instanceof ApplicationFailure && cause.type) {
-              throw ApplicationFailure.nonRetryable(cause.message, cause.type as ErrorCode);
-            }
-            throw ApplicationFailure.nonRetryable(String(cause), 'channel_timeout');
+  const lock = handlerLock();
+  setHandler(applyAbnormalRefundUpdate, (req) =>
+    lock.runExclusive(async (): Promise<AbnormalRefundResult> => {
+      if (phase !== 'abnormal') {
+        throw ApplicationFailure.nonRetryable(
+          `refund ${input.refundNo} is not abnormal: only an abnormal refund can be paid out another way`,
+          'invalid_param',
+        );
+      }
+      let st: RefundState;
+      try {
+        st = await channelCall.applyChannelAbnormalRefund({
+          channelCode: input.channelCode,
+          refundNo: input.refundNo,
+          ...req,
+        });
+      } catch (err) {
+        // The request may have reached the channel before it failed: the refund's own state
+        // says whether the payout is under way.
+        const now = await channel
+          .queryChannelRefund({ channelCode: input.channelCode, refundNo: input.refundNo })
+          .catch(() => undefined);
+        if (now?.status !== 'processing' && now?.status !== 'success') {
+          const cause = err instanceof ActivityFailure ? err.cause : err;
+          if (cause instanceof ApplicationFailure && cause.type) {
+            throw ApplicationFailure.nonRetryable(cause.message, cause.type as ErrorCode);
           }
-          st = now;
+          throw ApplicationFailure.nonRetryable(String(cause), 'channel_timeout');
         }
-        // The channel took it: follow the refund again (it says success when the money is paid out).
-        phase = 'following';
-        return {
-          refund_no: input.refundNo,
-          trade_no: input.tradeNo,
-          refund_amount: input.amount,
-          status: st.status === 'success' ? 'success' : 'abnormal',
-          channel_refund_no: st.status === 'not_found' ? null : st.channelRefundNo,
-        };
-      }),
-    );
-  }
+        st = now;
+      }
+      // The channel took it: follow the refund again (it says success when the money is paid out).
+      phase = 'following';
+      return {
+        refund_no: input.refundNo,
+        trade_no: input.tradeNo,
+        refund_amount: input.amount,
+        status: st.status === 'success' ? 'success' : 'abnormal',
+        channel_refund_no: st.status === 'not_found' ? null : st.channelRefundNo,
+      };
+    }),
+  );
   upsertSearchAttributes([
     { key: searchAttributes.AppId, value: input.appId },
     { key: searchAttributes.TradeNo, value: input.tradeNo },
@@ -115,9 +110,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
       phase = 'following';
     }
     const giveUpAt = Date.now() + input.pollForMs;
-    const final = patched(patches.refundPollsAsActivity)
-      ? await followByActivity(input, giveUpAt, results)
-      : await followByTimers(input, giveUpAt, results);
+    const final = await followByActivity(input, giveUpAt, results);
     // No final answer within the polling window: recorded as failed for an operator to look at
     // (an abnormal refund paid out another way stays abnormal: its money has left the order).
     let outcome = final ?? {
@@ -127,15 +120,10 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
       reason: 'no final status from the channel within the polling window',
     };
     if (amountCounted && outcome.status === 'failed') outcome = { ...outcome, status: 'abnormal' };
-    if (outcome.status === 'abnormal' && !withAbnormal) {
-      // As recorded before abnormal refunds were told apart.
-      outcome = { ...outcome, status: 'failed' };
-    }
     // An operator may ask for the payout as soon as the row says abnormal (the service lets no
     // request through before): from its write on, the handler takes it, even while the order is
     // told and refund.abnormal announced. A payout taken meanwhile leaves the phase `following`.
-    const abnormalFromItsRow = outcome.status === 'abnormal' && patched(patches.refundAbnormalFromItsRow);
-    if (abnormalFromItsRow) phase = 'abnormal';
+    if (outcome.status === 'abnormal') phase = 'abnormal';
 
     const settled = {
       refundNo: input.refundNo,
@@ -146,7 +134,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
     };
     // A row the database refuses to settle for good must not keep the order's amount reserved
     // for ever: the order is still told and the outcome still announced, and an operator is
-    // told what to record. (No older history holds such a refusal: no patch is needed.)
+    // told what to record.
     const recorded = await unlessRefusedForGood(
       "the refund's outcome",
       { refund_no: input.refundNo, trade_no: input.tradeNo, status: outcome.status },
@@ -187,7 +175,6 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<'succe
     );
     upsertSearchAttributes([{ key: searchAttributes.BizStatus, value: outcome.status }]);
     if (outcome.status !== 'abnormal') return outcome.status;
-    if (!abnormalFromItsRow) phase = 'abnormal';
     amountCounted = true;
   }
 }
@@ -266,35 +253,4 @@ async function followByActivity(
     if (outcome.answer.status !== 'not_found') unanswered = false;
     firstGap = outcome.nextGap;
   }
-}
-
-/** As recorded before polling became one activity: a timer and a query at every gap. */
-async function followByTimers(
-  input: RefundWorkflowInput,
-  giveUpAt: number,
-  results: RefundSignal[],
-): Promise<RefundSignal | undefined> {
-  let final: RefundSignal | undefined;
-  let notFoundInARow = 0;
-  for (let i = 0; !final; i++) {
-    const remaining = giveUpAt - Date.now();
-    if (remaining <= 0) break;
-    await condition(() => results.length > 0, Math.min(pollGap(input.pollGapsMs, i), remaining));
-    if (results.length > 0) {
-      final = results.shift();
-      break;
-    }
-    try {
-      const st = await channel.queryChannelRefund({
-        channelCode: input.channelCode,
-        refundNo: input.refundNo,
-      });
-      final = finalOf(st);
-      notFoundInARow = st.status === 'not_found' ? notFoundInARow + 1 : 0;
-      if (input.unanswered && notFoundInARow >= 2) final = UNANSWERED_NOT_FOUND;
-    } catch (err) {
-      log.warn('refund query failed; will poll again', { refund_no: input.refundNo, error: String(err) });
-    }
-  }
-  return final;
 }

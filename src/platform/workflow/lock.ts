@@ -5,11 +5,9 @@
  *
  * A `condition(() => !busy)` gate is not a lock: when `busy` turns false, every waiting
  * handler's condition resolves in the same activation and all of them run, and handlers
- * delivered in one activation pass it together. Only histories recorded before this lock
- * replay with that gate (see `legacyConditionGate`).
+ * delivered in one activation pass it together.
  */
 import { Mutex } from 'async-mutex';
-import { condition } from '@temporalio/workflow';
 
 export interface HandlerLock {
   /** Runs `fn` once every earlier caller's `fn` has settled; releases on success and failure. */
@@ -26,29 +24,3 @@ export function handlerLock(): HandlerLock {
     isLocked: () => mutex.isLocked(),
   };
 }
-
-/**
- * The gate orders and applications used before `handlerLock`, kept only so that their
- * recorded histories replay with the commands they recorded. New runs never use it.
- */
-export function legacyConditionGate(): HandlerLock {
-  let busy = false;
-  return {
-    async runExclusive(fn) {
-      await condition(() => !busy);
-      busy = true;
-      try {
-        return await fn();
-      } finally {
-        busy = false;
-      }
-    },
-    isLocked: () => busy,
-  };
-}
-
-/** No lock: what applications recorded before `handlerLock` ran their submits with. */
-export const unlocked: HandlerLock = {
-  runExclusive: (fn) => fn(),
-  isLocked: () => false,
-};

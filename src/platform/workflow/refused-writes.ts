@@ -11,10 +11,6 @@ import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
  * ApplicationFailure inside is a refusal for good. Such a refusal is logged as an error for an
  * operator, with `fields` saying what was not recorded, and answered false, so that the workflow
  * goes on with what must still happen; anything else (a cancellation) is thrown.
- *
- * No history recorded before these refusals failed their activity holds one (the write was
- * retried for ever instead): catching them changes no command of an older history, so a caller
- * needs no patch for it.
  */
 export async function unlessRefusedForGood(
   what: string,
