@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { createActivities } from '../../src/activities';
-import { orderWorkflowId, patches } from '../../src/modules/orders/messages';
+import { moveOnSignal, orderWorkflowId, patches } from '../../src/modules/orders/messages';
 import { transferWorkflowId } from '../../src/modules/transfers/messages';
 import { refundWorkflowId } from '../../src/modules/refunds/messages';
 import { notificationWorkflowId } from '../../src/modules/notifications/messages';
@@ -27,7 +27,9 @@ import { signedFetch } from '../support/signing';
 import { Receiver } from '../support/receiver';
 import { globalState } from '../support/state';
 import { payloadsAt, replayHistories, writtenByTemporal } from '../support/history';
+import { until } from '../support/wait';
 import { isEncryptedPayload } from '../../src/platform/payload-codec';
+import { channelTokenWorkflowId } from '../../src/modules/merchants/messages';
 
 jest.setTimeout(120_000);
 
@@ -69,33 +71,13 @@ const replay = (histories: { workflowId: string; history: temporal.api.history.v
   replayHistories(histories, FIXTURE_KEYS);
 
 /**
- * The fixtures of today's code; in before-handler-lock/ those recorded before the order and
- * application workflows serialized their handlers with a FIFO lock; in before-local-activities/
- * those recorded before the order and notification workflows moved their hot path to local
- * activities; in before-polling-activities/ those recorded before pending orders, refunds and
- * audits waited on one polling activity instead of a timer per gap; in before-payment-sweeper/
- * those recorded while a pending order's polling activity was its own, before the payment sweeper
- * polled it; in before-publisher-attempts/ those recorded before a notification's publisher made
- * its first attempt; in before-payload-encryption/ those recorded while payloads were plain JSON;
- * in before-refund-book/ those recorded before refunds and profit sharing were decided against
- * each other, before the create recorded itself, and before handlers applied a queued payment; in
- * before-idle-end/ those recorded while a paid order's run stayed open for ever, before it ended
- * idle with its state saved (SPEC §7); in before-baseline/ those recorded while a new order asked
- * each of its patches, before one baseline patch stood for them all. Workflows started then must
- * still replay (they take the unpatched paths).
+ * The fixtures: one history of each way each workflow type ends, recorded by the code of
+ * release 1.0.0 (CHANGELOG). A run started by a release must replay on every later one; runs
+ * started before 1.0 are not carried over. Histories of a later release that changes a
+ * workflow's commands go beside these, in a folder named for the release before the change,
+ * until no open run needs them (docs/operations.md, "Retiring a workflow version").
  */
-const FIXTURE_SETS = [
-  '.',
-  'before-handler-lock',
-  'before-local-activities',
-  'before-polling-activities',
-  'before-payment-sweeper',
-  'before-publisher-attempts',
-  'before-payload-encryption',
-  'before-refund-book',
-  'before-idle-end',
-  'before-baseline',
-];
+const FIXTURE_SETS = ['.'];
 
 test('when the committed histories are replayed against the current code, then none fails', async () => {
   const files = FIXTURE_SETS.flatMap((set) => {
@@ -110,6 +92,30 @@ test('when the committed histories are replayed against the current code, then n
   const results = await replay(histories);
   expect(results).toHaveLength(files.length);
   expect(results.filter((r) => r.error)).toEqual([]);
+});
+
+test('when the committed histories are listed, then every workflow type a worker serves has one', () => {
+  const recorded = new Set(
+    fs
+      .readdirSync(FIXTURES)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => {
+        const events = (
+          JSON.parse(fs.readFileSync(path.join(FIXTURES, f), 'utf8')) as {
+            events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
+          }
+        ).events;
+        return events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+      }),
+  );
+  // Every workflow type the production bundle exports (src/workflows/index.ts), and the diagnostic one.
+  const index = fs.readFileSync(path.join(__dirname, '..', '..', 'src', 'workflows', 'index.ts'), 'utf8');
+  const served = [
+    ...[...index.matchAll(/^export \{([^}]+)\}/gm)].flatMap((m) => m[1]!.split(',').map((n) => n.trim())),
+    'diagnosticWorkflow',
+  ];
+  expect(served.length).toBeGreaterThanOrEqual(10);
+  expect(served.filter((type) => !recorded.has(type))).toEqual([]);
 });
 
 test('when the histories recorded now are read without the key, then every payload durapay wrote is sealed', () => {
@@ -165,8 +171,23 @@ test('when scenarios run now, then their histories replay without a determinism 
 
     receiver.answer(503);
     const failed = await publish(event('failed'));
-    await stack.client.workflow.getHandle(notificationWorkflowId(failed)).result();
+    const failedRun = stack.client.workflow.getHandle(notificationWorkflowId(failed));
+    await failedRun.result();
     scenarios['notification-failed'] = notificationWorkflowId(failed);
+    runIds['notification-failed'] = (await failedRun.describe()).runId;
+
+    // The app asks for the failed one again: a new run, whose first attempt is its own.
+    receiver.answer(200);
+    const resentByApp = await envelope(
+      await signedFetch(stack.baseUrl, app, 'POST', `/api/v1/notifications/${failed}/resend`, { json: {} }),
+    );
+    expect(resentByApp.code).toBe('success');
+    const resentRun = stack.client.workflow.getHandle(notificationWorkflowId(failed));
+    await until('the resend delivered', async () =>
+      (await resentRun.describe()).runId !== runIds['notification-failed'] ? true : undefined,
+    );
+    await resentRun.result();
+    scenarios['notification-resent-by-app'] = notificationWorkflowId(failed);
 
     // A resend reaching the workflow while it waits between attempts starts a new series.
     receiver.answer(500, 200);
@@ -301,6 +322,44 @@ test('when scenarios run now, then their histories replay without a determinism 
     expect(await stack.client.workflow.getHandle(idleId).result()).toBe('idle');
     scenarios['order-reopened-for-refund'] = idleId;
 
+    // An operator moves a paid order's run on (moveOnSignal): it continues as new, carrying its
+    // state, and the next run decides refunds as the first would have.
+    const movedOn = await createOrder({});
+    await fetch(movedOn.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    await waitFor('paid', async () => (await orderStatus(movedOn.data!.trade_no)) === 'paid');
+    const movedId = orderWorkflowId(app.app_id, movedOn.merchantOrderNo);
+    const firstRunId = (await stack.client.workflow.getHandle(movedId).describe()).runId;
+    await stack.client.workflow.getHandle(movedId).signal(moveOnSignal);
+    await waitFor(
+      'moved on',
+      async () =>
+        (await stack.client.workflow.getHandle(movedId, firstRunId).describe()).status.name ===
+        'CONTINUED_AS_NEW',
+    );
+    const afterMove = await envelope(
+      await post('/api/v1/pay/refund', { trade_no: movedOn.data!.trade_no, refund_amount: 40 }),
+    );
+    expect(afterMove.code).toBe('success');
+    await waitFor(
+      'partially refunded after the move',
+      async () => (await orderStatus(movedOn.data!.trade_no)) === 'partially_refunded',
+    );
+    expect(
+      await stack.database.db.sequelize.query(
+        'SELECT count(*)::int AS n FROM sandbox_refunds WHERE trade_no = :t',
+        {
+          replacements: { t: movedOn.data!.trade_no },
+          plain: true,
+        },
+      ),
+    ).toEqual({ n: 1 });
+    scenarios['order-moved-on'] = movedId;
+    runIds['order-moved-on'] = firstRunId;
+
     // A refund the channel ends abnormal, paid out to the merchant's bank card.
     const abnormal = await createOrder({});
     await fetch(abnormal.data!.pay_credential.pay_url, {
@@ -341,6 +400,14 @@ test('when scenarios run now, then their histories replay without a determinism 
     await stack.client.workflow.getHandle(orderWorkflowId(app.app_id, refused.merchantOrderNo)).result();
     scenarios['order-create-refused'] = orderWorkflowId(app.app_id, refused.merchantOrderNo);
 
+    // Closed by its merchant before the buyer paid (its run then waits out the late payment window).
+    const closedByMerchant = await createOrder({});
+    expect(
+      (await envelope(await post('/api/v1/pay/close', { trade_no: closedByMerchant.data!.trade_no }))).code,
+    ).toBe('success');
+    expect(await orderStatus(closedByMerchant.data!.trade_no)).toBe('closed');
+    scenarios['order-closed-by-merchant'] = orderWorkflowId(app.app_id, closedByMerchant.merchantOrderNo);
+
     // An onboarding application audited to the end.
     const merchantId = `m-${randomUUID().slice(0, 8)}`;
     const madeMerchant = await envelope(
@@ -356,7 +423,28 @@ test('when scenarios run now, then their histories replay without a determinism 
       }),
     );
     await stack.client.workflow.getHandle(applicationWorkflowId(application.data!.application_id)).result();
-    scenarios['merchant-application-finished'] = applicationWorkflowId(application.data!.application_id);
+    scenarios['merchant-application-approved'] = applicationWorkflowId(application.data!.application_id);
+
+    // An application the channel rejects, with its reason.
+    const rejectedMerchant = `m-${randomUUID().slice(0, 8)}`;
+    expect(
+      (
+        await envelope(
+          await post('/api/v1/merchant', { merchant_id: rejectedMerchant, merchant_name: 'Replay Rue' }),
+        )
+      ).code,
+    ).toBe('success');
+    const rejection = await envelope<{ application_id: string }>(
+      await post(`/api/v1/merchant/${rejectedMerchant}/apply`, {
+        channel_code: 'sandbox',
+        notify_url: receiver.url,
+        submit_data: { sandbox_outcome: 'reject' },
+      }),
+    );
+    expect(rejection.code).toBe('success');
+    const rejectionId = applicationWorkflowId(rejection.data!.application_id);
+    await stack.client.workflow.getHandle(rejectionId).result();
+    scenarios['merchant-application-rejected'] = rejectionId;
 
     // A reconciliation run of an account whose statement was not ready at first. (An account of
     // its own: a run's workflow id names no deployment, and test files share a namespace.)
@@ -374,16 +462,68 @@ test('when scenarios run now, then their histories replay without a determinism 
       ),
     );
     expect(ownAccount.code).toBe('success');
+    // On the account's day: a payment the statement shows one fen more (amount_mismatch), and an
+    // order closed by its merchant that the buyer paid at the channel all the same (its close
+    // lost there): the run finds it and repairs it through the order, which takes the payment.
+    const mismatched = await createOrder({ merchant_id: merchantId, subject: 'Tea [statement:amount+1]' });
+    await fetch(mismatched.data!.pay_credential.pay_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'success' }),
+    });
+    await waitFor('paid', async () => (await orderStatus(mismatched.data!.trade_no)) === 'paid');
+    const late = await createOrder({ merchant_id: merchantId, extra: { sandbox: { callback: 'drop' } } });
+    expect((await envelope(await post('/api/v1/pay/close', { trade_no: late.data!.trade_no }))).code).toBe(
+      'success',
+    );
+    await stack.database.db.sequelize.query(
+      "UPDATE sandbox_orders SET status = 'paid', paid_at = now(), closed_at = NULL WHERE trade_no = :t",
+      { replacements: { t: late.data!.trade_no } },
+    );
     stack.sandboxControls.holdStatement(billDate, 1);
     const reconciled = await envelope<{ list: { run_id: string }[] }>(
       await post('/api/v1/reconciliation/runs', { channel_code: 'sandbox', bill_date: billDate, account }),
     );
     expect(reconciled.code).toBe('success');
     const reconciliationId = reconciliationWorkflowId(reconciled.data!.list[0]!.run_id);
-    expect(await stack.client.workflow.getHandle(reconciliationId).result()).toMatchObject({
-      status: 'completed',
-    });
-    scenarios['reconciliation-held-then-completed'] = reconciliationId;
+    const reconciledRun = await stack.client.workflow.getHandle(reconciliationId).result();
+    expect(reconciledRun).toMatchObject({ status: 'completed' });
+    expect(reconciledRun.summary?.categories).toMatchObject({ amount_mismatch: 1, missing_local_payment: 1 });
+    expect(reconciledRun.summary?.repaired).toBe(1);
+    await waitFor('paid after close', async () => (await orderStatus(late.data!.trade_no)) === 'paid');
+    scenarios['reconciliation-held-found-repaired'] = reconciliationId;
+    scenarios['order-paid-after-close'] = orderWorkflowId(app.app_id, late.merchantOrderNo);
+
+    // The daily schedule's workflow, for a day with nothing to reconcile.
+    const dayId = `replay-reconciliation-day-${randomUUID()}`;
+    expect(
+      await stack.client.workflow.execute('reconciliationDayWorkflow', {
+        taskQueue: stack.taskQueue,
+        workflowId: dayId,
+        args: [{ billDate: '2001-01-01' }],
+      }),
+    ).toEqual([]);
+    scenarios['reconciliation-day-empty'] = dayId;
+
+    // An account token's follower, for an account that is no longer attached: it ends at once.
+    const tokenId = channelTokenWorkflowId({ appId: app.app_id, merchantId, id: 0 });
+    expect(
+      await stack.client.workflow.execute('channelTokenWorkflow', {
+        taskQueue: stack.taskQueue,
+        workflowId: tokenId,
+        args: [
+          {
+            accountId: 0,
+            appId: app.app_id,
+            merchantId,
+            channelCode: 'sandbox',
+            notifyUrl: null,
+            announce: false,
+          },
+        ],
+      }),
+    ).toBe('detached');
+    scenarios['channel-token-detached'] = tokenId;
 
     // Transfers: one waiting for its payee, who confirms it; one whose create was never answered,
     // found by query; one cancelled while it waited.
@@ -417,6 +557,14 @@ test('when scenarios run now, then their histories replay without a determinism 
     );
     await stack.client.workflow.getHandle(transferWorkflowId(cancelled)).result();
     scenarios['transfer-cancelled'] = transferWorkflowId(cancelled);
+    const expiredTransfer = await transfer({ type: 'openid', account: 'o-replay' }, 'Replay');
+    await fetch(`${stack.baseUrl}/sandbox/transfers/${expiredTransfer}/confirm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'expire' }),
+    });
+    await stack.client.workflow.getHandle(transferWorkflowId(expiredTransfer)).result();
+    scenarios['transfer-expired'] = transferWorkflowId(expiredTransfer);
 
     // A retention run, as its schedule starts it, over callbacks of which one is past the retention.
     await fetch(`${stack.baseUrl}/api/v1/notify/payment/sandbox`, { method: 'POST', body: '{}' });
