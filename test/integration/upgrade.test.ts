@@ -24,8 +24,11 @@ import { until } from '../support/wait';
 
 jest.setTimeout(300_000);
 
-/** The last release (CHANGELOG), by its tag. */
-const LAST_RELEASE = 'v1.0.0';
+/**
+ * The last release (CHANGELOG): its tag, and the commit it names. The commit is what is bundled:
+ * a clone made without tags still has it, as an ancestor of this one.
+ */
+const LAST_RELEASE = { tag: 'v1.0.0', commit: '5956e659d07fd4890301454780bc87b81bc0b1e0' };
 const ROOT = path.join(__dirname, '..', '..');
 
 let stack: TestStack;
@@ -55,7 +58,7 @@ beforeAll(async () => {
   stack = await startTestStack({ timeScale: 0.01, sandboxRefundDelayMs: 100, profitShareDelayMs: 1_000_000 });
   app = await stack.createApp(['payments', 'merchants']);
   receiver = await new Receiver().answer(200).start();
-  earlierCode = await bundleOfCommit(LAST_RELEASE);
+  earlierCode = await bundleOfCommit(LAST_RELEASE.commit);
 });
 afterAll(async () => {
   await receiver?.stop();
@@ -204,6 +207,19 @@ async function refundInFull(pay: PaymentsClient, tradeNo: string) {
     if (a.code !== 'channel_timeout' || attempt === 3) return a;
   }
 }
+
+test('when the last release is looked up in this clone, then its commit is here, and its tag, where the clone has tags, names that commit', () => {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', ROOT, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  expect(git('rev-parse', '--verify', `${LAST_RELEASE.commit}^{commit}`)).toBe(LAST_RELEASE.commit);
+  const tags = git('tag', '--list', LAST_RELEASE.tag);
+  // A clone made without tags has the commit alone, as an ancestor of this one.
+  if (tags !== '') expect(git('rev-parse', `${LAST_RELEASE.tag}^{commit}`)).toBe(LAST_RELEASE.commit);
+  expect(git('merge-base', '--is-ancestor', LAST_RELEASE.commit, 'HEAD')).toBe('');
+});
 
 test('when an order shared under the earlier release is refunded in full under this one, then the share comes back first and the channel pays out what the buyer paid', async () => {
   const scene = await upgradeScene();
