@@ -216,6 +216,17 @@ test('when scenarios run now, then their histories replay without a determinism 
       );
       return { merchantOrderNo, ...body };
     };
+    /** The buyer pays on the sandbox's checkout page. */
+    const buyerPays = async (payUrl: string) =>
+      expect(
+        (
+          await fetch(payUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ result: 'success' }),
+          })
+        ).status,
+      ).toBe(200);
     const orderStatus = async (tradeNo: string) =>
       (await envelope(await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data
         ?.status;
@@ -229,11 +240,7 @@ test('when scenarios run now, then their histories replay without a determinism 
 
     receiver.answer(200);
     const paid = await createOrder({});
-    await fetch(paid.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(paid.data!.pay_credential.pay_url);
     await waitFor('paid', async () => (await orderStatus(paid.data!.trade_no)) === 'paid');
     const refund = await envelope<{ refund_no: string }>(
       await post('/api/v1/pay/refund', { trade_no: paid.data!.trade_no, refund_amount: 40 }),
@@ -248,11 +255,7 @@ test('when scenarios run now, then their histories replay without a determinism 
 
     // Paid with its callback lost: the poll finds the payment.
     const polled = await createOrder({ extra: { sandbox: { callback: 'drop' } } });
-    await fetch(polled.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(polled.data!.pay_credential.pay_url);
     await waitFor('paid by polling', async () => (await orderStatus(polled.data!.trade_no)) === 'paid');
     scenarios['order-paid-by-polling'] = orderWorkflowId(app.app_id, polled.merchantOrderNo);
 
@@ -276,11 +279,7 @@ test('when scenarios run now, then their histories replay without a determinism 
     );
     expect(attached.code).toBe('success');
     const shared = await createOrder({ merchant_id: sharer, profit_sharing_amount: 60 });
-    await fetch(shared.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(shared.data!.pay_credential.pay_url);
     const orderData = async (tradeNo: string) =>
       (await envelope(await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data;
     await waitFor(
@@ -300,11 +299,7 @@ test('when scenarios run now, then their histories replay without a determinism 
 
     // Paid, its run ended idle with its state saved; a refund reopens it in a new run (SPEC §7).
     const idle = await createOrder({});
-    await fetch(idle.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(idle.data!.pay_credential.pay_url);
     const idleId = orderWorkflowId(app.app_id, idle.merchantOrderNo);
     const idleRun = stack.client.workflow.getHandle(idleId);
     expect(await idleRun.result()).toBe('idle');
@@ -325,11 +320,7 @@ test('when scenarios run now, then their histories replay without a determinism 
     // An operator moves a paid order's run on (moveOnSignal): it continues as new, carrying its
     // state, and the next run decides refunds as the first would have.
     const movedOn = await createOrder({});
-    await fetch(movedOn.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(movedOn.data!.pay_credential.pay_url);
     await waitFor('paid', async () => (await orderStatus(movedOn.data!.trade_no)) === 'paid');
     const movedId = orderWorkflowId(app.app_id, movedOn.merchantOrderNo);
     const firstRunId = (await stack.client.workflow.getHandle(movedId).describe()).runId;
@@ -362,11 +353,7 @@ test('when scenarios run now, then their histories replay without a determinism 
 
     // A refund the channel ends abnormal, paid out to the merchant's bank card.
     const abnormal = await createOrder({});
-    await fetch(abnormal.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(abnormal.data!.pay_credential.pay_url);
     await waitFor('paid', async () => (await orderStatus(abnormal.data!.trade_no)) === 'paid');
     const stuck = await envelope<{ refund_no: string }>(
       await post('/api/v1/pay/refund', {
@@ -466,11 +453,7 @@ test('when scenarios run now, then their histories replay without a determinism 
     // order closed by its merchant that the buyer paid at the channel all the same (its close
     // lost there): the run finds it and repairs it through the order, which takes the payment.
     const mismatched = await createOrder({ merchant_id: merchantId, subject: 'Tea [statement:amount+1]' });
-    await fetch(mismatched.data!.pay_credential.pay_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: 'success' }),
-    });
+    await buyerPays(mismatched.data!.pay_credential.pay_url);
     await waitFor('paid', async () => (await orderStatus(mismatched.data!.trade_no)) === 'paid');
     const late = await createOrder({ merchant_id: merchantId, extra: { sandbox: { callback: 'drop' } } });
     expect((await envelope(await post('/api/v1/pay/close', { trade_no: late.data!.trade_no }))).code).toBe(
