@@ -109,6 +109,8 @@ class Simulator {
     readonly db: TestDatabase,
     readonly port: number,
     private readonly confirmWindowMs?: number,
+    /** How long a transfer takes to settle (REFUND_DELAY_MS unless given). */
+    private readonly settleMs = REFUND_DELAY_MS,
   ) {}
 
   get origin(): string {
@@ -123,7 +125,7 @@ class Simulator {
         db: this.db.db,
         secret: SECRET,
         publicBaseUrl: this.origin,
-        refundDelayMs: REFUND_DELAY_MS,
+        refundDelayMs: this.settleMs,
         logger: logs.logger,
         background: this.background,
         controls: this.controls,
@@ -569,15 +571,20 @@ describe('the simulator restarting', () => {
     const db = await createTestDatabase();
     others.dbs.push(db);
     const port = await freePort();
-    const first = await new Simulator(db, port).start();
+    // The first settles in a minute, so that however slow the machine it stops before it does;
+    // the settlement then falls due while nothing runs.
+    const first = await new Simulator(db, port, undefined, 60_000).start();
     const ch = adapterFor(first);
     const paid = transferInput();
     const waiting = transferInput({ payee: WECHAT });
     await ch.transfers.create({}, paid);
     const packageInfo = packageInfoOf(await ch.transfers.create({}, waiting));
     await first.stop();
+    await db.db.sequelize.query(
+      "UPDATE sandbox_transfers SET settle_at = now() - interval '1 second' WHERE transfer_no = :t",
+      { replacements: { t: paid.transferNo } },
+    );
     await new Promise((r) => setTimeout(r, REFUND_DELAY_MS + 200));
-    // Its settlement was due while nothing ran.
     expect(receiver.for(paid.transferNo)).toEqual([]);
 
     const second = await new Simulator(db, port).start();
