@@ -261,7 +261,8 @@ describe('traces', () => {
         workflowId: `replayed/${f}`,
         history: historyFromJSON(JSON.parse(fs.readFileSync(path.join(fixtures, f), 'utf8'))),
       }));
-    expect(committed.length).toBeGreaterThan(40);
+    // Release 1.0.0's histories: one of each way each workflow type ends (replay.test.ts).
+    expect(committed.length).toBeGreaterThanOrEqual(25);
     expect(await replay(traced, committed)).toEqual([]);
     // A replay makes its spans again, but exports none of them.
     const replayed = exporter
