@@ -594,7 +594,13 @@ describe('notifications', () => {
       const p = await page(operator, `/notifications?trade_no=${failedTrade}&status=failed`);
       return (p.list[0]?.notification_id as string | undefined) ?? undefined;
     });
-    await payB.paidOrder();
+    // And one delivered: its notification is written after the order reads paid, so it is
+    // waited for, or the lists below would see it appear between two reads.
+    const good = await payB.paidOrder();
+    await until('a delivered notification', async () => {
+      const p = await page(operator, `/notifications?trade_no=${good.trade_no}&status=delivered`);
+      return p.list.length > 0 ? true : undefined;
+    });
   });
 
   test('when notifications are listed with no status, then the failed ones come first, and pages of one repeat none', async () => {
