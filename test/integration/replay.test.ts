@@ -28,6 +28,7 @@ import { Receiver } from '../support/receiver';
 import { globalState } from '../support/state';
 import { payloadsAt, replayHistories, writtenByTemporal } from '../support/history';
 import { until } from '../support/wait';
+import { paymentsClient } from '../support/payments';
 import { isEncryptedPayload } from '../../src/platform/payload-codec';
 import { channelTokenWorkflowId } from '../../src/modules/merchants/messages';
 
@@ -216,17 +217,9 @@ test('when scenarios run now, then their histories replay without a determinism 
       );
       return { merchantOrderNo, ...body };
     };
-    /** The buyer pays on the sandbox's checkout page. */
-    const buyerPays = async (payUrl: string) =>
-      expect(
-        (
-          await fetch(payUrl, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ result: 'success' }),
-          })
-        ).status,
-      ).toBe(200);
+    /** The buyer pays on the sandbox's checkout page, which takes it. */
+    const checkout = paymentsClient(stack, app, receiver);
+    const buyerPays = async (payUrl: string) => expect((await checkout.buyerPays(payUrl)).status).toBe(200);
     const orderStatus = async (tradeNo: string) =>
       (await envelope(await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`))).data
         ?.status;
