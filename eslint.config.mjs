@@ -227,7 +227,15 @@ export default tseslint.config(
               from: { element: { type: 'cli' } },
               allow: { to: { element: { type: 'module', fileInternalPath: ['index.ts', 'messages.ts'] } } },
             },
-            { from: { element: { type: 'sdk' } }, allow: { to: { element: { type: 'platform' } } } },
+            {
+              // The SDK's channel types (account fields, payee types) are derived from the registry's
+              // declarations: types only, so the SDK loads no channel.
+              from: { element: { type: 'sdk' } },
+              allow: [
+                { to: { element: { type: 'platform' } } },
+                { to: { element: { type: 'channels' } }, dependency: { kind: 'type' } },
+              ],
+            },
             {
               from: { element: { type: 'sandbox-hook' } },
               allow: { to: { element: { types: ['sandbox', 'platform', 'channels', 'config'] } } },

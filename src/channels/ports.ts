@@ -277,17 +277,62 @@ export interface OnboardingPort {
 // ---- merchant accounts ----
 
 /**
- * A merchant's account at a channel as a client names it when it attaches one (SPEC §5.8): the
- * WeChat Pay `sub_mchid`, the Alipay `smid` (直付通 secondary merchant) or `app_auth_token` (the
- * merchant authorised durapay's app), the sandbox's `sub_merchant_no`.
+ * One kind of account a channel's merchants have there (SPEC §5.8), as its descriptor declares
+ * it: the field a client names it with, which is also the kind the account's row keeps, and how
+ * it is checked, kept and shown. Merchants, the OpenAPI document, the SDK and the console derive
+ * their forms and schemas from these declarations (src/channels/registry.ts).
  */
-export type AccountClaim =
-  | { kind: 'sub_mchid'; subMchid: string }
-  | { kind: 'smid'; smid: string }
-  | { kind: 'app_auth_token'; appAuthToken: string }
-  | { kind: 'sub_merchant_no'; subMerchantNo: string };
+export interface AccountKindDeclaration<K extends string = string> {
+  /** The field that names the account in an attach body and in the account's view: `sub_mchid`. */
+  readonly kind: K;
+  /** Its name for people, as the console's form shows it: `Sub-merchant id (sub_mchid)`. */
+  readonly label: string;
+  /** What it is, for the API reference: `the sub-merchant number`. */
+  readonly description: string;
+  /** The shape of a value, checked before anything is asked of the channel. */
+  readonly pattern: RegExp;
+  /** The `400 invalid_param` message for a value of another shape, naming the field. */
+  readonly patternMessage: string;
+  /**
+   * `number`: the value is the account's number, kept and shown as it is. `token`: the value is a
+   * credential that acts for the merchant (an Alipay app_auth_token): sealed at rest, shown
+   * masked, handed to the channel's calls as `ChannelContext.appAuthToken`, followed until it
+   * expires; the account's number is what the channel's confirmation answers (the merchant's
+   * user id).
+   */
+  readonly holds: 'number' | 'token';
+  /** How the channel confirms it before it is saved, for the API reference and the console. */
+  readonly confirmation: string;
+}
 
-export type AccountKind = AccountClaim['kind'];
+/**
+ * The accounts a channel's merchants have there: an attach names exactly one of `kinds`; an
+ * approved onboarding application gives its merchant an account of the kind `onboarded`.
+ */
+export interface ChannelAccountsDeclaration<K extends string = string> {
+  readonly kinds: readonly AccountKindDeclaration<K>[];
+  readonly onboarded?: NoInfer<K>;
+}
+
+/** One kind of payee a channel's transfers pay (SPEC §11), as its descriptor declares it. */
+export interface PayeeKindDeclaration<P extends string = string> {
+  /** The `payee.type` that names it: `openid`. */
+  readonly type: P;
+  /** What `payee.account` holds for it, for the API reference. */
+  readonly description: string;
+}
+
+/**
+ * A merchant's account at a channel as a client names it when it attaches one (SPEC §5.8): one of
+ * the kinds the channel declares (the WeChat Pay `sub_mchid`, the Alipay `smid` or
+ * `app_auth_token`, the sandbox's `sub_merchant_no`) and its value.
+ */
+export interface AccountClaim {
+  kind: string;
+  value: string;
+}
+
+export type AccountKind = string;
 
 /** What the channel says of a claimed account it confirmed. */
 export interface ConfirmedAccount {
@@ -530,7 +575,8 @@ export interface StatementsPort {
  * with the account holder's name).
  */
 export interface TransferPayee {
-  type: 'openid' | 'alipay_user_id' | 'alipay_logon_id';
+  /** One of the payee kinds the channel's descriptor declares. */
+  type: string;
   account: string;
   /**
    * The payee's real name: personal data, sent sealed with the channel's key where the channel
@@ -681,13 +727,21 @@ export interface ChannelSettings<S> {
 }
 
 /**
- * A channel as the registry lists it, one line each: its code, its own settings when it has any
+ * A channel as the registry lists it, one line each (declared with `satisfies`, so that its
+ * account kinds and payee types stay literal for the types derived from the registry): its code, its own settings when it has any
  * (read into the configuration under its code), and its adapters from the configuration.
  */
 export interface ChannelDescriptor<Code extends string = string, S = never> {
   readonly code: Code;
   /** Its name for people: `WeChat Pay`. */
   readonly label: string;
+  /**
+   * The accounts its merchants have there (SPEC §5.8): what the attach body, the account's view,
+   * the OpenAPI document, the SDK and the console name them by. Absent: no merchant accounts.
+   */
+  readonly accounts?: ChannelAccountsDeclaration;
+  /** Whom its transfers pay (SPEC §11), when it has transfers. */
+  readonly payees?: readonly PayeeKindDeclaration[];
   readonly settings?: ChannelSettings<S>;
   /** Where its settings point and with which account, for the start banner: `https://… (sp_mchid 1900000109)`. */
   describe?(settings: S): string;

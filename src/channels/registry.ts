@@ -1,4 +1,13 @@
-import type { Channel, ChannelCoreConfig, ChannelDescriptor, ChannelFactory, ChannelSettings } from './ports';
+import type {
+  AccountKindDeclaration,
+  Channel,
+  ChannelAccountsDeclaration,
+  ChannelCoreConfig,
+  ChannelDescriptor,
+  ChannelFactory,
+  ChannelSettings,
+  PayeeKindDeclaration,
+} from './ports';
 import { ChannelError, type ChannelErrorKind } from './errors';
 import { alipayChannel } from './alipay';
 import { sandboxChannel } from './sandbox';
@@ -7,8 +16,11 @@ import { wechatpayChannel } from './wechatpay';
 // The factories' contract lives with the ports, so that no channel folder imports the registry.
 export type { ChannelDescriptor, ChannelFactory } from './ports';
 
-/** Every channel durapay knows. Adding one: a folder under src/channels/ and one line here. */
-const CHANNELS = [sandboxChannel, wechatpayChannel, alipayChannel] as const;
+/**
+ * Every channel durapay knows. Adding one: a folder under src/channels/ and one line here. The
+ * real channels first, the sandbox (their stand-in) last: the lists made from it read so.
+ */
+const CHANNELS = [wechatpayChannel, alipayChannel, sandboxChannel] as const;
 
 type Listed = (typeof CHANNELS)[number];
 
@@ -21,7 +33,7 @@ export type ChannelSettingsConfig = {
 };
 
 /** A listed channel's settings type; never for a channel without settings of its own. */
-type SettingsOf<D> = D extends ChannelDescriptor<string, infer S> ? S : never;
+type SettingsOf<D> = D extends { settings: ChannelSettings<infer S> } ? S : never;
 
 /** The channels that have settings of their own, in the registry's order, for the configuration. */
 export const CHANNEL_SETTINGS: readonly { code: string; settings: ChannelSettings<unknown> }[] =
@@ -45,9 +57,77 @@ export function describeConfiguredChannels(
   });
 }
 
+/** Every listed channel's code, in the registry's order. */
+export type ChannelCode = Listed['code'];
+
+/** A listed channel's account kind declarations, as written (literal). */
+type DeclaredKinds<D> = D extends { accounts: { kinds: readonly (infer K)[] } } ? K : never;
+
+/** The codes of the listed channels that declare merchant accounts. */
+export type AccountChannelCode = Listed extends infer D
+  ? D extends { code: infer C extends string; accounts: object }
+    ? C
+    : never
+  : never;
+
+/** The account kinds a listed channel declares (the fields that name its accounts); never for none. */
+export type AccountKindOf<C extends string = AccountChannelCode> =
+  DeclaredKinds<Extract<Listed, { code: C }>> extends infer K
+    ? K extends { kind: infer N extends string }
+      ? N
+      : never
+    : never;
+
+/** The account kinds any listed channel declares whose value is the account's number / a token. */
+export type NumberAccountKind = Extract<DeclaredKinds<Listed>, { holds: 'number' }>['kind'];
+export type TokenAccountKind = Extract<DeclaredKinds<Listed>, { holds: 'token' }>['kind'];
+
+/** The payee types any listed channel declares. */
+export type PayeeType = Listed extends infer D
+  ? D extends { payees: readonly (infer P)[] }
+    ? P extends { type: infer T extends string }
+      ? T
+      : never
+    : never
+  : never;
+
+const LISTED = CHANNELS as readonly ChannelDescriptor<string, unknown>[];
+
+/** Every listed channel's code, in the registry's order (configured or not). */
+export const CHANNEL_CODES = LISTED.map((d) => d.code) as readonly ChannelCode[];
+
+/** The channels whose merchants have accounts there, with what names those accounts (SPEC §5.8). */
+export const CHANNEL_ACCOUNTS: readonly { code: string; accounts: ChannelAccountsDeclaration }[] =
+  LISTED.flatMap((d) => (d.accounts ? [{ code: d.code, accounts: d.accounts }] : []));
+
+/** The kinds of account a listed channel's merchants have there; empty for a channel without. */
+export function accountKindsOf(code: string): readonly AccountKindDeclaration[] {
+  return channelDescriptor(code)?.accounts?.kinds ?? [];
+}
+
+/** A listed channel's declared kind of account, or undefined. */
+export function accountKindOf(code: string, kind: string): AccountKindDeclaration | undefined {
+  return accountKindsOf(code).find((k) => k.kind === kind);
+}
+
+/** Whether an account of this kind at this channel is a token (sealed, masked, followed until it ends). */
+export function holdsToken(code: string, kind: string): boolean {
+  return accountKindOf(code, kind)?.holds === 'token';
+}
+
+/** The kind of account a channel's authorisation gives (its token kind), or undefined when it has none. */
+export function tokenKindOf(code: string): string | undefined {
+  return accountKindsOf(code).find((k) => k.holds === 'token')?.kind;
+}
+
+/** Every payee kind a listed channel pays, each type once (the first declaration's words), in order. */
+export const PAYEE_KINDS: readonly PayeeKindDeclaration[] = LISTED.flatMap((d) => d.payees ?? []).filter(
+  (p, i, all) => all.findIndex((q) => q.type === p.type) === i,
+);
+
 /** A listed channel's descriptor, or undefined when no channel has the code. */
 export function channelDescriptor(code: string): ChannelDescriptor<string, unknown> | undefined {
-  return (CHANNELS as readonly ChannelDescriptor<string, unknown>[]).find((d) => d.code === code);
+  return LISTED.find((d) => d.code === code);
 }
 
 export interface ChannelRegistry {

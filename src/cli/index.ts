@@ -62,7 +62,7 @@ program
   .description("manage merchants' channel accounts")
   .command('attach')
   .description(
-    "attach merchants' existing channel accounts, each confirmed by its channel first: one from the arguments (durapay merchants attach --app APP m-1 wechatpay sub_mchid=1900000109), or many from a CSV whose header names merchant_id, channel_code and the fields (sub_mchid, smid, app_auth_token, sub_merchant_no); exits 1 when any row is refused",
+    "attach merchants' existing channel accounts, each confirmed by its channel first: one from the arguments (durapay merchants attach --app APP m-1 wechatpay sub_mchid=1900000109), or many from a CSV whose header names merchant_id, channel_code and the account fields the channels declare (sub_mchid, smid, …: docs/merchants.md); exits 1 when any row is refused",
   )
   .argument('[account...]', '<merchant_id> <channel_code> field=value…')
   .requiredOption('--app <app_id>', 'the app the merchants belong to')

@@ -4,6 +4,14 @@
  * Times are RFC 3339 strings in UTC; money is an integer count of the currency's minor unit.
  */
 
+import type {
+  AccountChannelCode,
+  AccountKindOf,
+  NumberAccountKind,
+  PayeeType,
+  TokenAccountKind,
+} from '../channels/registry';
+
 export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web';
 
 export type OrderStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'closed';
@@ -164,24 +172,27 @@ export interface Merchant {
   updated_at: string;
 }
 
-/** §5.8: the fields that name an account at each channel. */
-export type ChannelAccountFields =
-  { sub_mchid: string } | { smid: string } | { app_auth_token: string } | { sub_merchant_no: string };
+/**
+ * §5.8: the fields that name an account at each channel, one field each, as the channels declare
+ * them in their descriptors (src/channels/registry.ts): `{ sub_mchid }`, `{ smid }`, ….
+ */
+export type ChannelAccountFields = AccountKindOf extends infer K
+  ? K extends string
+    ? { [F in K]: string }
+    : never
+  : never;
 
-/** §5.8: a merchant's account at one channel (an Alipay token masked). */
-export interface ChannelAccount {
-  channel_code: 'wechatpay' | 'alipay' | 'sandbox';
-  sub_mchid?: string;
-  smid?: string;
-  app_auth_token?: string | null;
+/** §5.8: a merchant's account at one channel: its number, or a token masked with the `user_id` it is for. */
+export type ChannelAccount = {
+  channel_code: AccountChannelCode;
+} & { [F in NumberAccountKind]?: string } & { [F in TokenAccountKind]?: string | null } & {
   user_id?: string | null;
-  sub_merchant_no?: string;
   status: 'active' | 'expired';
   source: 'onboarding' | 'attached' | 'authorized' | 'migrated';
   token_expires_at?: string | null;
   activated_at: string;
   updated_at: string;
-}
+};
 
 export interface ChannelAccountList {
   merchant_id: string;
@@ -451,7 +462,8 @@ export interface TransferInput {
   channel_code: string;
   merchant_id?: string;
   amount: number;
-  payee: { type: 'openid' | 'alipay_user_id' | 'alipay_logon_id'; account: string; name?: string };
+  /** `type`: one the channel pays (each channel declares its own). */
+  payee: { type: PayeeType; account: string; name?: string };
   remark: string;
   /** WeChat Pay's transfer scene; required at `wechatpay`. */
   scene?: {
@@ -471,7 +483,7 @@ export interface Transfer {
   amount: number;
   currency: string;
   /** The account masked; the name is never shown. */
-  payee: { type: 'openid' | 'alipay_user_id' | 'alipay_logon_id'; account: string };
+  payee: { type: PayeeType; account: string };
   remark: string;
   status: TransferStatus;
   /** While `wait_user_confirm`: `package_info` for `wx.requestMerchantTransfer`. */

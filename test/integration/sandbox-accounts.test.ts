@@ -83,35 +83,32 @@ describe('confirming a sub_merchant_no', () => {
     const finished = await channel.onboarding.query({}, applicationId);
     expect(finished.subMerchantNo).toMatch(/^SBXM/);
     await expect(
-      channel.accounts.confirm({}, { kind: 'sub_merchant_no', subMerchantNo: finished.subMerchantNo! }),
+      channel.accounts.confirm({}, { kind: 'sub_merchant_no', value: finished.subMerchantNo! }),
     ).resolves.toEqual({ accountNo: finished.subMerchantNo });
   });
 
   test('when the number is made up and does not start with foreign, then it is confirmed, so that demos can attach any', async () => {
     await expect(
-      adapter().accounts.confirm({}, { kind: 'sub_merchant_no', subMerchantNo: 'demo merchant/42' }),
+      adapter().accounts.confirm({}, { kind: 'sub_merchant_no', value: 'demo merchant/42' }),
     ).resolves.toEqual({ accountNo: 'demo merchant/42' });
   });
 
   test('when the number starts with foreign, then it is refused with the sandbox’s reason', async () => {
     const err = await refusal(
-      adapter().accounts.confirm({}, { kind: 'sub_merchant_no', subMerchantNo: 'foreign-1' }),
+      adapter().accounts.confirm({}, { kind: 'sub_merchant_no', value: 'foreign-1' }),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toBe('sub-merchant foreign-1 does not belong to this platform');
   });
 
   test('when the claim is not a sub_merchant_no, then it is refused', async () => {
-    const err = await refusal(adapter().accounts.confirm({}, { kind: 'sub_mchid', subMchid: '1900000109' }));
+    const err = await refusal(adapter().accounts.confirm({}, { kind: 'sub_mchid', value: '1900000109' }));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
   });
 
   test('when the request is not signed with the sandbox’s secret, then nothing is confirmed', async () => {
     const err = await refusal(
-      adapter({ secret: 'not-the-secret' }).accounts.confirm(
-        {},
-        { kind: 'sub_merchant_no', subMerchantNo: 'SBXM1' },
-      ),
+      adapter({ secret: 'not-the-secret' }).accounts.confirm({}, { kind: 'sub_merchant_no', value: 'SBXM1' }),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/signature/i);
@@ -119,9 +116,7 @@ describe('confirming a sub_merchant_no', () => {
 
   test('when the sandbox cannot be reached, then the confirmation is unreachable, not refused', async () => {
     const closed = adapter({ baseUrl: `http://127.0.0.1:${await freePort()}/sandbox` });
-    const err = await refusal(
-      closed.accounts.confirm({}, { kind: 'sub_merchant_no', subMerchantNo: 'SBXM1' }),
-    );
+    const err = await refusal(closed.accounts.confirm({}, { kind: 'sub_merchant_no', value: 'SBXM1' }));
     expect(err.kind).toBe<ChannelErrorKind>('unreachable');
   });
 });

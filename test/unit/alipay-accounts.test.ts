@@ -78,7 +78,7 @@ describe('confirming an app_auth_token', () => {
     const grant = sandbox.mintAppAuthToken({ authStart, expiresInSeconds: 30 * DAY_S });
     const confirmed = await channel.accounts.confirm(
       {},
-      { kind: 'app_auth_token', appAuthToken: grant.appAuthToken },
+      { kind: 'app_auth_token', value: grant.appAuthToken },
     );
     expect(confirmed).toEqual({
       accountNo: grant.userId,
@@ -89,7 +89,7 @@ describe('confirming an app_auth_token', () => {
 
   test('when Alipay does not know the token, then it is refused with Alipay’s sub_code and sub_msg, and the token is not repeated', async () => {
     const token = '202601BBdeadbeefdeadbeefdeadbeefdeadbeef';
-    const err = await refusal(channel.accounts.confirm({}, { kind: 'app_auth_token', appAuthToken: token }));
+    const err = await refusal(channel.accounts.confirm({}, { kind: 'app_auth_token', value: token }));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toContain('isv.invalid-app-auth-token: 无效的应用授权令牌');
     expect(err.message).not.toContain(token);
@@ -101,7 +101,7 @@ describe('confirming an app_auth_token', () => {
       expiresInSeconds: DAY_S,
     });
     const err = await refusal(
-      channel.accounts.confirm({}, { kind: 'app_auth_token', appAuthToken: grant.appAuthToken }),
+      channel.accounts.confirm({}, { kind: 'app_auth_token', value: grant.appAuthToken }),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toMatch(/app_auth_token is invalid/);
@@ -110,7 +110,7 @@ describe('confirming an app_auth_token', () => {
   test('when the token was issued to another app, then Alipay does not know it for this app and it is refused', async () => {
     const grant = sandbox.mintAppAuthToken({ isvAppId: '2021000000000999' });
     const err = await refusal(
-      channel.accounts.confirm({}, { kind: 'app_auth_token', appAuthToken: grant.appAuthToken }),
+      channel.accounts.confirm({}, { kind: 'app_auth_token', value: grant.appAuthToken }),
     );
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toContain('isv.invalid-app-auth-token');
@@ -118,9 +118,7 @@ describe('confirming an app_auth_token', () => {
 
   test('when Alipay cannot be reached, then the confirmation is unreachable, not refused', async () => {
     const closed = adapter(`http://127.0.0.1:${await freePort()}/alipay/gateway.do`);
-    const err = await refusal(
-      closed.accounts.confirm({}, { kind: 'app_auth_token', appAuthToken: '202601BBabc' }),
-    );
+    const err = await refusal(closed.accounts.confirm({}, { kind: 'app_auth_token', value: '202601BBabc' }));
     expect(err.kind).toBe<ChannelErrorKind>('unreachable');
   });
 });
@@ -128,7 +126,7 @@ describe('confirming an app_auth_token', () => {
 describe('confirming an smid', () => {
   test('when the smid has the shape Alipay gives, then it is the account, taken as given (Alipay has no read by smid)', async () => {
     const before = sandbox.requests('ant.merchant.expand.indirect.zftorder.query');
-    await expect(channel.accounts.confirm({}, { kind: 'smid', smid: '2088000000000003' })).resolves.toEqual({
+    await expect(channel.accounts.confirm({}, { kind: 'smid', value: '2088000000000003' })).resolves.toEqual({
       accountNo: '2088000000000003',
     });
     expect(sandbox.requests('ant.merchant.expand.indirect.zftorder.query')).toBe(before);
@@ -136,8 +134,8 @@ describe('confirming an smid', () => {
 
   test('when the smid is malformed or the claim names no Alipay account, then it is refused', async () => {
     for (const claim of [
-      { kind: 'smid', smid: '2088-bad' } as const,
-      { kind: 'sub_mchid', subMchid: '1900000109' } as const,
+      { kind: 'smid', value: '2088-bad' } as const,
+      { kind: 'sub_mchid', value: '1900000109' } as const,
     ]) {
       const err = await refusal(channel.accounts.confirm({}, claim));
       expect(err.kind).toBe<ChannelErrorKind>('refused');

@@ -246,7 +246,7 @@ describe('exchanging and refreshing', () => {
     expect(token.refreshExpiresAt!.getTime()).toBeGreaterThanOrEqual(before + 372 * DAY_S * 1000 - 1_000);
     const confirmed = await channel.accounts.confirm(
       {},
-      { kind: 'app_auth_token', appAuthToken: token.appAuthToken },
+      { kind: 'app_auth_token', value: token.appAuthToken },
     );
     expect(confirmed.accountNo).toBe(token.userId);
   });
@@ -268,8 +268,7 @@ describe('exchanging and refreshing', () => {
     expect(second).toMatchObject({ userId: first.userId, authAppId: first.authAppId });
     expect(second.appAuthToken).not.toBe(first.appAuthToken);
     expect(second.refreshToken).not.toBe(first.refreshToken);
-    const confirm = (token: string) =>
-      channel.accounts.confirm({}, { kind: 'app_auth_token', appAuthToken: token });
+    const confirm = (token: string) => channel.accounts.confirm({}, { kind: 'app_auth_token', value: token });
     await expect(confirm(second.appAuthToken)).resolves.toMatchObject({ accountNo: first.userId });
     const refreshedAt = Date.now();
     await expect(confirm(first.appAuthToken)).resolves.toMatchObject({ accountNo: first.userId });

@@ -105,15 +105,13 @@ async function onboarded(through: WechatpayChannel): Promise<string> {
 
 describe('confirming a sub_mchid', () => {
   test('when the sub_mchid is one the service provider sells for, then it is confirmed as the account number', async () => {
-    await expect(
-      channel.accounts.confirm({}, { kind: 'sub_mchid', subMchid: '1900000109' }),
-    ).resolves.toEqual({
+    await expect(channel.accounts.confirm({}, { kind: 'sub_mchid', value: '1900000109' })).resolves.toEqual({
       accountNo: '1900000109',
     });
   });
 
   test('when the sub_mchid is another service provider’s, then it is refused with WeChat Pay’s code and message', async () => {
-    const err = await refusal(channel.accounts.confirm({}, { kind: 'sub_mchid', subMchid: '1999900001' }));
+    const err = await refusal(channel.accounts.confirm({}, { kind: 'sub_mchid', value: '1999900001' }));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toContain('1999900001');
     expect(err.message).toMatch(/NO_AUTH: .*not a sub-merchant of this service provider/);
@@ -122,19 +120,21 @@ describe('confirming a sub_mchid', () => {
   test('when the sub_mchid was issued by the service provider’s applyment, then it is confirmed even under a foreign prefix, and a made-up one with that prefix is not', async () => {
     const subMchid = await onboarded(strictChannel);
     expect(subMchid).toMatch(/^16\d{8}$/);
-    await expect(strictChannel.accounts.confirm({}, { kind: 'sub_mchid', subMchid })).resolves.toEqual({
-      accountNo: subMchid,
-    });
+    await expect(strictChannel.accounts.confirm({}, { kind: 'sub_mchid', value: subMchid })).resolves.toEqual(
+      {
+        accountNo: subMchid,
+      },
+    );
     const madeUp = subMchid === '1600000001' ? '1600000002' : '1600000001';
-    const err = await refusal(strictChannel.accounts.confirm({}, { kind: 'sub_mchid', subMchid: madeUp }));
+    const err = await refusal(strictChannel.accounts.confirm({}, { kind: 'sub_mchid', value: madeUp }));
     expect(err.kind).toBe<ChannelErrorKind>('refused');
     expect(err.message).toContain('NO_AUTH');
   });
 
   test('when the claim is not a sub_mchid or not a merchant number, then it is refused without a call', async () => {
     for (const claim of [
-      { kind: 'smid', smid: '2088000000000001' } as const,
-      { kind: 'sub_mchid', subMchid: '../certificates' } as const,
+      { kind: 'smid', value: '2088000000000001' } as const,
+      { kind: 'sub_mchid', value: '../certificates' } as const,
     ]) {
       const err = await refusal(channel.accounts.confirm({}, claim));
       expect(err.kind).toBe<ChannelErrorKind>('refused');
@@ -143,7 +143,7 @@ describe('confirming a sub_mchid', () => {
 
   test('when WeChat Pay cannot be reached, then the confirmation is unreachable, not refused', async () => {
     const closed = adapter(`http://127.0.0.1:${await freePort()}/wechatpay`);
-    const err = await refusal(closed.accounts.confirm({}, { kind: 'sub_mchid', subMchid: '1900000109' }));
+    const err = await refusal(closed.accounts.confirm({}, { kind: 'sub_mchid', value: '1900000109' }));
     expect(err.kind).toBe<ChannelErrorKind>('unreachable');
   });
 });

@@ -4,11 +4,14 @@
  * What the API answers, as JSON Schema (OpenAPI 3.1's dialect, draft 2020-12), written once from
  * SPEC: the envelope (§1) and the data of every endpoint. Enums and nullable fields are copied
  * from SPEC, not from the code, so that the integration suites, which check every answer they get
- * against this document, catch the code drifting from the contract. The one exception is the
- * notification event types (SPEC §6): they are the notifications module's one list
- * (NOTIFICATION_EVENTS), and every publisher is typed by it, so the compiler keeps the code to it.
+ * against this document, catch the code drifting from the contract. The exceptions are lists the
+ * code has one of: the notification event types (SPEC §6), the notifications module's
+ * NOTIFICATION_EVENTS, by which every publisher is typed; and what each channel declares in its
+ * descriptor (its accounts' fields and its payee types), so that a new channel needs nothing here.
  */
+import { CHANNEL_ACCOUNTS, PAYEE_KINDS } from '../../channels/registry';
 import { NOTIFICATION_EVENTS } from '../../modules/notifications';
+import { eitherOf } from '../../platform/words';
 
 type Schema = Record<string, unknown>;
 
@@ -119,22 +122,32 @@ const profitSharing: Schema = {
   additionalProperties: false,
 };
 
-/** SPEC §5.8: a merchant's account at one channel. */
+/** Each channel's account fields, as its descriptor declares them: a number as it is, a token masked. */
+const accountFields: Record<string, Schema> = Object.fromEntries(
+  CHANNEL_ACCOUNTS.flatMap(({ accounts }) => accounts.kinds).flatMap((k): [string, Schema][] =>
+    k.holds === 'token'
+      ? [
+          [k.kind, { ...textOrNull, description: 'Masked: all but the last 4 characters replaced by `*`.' }],
+          [
+            'user_id',
+            { ...textOrNull, description: 'The account the channel confirmed the token for, when known.' },
+          ],
+        ]
+      : [[k.kind, text]],
+  ),
+);
+
+/** SPEC §5.8: a merchant's account at one channel (its fields from the channels' descriptors). */
 const channelAccount = {
   type: 'object',
-  description:
-    "A merchant's account at one channel. The fields that name it are the channel's: `sub_mchid` (wechatpay), `smid` or `app_auth_token` with `user_id` (alipay), `sub_merchant_no` (sandbox).",
+  description: `A merchant's account at one channel. The fields that name it are the channel's: ${CHANNEL_ACCOUNTS.map(
+    ({ code, accounts }) =>
+      `${eitherOf(accounts.kinds.map((k) => `\`${k.kind}\`${k.holds === 'token' ? ' with `user_id`' : ''}`))} (${code})`,
+  ).join(', ')}.`,
   required: ['channel_code', 'status', 'source', 'activated_at', 'updated_at'],
   properties: {
-    channel_code: { type: 'string', enum: ['wechatpay', 'alipay', 'sandbox'] },
-    sub_mchid: text,
-    smid: text,
-    app_auth_token: {
-      ...textOrNull,
-      description: 'Masked: all but the last 4 characters replaced by `*`.',
-    },
-    user_id: { ...textOrNull, description: "The authorising merchant's Alipay user id, when known." },
-    sub_merchant_no: text,
+    channel_code: { type: 'string', enum: CHANNEL_ACCOUNTS.map((c) => c.code) },
+    ...accountFields,
     status: {
       type: 'string',
       enum: ['active', 'expired'],
@@ -254,7 +267,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       currency: { type: 'string', examples: ['CNY'] },
       payee: record(
         {
-          type: { type: 'string', enum: ['openid', 'alipay_user_id', 'alipay_logon_id'] },
+          type: { type: 'string', enum: PAYEE_KINDS.map((p) => p.type) },
           account: { type: 'string', description: 'Masked; the name is never shown.' },
         },
         'Who is paid.',

@@ -18,10 +18,40 @@
  * exchange of the code it hands back, and the token's refresh.
  */
 import { ChannelError } from '../errors';
-import type { AccountsPort, ConfirmedAccount } from '../ports';
+import type { AccountsPort, ChannelAccountsDeclaration, ConfirmedAccount } from '../ports';
 import { alipayAuthorization, type AlipayAuthorization } from './authorization';
 import { isSmid, type AlipayClient } from './client';
 import { parseBeijingTime } from './transformers';
+
+/**
+ * An Alipay merchant's account: a 直付通 secondary merchant (its smid, which onboarding gives it),
+ * or the app_auth_token of a merchant that authorised durapay's app.
+ */
+export const ALIPAY_ACCOUNTS = {
+  kinds: [
+    {
+      kind: 'smid',
+      label: 'Secondary merchant id (smid)',
+      description: 'a 直付通 secondary merchant (2088…).',
+      pattern: /^2088\d{12}$/,
+      patternMessage: 'smid must be 2088 followed by 12 digits',
+      holds: 'number',
+      confirmation:
+        "Alipay has no read of a secondary merchant by its smid: one of the right shape is taken, and a trade naming another provider's is refused by Alipay.",
+    },
+    {
+      kind: 'app_auth_token',
+      label: 'App auth token',
+      description: 'the token of a merchant that authorised this app.',
+      pattern: /^[A-Za-z0-9._-]{1,128}$/,
+      patternMessage: 'app_auth_token must be 1 to 128 characters of letters, digits, ".", "_" and "-"',
+      holds: 'token',
+      confirmation:
+        'Alipay confirms the token is valid for this app and names the merchant (its user id) and when the token ends.',
+    },
+  ],
+  onboarded: 'smid',
+} as const satisfies ChannelAccountsDeclaration;
 
 export type AlipayAccountsPort = AccountsPort & { readonly authorization: AlipayAuthorization };
 
@@ -30,12 +60,12 @@ export function alipayAccounts(client: AlipayClient): AlipayAccountsPort {
     confirm: async (_ctx, claim) => {
       switch (claim.kind) {
         case 'app_auth_token':
-          return confirmToken(client, claim.appAuthToken);
+          return confirmToken(client, claim.value);
         case 'smid':
-          if (!isSmid(claim.smid)) {
+          if (!isSmid(claim.value)) {
             throw new ChannelError('refused', 'an Alipay smid is a 16-digit number starting 2088');
           }
-          return { accountNo: claim.smid };
+          return { accountNo: claim.value };
         default:
           throw new ChannelError(
             'refused',

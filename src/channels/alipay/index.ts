@@ -22,7 +22,7 @@ import type {
   StatementsPort,
   TransfersPort,
 } from '../ports';
-import { alipayAccounts, type AlipayAccountsPort } from './accounts';
+import { ALIPAY_ACCOUNTS, alipayAccounts, type AlipayAccountsPort } from './accounts';
 import { alipayCallbacks, verifyNotify } from './callbacks';
 import { AlipayClient, type AlipayChannelOptions } from './client';
 import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from './config';
@@ -31,7 +31,7 @@ import { alipayPayments } from './payments';
 import { alipayRefunds } from './refunds';
 import { alipaySharing } from './sharing';
 import { alipayStatements } from './statements';
-import { alipayTransfers } from './transfers';
+import { ALIPAY_PAYEES, alipayTransfers } from './transfers';
 import { ALIPAY_MAX_AMOUNT_FEN, ALIPAY_PAY_METHODS } from './transformers';
 
 export { safeText, type AlipayChannelOptions } from './client';
@@ -89,9 +89,11 @@ export function alipayChannelFactory(accounts: Record<string, AlipayChannelOptio
 }
 
 /** Alipay: its settings are ALIPAY_* (./config.ts), read into the configuration's `alipay`. */
-export const alipayChannel: ChannelDescriptor<'alipay', AlipayConfig> = {
+export const alipayChannel = {
   code: 'alipay',
   label: 'Alipay',
+  accounts: ALIPAY_ACCOUNTS,
+  payees: ALIPAY_PAYEES,
   settings: { schema: ALIPAY_SETTINGS, read: alipayConfig },
   describe: (settings) => `${settings.gatewayUrl} (app_id ${settings.appId})`,
   /** The configured app (`default`), or undefined when ALIPAY_APP_ID is not set. */
@@ -102,4 +104,4 @@ export const alipayChannel: ChannelDescriptor<'alipay', AlipayConfig> = {
       default: { ...settings, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 5_000) },
     });
   },
-};
+} satisfies ChannelDescriptor<'alipay', AlipayConfig>;

@@ -13,7 +13,7 @@ import type {
   ChannelContext,
   KnownTransferState,
   TransferInput,
-  TransferPayee,
+  PayeeKindDeclaration,
   TransfersPort,
   TransferState,
 } from '../ports';
@@ -33,12 +33,22 @@ export const ALIPAY_TRANSFER_REMARK_MAX = 200;
 /** order_title, the line the payee sees in the Alipay bill, is the remark cut to this length. */
 const ORDER_TITLE_MAX = 128;
 
+/** Who Alipay's 单笔无密转账 pays: an Alipay user by user id, or by logon id with the holder's name. */
+export const ALIPAY_PAYEES = [
+  { type: 'alipay_user_id', description: 'an Alipay user id (2088 and 12 digits).' },
+  {
+    type: 'alipay_logon_id',
+    description:
+      "an Alipay logon id (a phone number or an email), with the holder's `name`, which Alipay checks.",
+  },
+] as const satisfies readonly PayeeKindDeclaration[];
+
 const IDENTITY_TYPES = {
   alipay_user_id: 'ALIPAY_USER_ID',
   alipay_logon_id: 'ALIPAY_LOGON_ID',
-} as const satisfies Partial<Record<TransferPayee['type'], string>>;
+} as const satisfies Record<(typeof ALIPAY_PAYEES)[number]['type'], string>;
 
-export const ALIPAY_PAYEE_TYPES = Object.keys(IDENTITY_TYPES) as (keyof typeof IDENTITY_TYPES)[];
+export const ALIPAY_PAYEE_TYPES = ALIPAY_PAYEES.map((p) => p.type);
 
 /** An Alipay user id: 2088 and 12 digits. */
 const USER_ID = /^2088\d{12}$/;

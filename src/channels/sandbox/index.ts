@@ -22,7 +22,7 @@ import type {
   StatementsPort,
   TransfersPort,
 } from '../ports';
-import { sandboxAccounts } from './accounts';
+import { SANDBOX_ACCOUNTS, sandboxAccounts } from './accounts';
 import { sandboxCallbacks } from './callbacks';
 import { SandboxClient, type SandboxChannelOptions } from './client';
 import { sandboxOnboarding } from './onboarding';
@@ -30,7 +30,7 @@ import { sandboxPayments } from './payments';
 import { sandboxRefunds } from './refunds';
 import { sandboxSharing } from './sharing';
 import { sandboxStatements } from './statements';
-import { sandboxTransfers } from './transfers';
+import { SANDBOX_PAYEES, sandboxTransfers } from './transfers';
 
 export type { SandboxChannelOptions } from './client';
 export { SANDBOX_PERSONAL_RECEIVERS } from './sharing';
@@ -107,9 +107,11 @@ export function sandboxChannelFactory(accounts: Record<string, SandboxChannelOpt
 }
 
 /** The sandbox: its settings are core ones (SANDBOX_*), which the development hook reads too. */
-export const sandboxChannel: ChannelDescriptor<'sandbox'> = {
+export const sandboxChannel = {
   code: 'sandbox',
   label: 'Sandbox',
+  accounts: SANDBOX_ACCOUNTS,
+  payees: SANDBOX_PAYEES,
   /** The configured sandbox (one account, `default`), or undefined when it is disabled. */
   fromConfig(config, _settings, masterKey) {
     if (!config.sandbox.enabled) return undefined;
@@ -123,4 +125,4 @@ export const sandboxChannel: ChannelDescriptor<'sandbox'> = {
       },
     });
   },
-};
+} satisfies ChannelDescriptor<'sandbox'>;

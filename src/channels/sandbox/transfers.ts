@@ -3,16 +3,24 @@
  * An `openid` payee confirms on the simulator's confirmation page (its `package_info`) before the
  * money leaves, as at WeChat Pay; the other payees are paid without it.
  */
-import type { TransferInput, TransferPayee, TransfersPort } from '../ports';
+import type { PayeeKindDeclaration, TransferInput, TransfersPort } from '../ports';
 import type { SandboxClient } from './client';
 import { parseTransferState, toWireCreateTransfer } from './transformers';
 
-/** Every payee type durapay knows: the simulator pays them all. */
-export const SANDBOX_PAYEE_TYPES: readonly TransferPayee['type'][] = [
-  'openid',
-  'alipay_user_id',
-  'alipay_logon_id',
-];
+/** The payees of WeChat Pay and Alipay: the simulator pays them all. */
+export const SANDBOX_PAYEES = [
+  {
+    type: 'openid',
+    description: "a WeChat user's openid (the simulator's confirmation page stands in for WeChat).",
+  },
+  { type: 'alipay_user_id', description: 'an Alipay user id (2088 and 12 digits).' },
+  {
+    type: 'alipay_logon_id',
+    description: "an Alipay logon id (a phone number or an email), with the holder's `name`.",
+  },
+] as const satisfies readonly PayeeKindDeclaration[];
+
+export const SANDBOX_PAYEE_TYPES: readonly string[] = SANDBOX_PAYEES.map((p) => p.type);
 
 /** The longest texts the simulator takes, in characters. */
 export const SANDBOX_TRANSFER_LIMITS = { account: 128, name: 128, remark: 256 } as const;

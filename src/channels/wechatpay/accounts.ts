@@ -5,11 +5,28 @@
  * account details (masked) are not kept: that WeChat Pay answered at all is the confirmation.
  */
 import { ChannelError } from '../errors';
-import type { AccountsPort } from '../ports';
+import type { AccountsPort, ChannelAccountsDeclaration } from '../ports';
 import type { WechatpayClient } from './client';
 
 /** A merchant number as WeChat Pay issues them: digits only. */
 const SUB_MCHID = /^\d{1,32}$/;
+
+/** A WeChat Pay merchant's account: its sub_mchid under this service provider, which onboarding gives it too. */
+export const WECHATPAY_ACCOUNTS = {
+  kinds: [
+    {
+      kind: 'sub_mchid',
+      label: 'Sub-merchant id (sub_mchid)',
+      description: 'the sub-merchant number.',
+      pattern: SUB_MCHID,
+      patternMessage: 'sub_mchid must be the sub-merchant number: 1 to 32 digits',
+      holds: 'number',
+      confirmation:
+        "WeChat Pay answers the partner read of the sub-merchant's settlement account only for a sub-merchant of this service provider.",
+    },
+  ],
+  onboarded: 'sub_mchid',
+} as const satisfies ChannelAccountsDeclaration;
 
 export function wechatpayAccounts(client: WechatpayClient): AccountsPort {
   return {
@@ -17,7 +34,7 @@ export function wechatpayAccounts(client: WechatpayClient): AccountsPort {
       if (claim.kind !== 'sub_mchid') {
         throw new ChannelError('refused', 'WeChat Pay accounts are named by sub_mchid');
       }
-      const subMchid = claim.subMchid;
+      const subMchid = claim.value;
       if (!SUB_MCHID.test(subMchid)) {
         throw new ChannelError('refused', `WeChat Pay sub_mchid is digits, not ${JSON.stringify(subMchid)}`);
       }

@@ -18,7 +18,7 @@ import type {
   StatementsPort,
   TransfersPort,
 } from '../ports';
-import { wechatpayAccounts } from './accounts';
+import { WECHATPAY_ACCOUNTS, wechatpayAccounts } from './accounts';
 import { wechatpayCallbacks } from './callbacks';
 import { WechatpayClient, type WechatpayChannelOptions } from './client';
 import { WECHATPAY_SETTINGS, wechatpayConfig, type WechatpayConfig } from './config';
@@ -28,7 +28,7 @@ import { wechatpayRefunds } from './refunds';
 import { wechatpaySharing } from './sharing';
 import { wechatpayStatements } from './statements';
 import { WECHATPAY_PAY_METHODS } from './transformers';
-import { wechatpayTransfers } from './transfers';
+import { WECHATPAY_PAYEES, wechatpayTransfers } from './transfers';
 
 export type { WechatpayChannelOptions } from './client';
 
@@ -91,9 +91,11 @@ export function wechatpayChannelFactory(accounts: Record<string, WechatpayChanne
 }
 
 /** WeChat Pay: its settings are WECHATPAY_* (./config.ts), read into the configuration's `wechatpay`. */
-export const wechatpayChannel: ChannelDescriptor<'wechatpay', WechatpayConfig> = {
+export const wechatpayChannel = {
   code: 'wechatpay',
   label: 'WeChat Pay',
+  accounts: WECHATPAY_ACCOUNTS,
+  payees: WECHATPAY_PAYEES,
   settings: { schema: WECHATPAY_SETTINGS, read: wechatpayConfig },
   describe: (settings) => `${settings.baseUrl} (sp_mchid ${settings.spMchid})`,
   /** The configured account (`default`), or undefined when WECHATPAY_SP_MCHID is not set. */
@@ -103,4 +105,4 @@ export const wechatpayChannel: ChannelDescriptor<'wechatpay', WechatpayConfig> =
       default: { ...settings, timeoutMs: Math.max(1_000, config.api.requestTimeoutMs - 2_000) },
     });
   },
-};
+} satisfies ChannelDescriptor<'wechatpay', WechatpayConfig>;

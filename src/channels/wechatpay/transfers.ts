@@ -10,6 +10,7 @@
 import { Rsa } from 'wechatpay-axios-plugin';
 import { ChannelError } from '../errors';
 import type {
+  PayeeKindDeclaration,
   ChannelContext,
   KnownTransferState,
   TransferInput,
@@ -18,6 +19,14 @@ import type {
 } from '../ports';
 import type { WechatpayClient } from './client';
 import { TRANSFER_MIN_AMOUNT_FEN, toWireTransfer, transferProblem, transferStateOf } from './transformers';
+
+/** Who WeChat Pay's 商家转账 pays: a WeChat user by openid. */
+export const WECHATPAY_PAYEES = [
+  {
+    type: 'openid',
+    description: "a WeChat user's openid, of the service provider's app (WECHATPAY_SP_APPID).",
+  },
+] as const satisfies readonly PayeeKindDeclaration[];
 
 /** A bill WeChat Pay does not have: 404 NOT_FOUND (记录不存在). */
 const NOT_FOUND = 'NOT_FOUND';
@@ -52,7 +61,7 @@ export function wechatpayTransfers(client: WechatpayClient): TransfersPort {
 
   const port: TransfersPort = {
     minAmount: TRANSFER_MIN_AMOUNT_FEN,
-    payeeTypes: ['openid'],
+    payeeTypes: WECHATPAY_PAYEES.map((p) => p.type),
     problemWith: transferProblem,
     create: async (ctx, input) => {
       const problem = transferProblem(input);

@@ -29,7 +29,7 @@ interface AttachRow {
 }
 
 /** The CSV's columns: merchant_id, channel_code, and the account fields of any channel. */
-const FIELD_COLUMNS = ['sub_mchid', 'smid', 'app_auth_token', 'sub_merchant_no'];
+const FIELD_COLUMNS = [...new Set(Object.values(ACCOUNT_KINDS).flat())];
 
 /**
  * The rows of an import file: a header line naming merchant_id, channel_code and the account
@@ -170,7 +170,10 @@ export async function attach(
             `channel_code must be one of ${Object.keys(ACCOUNT_KINDS).join(', ')}`,
           );
         }
-        const claim = claimOf(validate(attachSchema(row.channelCode), row.fields) as Record<string, string>);
+        const claim = claimOf(
+          row.channelCode,
+          validate(attachSchema(row.channelCode), row.fields) as Record<string, string>,
+        );
         const { changed } = await attachAccount(
           { channels, accounts },
           {

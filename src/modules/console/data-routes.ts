@@ -518,7 +518,12 @@ export function consoleDataRoutes(deps: ConsoleDataDeps): Router {
                 client: deps.services.client,
                 taskQueue: deps.services.taskQueue,
               },
-              { appId: merchant.appId, merchantId: merchant.merchantId, channelCode, claim: claimOf(fields) },
+              {
+                appId: merchant.appId,
+                merchantId: merchant.merchantId,
+                channelCode,
+                claim: claimOf(channelCode, fields),
+              },
               log(res),
             );
             return { ...accountView(account), app_id: merchant.appId, merchant_id: merchant.merchantId };

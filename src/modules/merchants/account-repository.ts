@@ -2,6 +2,7 @@
 // repository, the only code that touches them, with the sealing of their tokens.
 import { QueryTypes, type Transaction } from 'sequelize';
 import type { AccountClaim, AccountKind, AuthorizedToken, ConfirmedAccount } from '../../channels/ports';
+import { channelDescriptor, holdsToken } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
 import {
@@ -69,11 +70,11 @@ const NEEDS_SEALING = `((app_auth_token IS NOT NULL AND NOT starts_with(app_auth
 const tokenKey = (r: { app_id: string; merchant_id: string; channel_code: string }) =>
   `${r.app_id}:${r.merchant_id}:${r.channel_code}`;
 
-/** The account an application that finished at a channel gives its merchant. */
+/** The account an application that finished at a channel gives its merchant: the kind its channel declares. */
 export function onboardedClaim(channelCode: string, subMerchantNo: string): AccountClaim {
-  if (channelCode === 'wechatpay') return { kind: 'sub_mchid', subMchid: subMerchantNo };
-  if (channelCode === 'alipay') return { kind: 'smid', smid: subMerchantNo };
-  return { kind: 'sub_merchant_no', subMerchantNo };
+  const kind = channelDescriptor(channelCode)?.accounts?.onboarded;
+  if (!kind) throw new Error(`channel ${channelCode} declares no account that onboarding gives`);
+  return { kind, value: subMerchantNo };
 }
 
 /**
@@ -104,7 +105,7 @@ export class ChannelAccountRepository {
       channelCode: r.channel_code,
       kind: r.kind,
       accountNo: r.account_no,
-      appAuthToken: this.token.open(r.app_auth_token, tokenKey(r)),
+      token: this.token.open(r.app_auth_token, tokenKey(r)),
       tokenExpiresAt: r.token_expires_at,
       // A token past its end is expired, whether or not a workflow has said so yet.
       status:
@@ -239,7 +240,7 @@ export class ChannelAccountRepository {
       }
       // One account, one app: another app's merchant with it attached is refused. The number is
       // locked for the transaction, so that two apps attaching it at once are one after the other.
-      const accountNo = input.confirmed.accountNo ?? claimedNumber(claim);
+      const accountNo = input.confirmed.accountNo ?? claimedNumber(channelCode, claim);
       if (accountNo !== null) {
         await this.db.sequelize.query('SELECT pg_advisory_xact_lock(hashtext(:key))', {
           replacements: { key: `channel-account:${channelCode}:${accountNo}` },
@@ -276,7 +277,7 @@ export class ChannelAccountRepository {
           channelCode,
           kind: claim.kind,
           accountNo,
-          token: claim.kind === 'app_auth_token' ? this.token.seal(claim.appAuthToken, key) : null,
+          token: holdsToken(channelCode, claim.kind) ? this.token.seal(claim.value, key) : null,
           expiresAt: input.confirmed.tokenExpiresAt ?? null,
           refreshToken: input.refresh ? this.refreshToken.seal(input.refresh.refreshToken, key) : null,
           refreshExpiresAt: input.refresh?.refreshExpiresAt ?? null,

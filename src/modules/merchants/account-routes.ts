@@ -211,7 +211,10 @@ export function channelAccountRoutes(deps: AccountRoutesDeps): Router {
     async (req, res) => {
       const merchantId = pathValue(req.params, 'merchantID', 'merchant_id');
       const channelCode = channelOf(req.params);
-      const claim = claimOf(validate(attachSchema(channelCode), req.body) as Record<string, string>);
+      const claim = claimOf(
+        channelCode,
+        validate(attachSchema(channelCode), req.body) as Record<string, string>,
+      );
       const { appId } = currentApp(res);
       try {
         if (!(await merchants.find(appId, merchantId))) throw merchantNotFound();

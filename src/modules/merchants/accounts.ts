@@ -1,83 +1,77 @@
-/** A merchant's accounts at the channels (SPEC §5.8): which fields name one, and how it is shown. */
+/**
+ * A merchant's accounts at the channels (SPEC §5.8): which fields name one, and how it is shown.
+ * Every channel declares its own kinds of account in its descriptor (src/channels/<code>/); the
+ * schemas, views and claims here are made from those declarations, so that a new channel's
+ * accounts need nothing here.
+ */
 import Joi from 'joi';
 import type { AccountClaim, AccountKind } from '../../channels/ports';
+import { CHANNEL_ACCOUNTS, accountKindsOf, holdsToken } from '../../channels/registry';
 import { maskBankAccount } from './rules';
+import { eitherOf } from '../../platform/words';
 
-/** The kinds of account each channel takes, and the field that names each. */
-export const ACCOUNT_KINDS: Readonly<Record<string, readonly AccountKind[]>> = {
-  wechatpay: ['sub_mchid'],
-  alipay: ['smid', 'app_auth_token'],
-  sandbox: ['sub_merchant_no'],
-};
+/** The kinds of account each channel takes (the field that names each), for the channels that have accounts. */
+export const ACCOUNT_KINDS: Readonly<Record<string, readonly AccountKind[]>> = Object.fromEntries(
+  CHANNEL_ACCOUNTS.map(({ code, accounts }) => [code, accounts.kinds.map((k) => k.kind)]),
+);
 
-/** An Alipay 直付通 secondary merchant's smid, and an Alipay user id: 2088 and 12 digits. */
-export const ALIPAY_USER_ID = /^2088\d{12}$/;
-
-/** The body of `PUT …/channel-accounts/{channel_code}` for one channel, its messages naming the field. */
+/**
+ * The body of `PUT …/channel-accounts/{channel_code}` for one channel, its messages naming the
+ * field: exactly one of the fields the channel declares, each of its declared shape.
+ */
 export function attachSchema(channelCode: string): Joi.ObjectSchema {
-  const kinds = ACCOUNT_KINDS[channelCode] ?? [];
+  const kinds = accountKindsOf(channelCode);
   const fields: Record<string, Joi.Schema> = {};
-  if (kinds.includes('sub_mchid'))
-    fields.sub_mchid = Joi.string()
-      .pattern(/^\d{1,32}$/)
-      .required()
-      .messages({ 'string.pattern.base': 'sub_mchid must be the sub-merchant number: 1 to 32 digits' });
-  if (kinds.includes('smid'))
-    fields.smid = Joi.string()
-      .pattern(ALIPAY_USER_ID)
-      .messages({ 'string.pattern.base': 'smid must be 2088 followed by 12 digits' });
-  if (kinds.includes('app_auth_token'))
-    fields.app_auth_token = Joi.string()
-      .pattern(/^[A-Za-z0-9._-]{1,128}$/)
-      .messages({
-        'string.pattern.base':
-          'app_auth_token must be 1 to 128 characters of letters, digits, ".", "_" and "-"',
-      });
-  if (kinds.includes('sub_merchant_no'))
-    fields.sub_merchant_no = Joi.string()
-      .pattern(/^[A-Za-z0-9_-]{1,64}$/)
-      .required()
-      .messages({ 'string.pattern.base': 'sub_merchant_no must be 1 to 64 characters of [A-Za-z0-9_-]' });
+  for (const k of kinds) {
+    let field = Joi.string().pattern(k.pattern).messages({ 'string.pattern.base': k.patternMessage });
+    if (kinds.length === 1) field = field.required();
+    fields[k.kind] = field;
+  }
   let schema = Joi.object(fields)
     .required()
     .messages({ 'object.unknown': `{{#label}} is not a field of a ${channelCode} account` });
-  if (kinds.includes('smid') && kinds.includes('app_auth_token')) {
-    schema = schema.xor('smid', 'app_auth_token').messages({
-      'object.missing': 'one of smid or app_auth_token is required',
-      'object.xor': 'give either smid or app_auth_token, not both',
+  if (kinds.length > 1) {
+    const names = kinds.map((k) => k.kind);
+    schema = schema.xor(...names).messages({
+      'object.missing': `one of ${eitherOf(names)} is required`,
+      'object.xor':
+        names.length === 2
+          ? `give either ${names[0]} or ${names[1]}, not both`
+          : `give only one of ${names.join(', ')}`,
     });
   }
   return schema;
 }
 
-/** Every channel's account fields at once, for the OpenAPI document (each channel takes its own). */
-export const attachAnySchema = Joi.object({
-  sub_mchid: Joi.string().description('wechatpay: the sub-merchant number.'),
-  smid: Joi.string().description('alipay: a 直付通 secondary merchant (2088…).'),
-  app_auth_token: Joi.string().description('alipay: the token of a merchant that authorised this app.'),
-  sub_merchant_no: Joi.string().description('sandbox: the sub-merchant number.'),
-});
+/**
+ * Every channel's account fields at once, for the OpenAPI document (each channel takes its own,
+ * `{channel}: {what it is}`); a field two channels share is described once, naming both.
+ */
+export const attachAnySchema = Joi.object(
+  Object.fromEntries(
+    [...new Set(CHANNEL_ACCOUNTS.flatMap(({ accounts }) => accounts.kinds.map((k) => k.kind)))].map(
+      (kind) => {
+        const described = CHANNEL_ACCOUNTS.flatMap(({ code, accounts }) =>
+          accounts.kinds.filter((k) => k.kind === kind).map((k) => `${code}: ${k.description}`),
+        );
+        return [kind, Joi.string().description(described.join(' '))];
+      },
+    ),
+  ),
+);
 
-/** The claim a valid attach body makes. */
-export function claimOf(body: Record<string, string | undefined>): AccountClaim {
-  if (body.sub_mchid !== undefined) return { kind: 'sub_mchid', subMchid: body.sub_mchid };
-  if (body.smid !== undefined) return { kind: 'smid', smid: body.smid };
-  if (body.app_auth_token !== undefined) return { kind: 'app_auth_token', appAuthToken: body.app_auth_token };
-  return { kind: 'sub_merchant_no', subMerchantNo: body.sub_merchant_no ?? '' };
+/** The claim a valid attach body for the channel makes: the one declared field it holds. */
+export function claimOf(channelCode: string, body: Record<string, string | undefined>): AccountClaim {
+  for (const k of accountKindsOf(channelCode)) {
+    const value = body[k.kind];
+    if (value !== undefined) return { kind: k.kind, value };
+  }
+  throw new Error(`an attach body for ${channelCode} names no account it declares`);
 }
 
 /** The number a claim names, as the account's row keeps it (a token has none until confirmed). */
-export function claimedNumber(claim: AccountClaim): string | null {
-  switch (claim.kind) {
-    case 'sub_mchid':
-      return claim.subMchid;
-    case 'smid':
-      return claim.smid;
-    case 'sub_merchant_no':
-      return claim.subMerchantNo;
-    case 'app_auth_token':
-      return null;
-  }
+export function claimedNumber(channelCode: string, claim: AccountClaim): string | null {
+  return holdsToken(channelCode, claim.kind) ? null : claim.value;
 }
 
 /** `active`; `expired`: an app_auth_token that could not be refreshed (orders at it fail). */
@@ -93,7 +87,8 @@ export interface ChannelAccount {
   channelCode: string;
   kind: AccountKind;
   accountNo: string | null;
-  appAuthToken: string | null;
+  /** A token kind's value, opened (`holds: 'token'`); null for an account named by its number. */
+  token: string | null;
   tokenExpiresAt: Date | null;
   status: AccountStatus;
   source: AccountSource;
@@ -102,19 +97,19 @@ export interface ChannelAccount {
   updatedAt: Date;
 }
 
-/** The account as the API shows it (GET …/channel-accounts, the merchant's `channel_accounts`). */
+/**
+ * The account as the API shows it (GET …/channel-accounts, the merchant's `channel_accounts`): its
+ * field with its number; a token masked, with the number the channel confirmed as `user_id` and
+ * when the token ends.
+ */
 export function accountView(a: ChannelAccount) {
+  const token = holdsToken(a.channelCode, a.kind);
   return {
     channel_code: a.channelCode,
-    ...(a.kind === 'sub_mchid' ? { sub_mchid: a.accountNo } : {}),
-    ...(a.kind === 'smid' ? { smid: a.accountNo } : {}),
-    ...(a.kind === 'app_auth_token'
-      ? { app_auth_token: maskBankAccount(a.appAuthToken), user_id: a.accountNo }
-      : {}),
-    ...(a.kind === 'sub_merchant_no' ? { sub_merchant_no: a.accountNo } : {}),
+    ...(token ? { [a.kind]: maskBankAccount(a.token), user_id: a.accountNo } : { [a.kind]: a.accountNo }),
     status: a.status,
     source: a.source,
-    ...(a.kind === 'app_auth_token' ? { token_expires_at: a.tokenExpiresAt?.toISOString() ?? null } : {}),
+    ...(token ? { token_expires_at: a.tokenExpiresAt?.toISOString() ?? null } : {}),
     activated_at: a.activatedAt.toISOString(),
     updated_at: a.updatedAt.toISOString(),
   };
@@ -123,6 +118,6 @@ export function accountView(a: ChannelAccount) {
 /** Whether an attach names the account already attached (then it changes nothing). */
 export function sameAccount(a: ChannelAccount, claim: AccountClaim): boolean {
   if (a.kind !== claim.kind) return false;
-  if (claim.kind === 'app_auth_token') return a.appAuthToken === claim.appAuthToken;
-  return a.accountNo === claimedNumber(claim);
+  if (holdsToken(a.channelCode, claim.kind)) return a.token === claim.value;
+  return a.accountNo === claim.value;
 }

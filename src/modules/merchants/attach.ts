@@ -1,7 +1,7 @@
 import { AppError } from '../../platform/errors';
 import { ChannelError } from '../../channels/errors';
 import type { AccountClaim, ConfirmedAccount } from '../../channels/ports';
-import type { ChannelRegistry } from '../../channels/registry';
+import { holdsToken, type ChannelRegistry } from '../../channels/registry';
 import { claimedNumber, sameAccount, type AccountSource, type ChannelAccount } from './accounts';
 import { AccountOfAnotherAppError, type ChannelAccountRepository } from './account-repository';
 import type { Logger } from '../../platform/logger';
@@ -24,7 +24,7 @@ export async function confirmAccount(
 ): Promise<ConfirmedAccount> {
   const channel = channels.get(channelCode);
   if (!channel) throw new AppError('invalid_param', `channel ${channelCode} is not configured`);
-  if (!channel.accounts) return { accountNo: claimedNumber(claim) };
+  if (!channel.accounts) return { accountNo: claimedNumber(channelCode, claim) };
   try {
     return await channel.accounts.confirm({}, claim);
   } catch (err) {
@@ -84,7 +84,7 @@ export async function attachMerchantAccount(
     channel_code: input.channelCode,
     kind: input.claim.kind,
   });
-  if (attached.changed && attached.account.kind === 'app_auth_token') {
+  if (attached.changed && holdsToken(input.channelCode, attached.account.kind)) {
     await followToken(deps, attached.account, null).catch((err: unknown) =>
       log.error('could not start the channel token workflow', {
         merchant_id: input.merchantId,

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { ChannelError } from '../../channels/errors';
-import type { ChannelRegistry } from '../../channels/registry';
+import { tokenKindOf, type ChannelRegistry } from '../../channels/registry';
 import { AppError } from '../../platform/errors';
 import { searchAttributes } from '../../platform/workflow/definitions';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -118,13 +118,15 @@ export async function completeAuthorization(
       400,
     );
   }
+  const kind = tokenKindOf(input.channelCode);
+  if (!kind) throw new Error(`channel ${input.channelCode} declares no token account for an authorisation`);
   let account;
   try {
     ({ account } = await deps.accounts.attach({
       appId: pending.appId,
       merchantId: pending.merchantId,
       channelCode: input.channelCode,
-      claim: { kind: 'app_auth_token', appAuthToken: token.appAuthToken },
+      claim: { kind, value: token.appAuthToken },
       confirmed: { accountNo: token.userId, tokenExpiresAt: token.expiresAt },
       source: 'authorized',
       refresh: { refreshToken: token.refreshToken, refreshExpiresAt: token.refreshExpiresAt },

@@ -1,6 +1,7 @@
 // The merchant operations of the OpenAPI document, beside the routes that serve them.
 import { type ApiOperation, type OperationPathParameter } from '../../platform/http/openapi';
 import { createMerchantSchema, listMerchantsQuery } from './schemas';
+import { CHANNEL_ACCOUNTS } from '../../channels/registry';
 import { attachAnySchema } from './accounts';
 import { authorizationSchema } from './account-routes';
 
@@ -13,7 +14,7 @@ export const merchantIdParameter: OperationPathParameter = {
 
 const channelCodeParameter: OperationPathParameter = {
   name: 'channel_code',
-  description: 'The channel of the account: `wechatpay`, `alipay` or `sandbox`.',
+  description: `The channel of the account: ${CHANNEL_ACCOUNTS.map((c) => `\`${c.code}\``).join(', ')}.`,
   example: 'wechatpay',
 };
 
@@ -100,8 +101,13 @@ export const merchantOperations: ApiOperation[] = [
     operationId: 'attachChannelAccount',
     tag: 'Merchants',
     summary: 'Attach an account at a channel',
-    description:
-      "Attaches the merchant's existing account at a channel: `wechatpay` `{sub_mchid}`, `alipay` `{smid}` or `{app_auth_token}`, `sandbox` `{sub_merchant_no}`. The channel confirms it first where it can (WeChat Pay: the sub-merchant belongs to this service provider; Alipay: the token is valid for this app); a refused account is `400 invalid_param` with the channel's reason, a channel that does not answer `502 channel_timeout`, and nothing is saved. It replaces the account attached at that channel; the same body again changes nothing. The merchant becomes `active`.",
+    description: `Attaches the merchant's existing account at a channel, named by one of the fields its channel declares: ${CHANNEL_ACCOUNTS.map(
+      ({ code, accounts }) => `\`${code}\` ${accounts.kinds.map((k) => `\`{${k.kind}}\``).join(' or ')}`,
+    ).join(', ')}. The channel confirms it first where it can (${CHANNEL_ACCOUNTS.flatMap(({ accounts }) =>
+      accounts.kinds.map((k) => `\`${k.kind}\`: ${k.confirmation}`),
+    ).join(
+      ' ',
+    )}); a refused account is \`400 invalid_param\` with the channel's reason, a channel that does not answer \`502 channel_timeout\`, and nothing is saved. It replaces the account attached at that channel; the same body again changes nothing. The merchant becomes \`active\`.`,
     scope: 'merchants',
     pathParameters: [merchantIdParameter, channelCodeParameter],
     body: { name: 'AttachChannelAccountRequest', schema: attachAnySchema, required: true },

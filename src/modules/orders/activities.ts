@@ -12,7 +12,7 @@ import {
   type RefundState,
   type ShareReturnState,
 } from '../../channels/ports';
-import type { ChannelRegistry } from '../../channels/registry';
+import { holdsToken, type ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
 import type { Keyring } from '../../platform/crypto/keyring';
@@ -44,11 +44,11 @@ export async function accountContextOf(
   if (order.channelAccountId !== null && order.channelAccountId !== undefined) {
     const account = await accounts.byId(Number(order.channelAccountId));
     if (!account) throw new Error(`the order's channel account ${order.channelAccountId} is missing`);
-    if (account.kind === 'app_auth_token') {
+    if (holdsToken(account.channelCode, account.kind)) {
       // Never acts for the merchant without its token: the user id alone would read as an smid.
-      if (!account.appAuthToken) throw new Error(`channel account ${account.id} holds no token`);
+      if (!account.token) throw new Error(`channel account ${account.id} holds no token`);
       return {
-        appAuthToken: account.appAuthToken,
+        appAuthToken: account.token,
         ...(account.accountNo ? { subMerchantNo: account.accountNo } : {}),
       };
     }

@@ -14,9 +14,6 @@ export const TRANSFER_STATUSES = [
 ] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
-export const PAYEE_TYPES = ['openid', 'alipay_user_id', 'alipay_logon_id'] as const;
-export type PayeeType = (typeof PAYEE_TYPES)[number];
-
 /**
  * A transfer's state at its channel as the workflow carries it (serialisable: times as RFC 3339).
  * `cancelling`: the channel took a cancel and has not finished it (shown as `processing`).

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { PAYEE_KINDS } from '../../channels/registry';
 import { MAX_AMOUNT } from '../orders';
 
 // The request schemas of SPEC §11: the routes validate with them and the OpenAPI document is
@@ -70,10 +71,12 @@ export const transferSchema = Joi.object({
     .example(100),
   payee: Joi.object({
     type: Joi.string()
-      .valid('openid', 'alipay_user_id', 'alipay_logon_id')
+      .valid(...PAYEE_KINDS.map((p) => p.type))
       .required()
       .description(
-        '`openid` (WeChat Pay), `alipay_user_id` (2088…) or `alipay_logon_id` (phone or email; needs `name`).',
+        `Whom the channel pays, as each channel declares it (a channel pays only its own): ${PAYEE_KINDS.map(
+          (p) => `\`${p.type}\`: ${p.description}`,
+        ).join(' ')}`,
       ),
     account: Joi.string().min(1).max(128).required().description('The openid, user id or logon id.'),
     name: Joi.string()

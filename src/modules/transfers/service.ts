@@ -44,7 +44,7 @@ export interface TransferBody {
   channel_code: string;
   merchant_id?: string;
   amount: number;
-  payee: { type: 'openid' | 'alipay_user_id' | 'alipay_logon_id'; account: string; name?: string };
+  payee: { type: string; account: string; name?: string };
   remark: string;
   scene?: {
     transfer_scene_id: string;
