@@ -8,12 +8,13 @@ const swc = [
 ];
 
 module.exports = {
-  // Two test files at once, on the two cores the suite is sized for (CI's too): most files wait
-  // on timers, Temporal and Postgres far more than they compute. The files that bring up whole
-  // stacks of their own or race production's deadlines (10 s per request) on purpose say
-  // `@runs-alone` in their first comment, and the runner gives each the machine to itself
-  // (test/support/tiered-runner.ts). `--runInBand` runs every file one at a time.
-  maxWorkers: 2,
+  // Three test files at once on the two cores the suite is sized for (CI's too): most files wait
+  // on timers, Temporal and Postgres far more than they compute, and with two at once the two
+  // cores were idle a quarter of the time (docs/testing.md, "Time"). The files that race
+  // production's deadlines (10 s per request) on purpose say `@runs-alone` in their first
+  // comment, and the runner gives each the machine to itself (test/support/tiered-runner.ts).
+  // `--runInBand` runs every file one at a time.
+  maxWorkers: 3,
   // The longest files first (test/durations.json where jest has no cache of past runs).
   testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [

@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { AlipayChannel } from '../../src/channels/alipay';
 import { loadConfig } from '../../src/config';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { until } from '../support/wait';
+import { durapayBin } from '../support/state';
 
 jest.setTimeout(60_000);
 
@@ -33,7 +33,7 @@ test('when durapay sandbox alipay runs, then the settings it prints configure du
   let stderr = '';
   child = spawn(
     process.execPath,
-    [DURAPAY_BIN, 'sandbox', 'alipay', '--port', String(port), '--keys', keyDir],
+    [durapayBin(), 'sandbox', 'alipay', '--port', String(port), '--keys', keyDir],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
     },

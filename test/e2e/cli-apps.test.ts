@@ -4,9 +4,9 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
+import { durapayBin } from '../support/state';
 
 jest.setTimeout(120_000);
 const run = promisify(execFile);
@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 async function durapay(...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, [DURAPAY_BIN, ...args], {
+  return run(process.execPath, [durapayBin(), ...args], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -120,7 +120,7 @@ test('when the CLI gets a bad argument, then it exits non-zero with a message an
 
 test('when sign is given a body on stdin, then it prints a Content-Digest of exactly those bytes', async () => {
   const child = run(process.execPath, [
-    DURAPAY_BIN,
+    durapayBin(),
     'sign',
     '--app-id',
     'app_aaaaaaaaaaaaaaaa',

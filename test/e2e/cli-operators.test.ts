@@ -6,9 +6,9 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { QueryTypes } from 'sequelize';
 import { totpCode } from '../../src/modules/operators';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { signInAs } from '../support/console';
+import { durapayBin } from '../support/state';
 
 jest.setTimeout(120_000);
 const run = promisify(execFile);
@@ -33,7 +33,7 @@ function env() {
 }
 
 function durapay(...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, [DURAPAY_BIN, ...args], { env: env() });
+  return run(process.execPath, [durapayBin(), ...args], { env: env() });
 }
 
 /** Runs the CLI with `input` on its standard input. */
@@ -42,7 +42,7 @@ function durapayWithInput(
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DURAPAY_BIN, ...args], { env: env() });
+    const child = spawn(process.execPath, [durapayBin(), ...args], { env: env() });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

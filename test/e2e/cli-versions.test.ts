@@ -18,12 +18,11 @@ import { Client as PgClient } from 'pg';
 import { cachedServerBinaries, startClusterServer } from '../../src/cli/dev/temporal-server';
 import { loadConfig } from '../../src/config';
 import { patches } from '../../src/modules/orders/messages';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { paymentsClient } from '../support/payments';
 import { freePort } from '../support/ports';
 import { Receiver } from '../support/receiver';
-import { globalState } from '../support/state';
+import { globalState, durapayBin } from '../support/state';
 import { until } from '../support/wait';
 
 jest.setTimeout(180_000);
@@ -43,7 +42,7 @@ interface Row {
 }
 
 function durapay(address: string, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, [DURAPAY_BIN, ...args], {
+  return run(process.execPath, [durapayBin(), ...args], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

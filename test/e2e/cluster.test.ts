@@ -21,10 +21,9 @@ import {
 } from '../../src/cli/dev/temporal-server';
 import { loadConfig } from '../../src/config';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { DurapayClient, DurapayError } from '../../src/sdk';
 import { WebhookReceiver } from '../../bench/lib/receiver';
-import { globalState } from '../support/state';
+import { globalState, durapayBin } from '../support/state';
 import { responseConformance } from '../support/openapi-conformance';
 import { until } from '../support/wait';
 
@@ -48,13 +47,14 @@ beforeAll(async () => {
     cacheDir: loadConfig().cacheDir,
     apis: 2,
     workers: 2,
+    durapayBin: durapayBin(),
     // Whatever started is stopped in afterAll, even if start-up fails or times out half-way.
     onStarting: (stop) => (stopCluster = stop),
     progress: (line) => process.stderr.write(`[cluster] ${line}\n`),
   });
   const { stdout } = await run(
     process.execPath,
-    [DURAPAY_BIN, 'apps', 'create', '--name', 'cluster-shop', '--scopes', 'payments', '--json'],
+    [durapayBin(), 'apps', 'create', '--name', 'cluster-shop', '--scopes', 'payments', '--json'],
     { env: cluster.env, timeout: 60_000 },
   );
   const app = JSON.parse(stdout) as { app_id: string; secret: string; webhook_secret: string };

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { Decorator } from 'wechatpay-axios-plugin';
 import { WechatpayChannel } from '../../src/channels/wechatpay';
 import { loadConfig } from '../../src/config';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { freePort } from '../support/ports';
 import { until } from '../support/wait';
+import { durapayBin } from '../support/state';
 
 jest.setTimeout(60_000);
 
@@ -41,7 +41,7 @@ async function start(
   let stderr = '';
   child = spawn(
     process.execPath,
-    [DURAPAY_BIN, 'sandbox', 'wechatpay', '--port', String(port), '--keys', keyDir, ...extra],
+    [durapayBin(), 'sandbox', 'wechatpay', '--port', String(port), '--keys', keyDir, ...extra],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
     },

@@ -15,12 +15,12 @@ import { MerchantRepository } from '../../src/modules/merchants';
 import { createActivities } from '../../src/activities';
 import { FieldSealer } from '../../src/platform/crypto/field-sealer';
 import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { serveApi, startTestStack, type TestStack } from '../support/harness';
 import { envelope } from '../support/http';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
 import { APPLICANT, applymentData, applymentMedia } from '../support/wechatpay-applyment';
+import { durapayBin } from '../support/state';
 
 jest.setTimeout(180_000);
 const run = promisify(execFile);
@@ -112,7 +112,7 @@ async function auditUntil(merchantId: string, status: string) {
 }
 
 async function durapay(env: Record<string, string>, ...args: string[]): Promise<string> {
-  const { stderr } = await run(process.execPath, [DURAPAY_BIN, ...args], {
+  const { stderr } = await run(process.execPath, [durapayBin(), ...args], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

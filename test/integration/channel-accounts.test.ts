@@ -9,12 +9,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { until } from '../support/wait';
+import { durapayBin } from '../support/state';
 
 jest.setTimeout(120_000);
 
@@ -256,7 +256,7 @@ describe('durapay merchants attach', () => {
   /** The CLI against this stack's database and sandbox channel; its exit code, stdout and stderr. */
   async function durapay(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     try {
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, [DURAPAY_BIN, ...args], {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [durapayBin(), ...args], {
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,

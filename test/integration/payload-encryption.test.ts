@@ -18,7 +18,6 @@ import type { AppCredentials } from '../../src/modules/apps/repository';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { applicationWorkflowId } from '../../src/modules/applications/messages';
 import { keyCheckValue, retirePayloadKey } from '../../src/platform/crypto/key-registry';
-import { DURAPAY_BIN } from '../../src/platform/paths';
 import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
 import { sealedDataConverter } from '../../src/platform/data-converter';
 import { EncryptionCodec, isEncryptedPayload } from '../../src/platform/payload-codec';
@@ -28,7 +27,7 @@ import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { startProductionApi } from '../support/production-api';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
-import { globalState } from '../support/state';
+import { globalState, durapayBin } from '../support/state';
 import { until } from '../support/wait';
 import { spawnWorker } from '../support/worker-process';
 
@@ -601,7 +600,7 @@ describe('payload keys', () => {
     // it from being retired until they are sealed again.
     const both = `${fresh},${stack.payloadKeys.env}`;
     const cli = (...args: string[]) =>
-      run(process.execPath, [DURAPAY_BIN, 'keys', ...args], {
+      run(process.execPath, [durapayBin(), 'keys', ...args], {
         env: { ...process.env, ...env(both), LOG_LEVEL: 'error' },
       });
     const early = await cli('retire', 'test-1').then(

@@ -20,6 +20,7 @@ import { ensureTemporalServer } from '../../src/cli/dev/temporal-server';
 import { bundleWorkflows } from '../../src/worker';
 import { ensureConsoleBuilt } from '../../src/platform/console-build';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/platform/workflow/definitions';
+import { compileCheckout } from './compiled';
 import { freePort } from './ports';
 import { newPayloadKeyEntry } from '../../src/platform/crypto/keyring';
 import type { GlobalState } from './state';
@@ -85,6 +86,11 @@ export default async function globalSetup(): Promise<void> {
     },
   });
 
+  // The processes tests start (workers, the CLI, the tools' stacks) run the checkout compiled once.
+  const compiledAt = Date.now();
+  const compiled = compileCheckout(path.join(workDir, 'compiled'));
+  say(`compiled ${compiled.files} files for the processes the tests start in ${Date.now() - compiledAt} ms`);
+
   const bundlePath = path.join(workDir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, await bundleWorkflows(createLogger({ level: 'warn' }), { diagnostics: true }));
 
@@ -97,6 +103,7 @@ export default async function globalSetup(): Promise<void> {
     payloadKeys: newPayloadKeyEntry('test-1'),
     bundlePath,
     cliPath,
+    compiled: { root: compiled.root, bin: compiled.bin },
     pg,
   };
   // Test files run in worker processes that inherit this environment.

@@ -11,8 +11,21 @@ export interface GlobalState {
   /** The payload keys every test stack and worker process seals with (DURAPAY_PAYLOAD_KEYS form). */
   payloadKeys: string;
   cliPath: string;
+  /**
+   * The checkout compiled once for the processes tests start (./compiled.ts): its root, laid out
+   * as an installation, and its `durapay` executable.
+   */
+  compiled: { root: string; bin: string };
   /** Set when the tests started their own embedded Postgres. */
   pg?: { pid: number };
+}
+
+/**
+ * The `durapay` executable the tests start processes of: the checkout compiled once for the run
+ * (./compiled.ts), so that a process loads JavaScript instead of compiling the sources again.
+ */
+export function durapayBin(): string {
+  return globalState().compiled.bin;
 }
 
 export function globalState(): GlobalState {

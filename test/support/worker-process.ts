@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { DURAPAY_BIN } from '../../src/platform/paths';
-import { globalState } from './state';
+import { durapayBin, globalState } from './state';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -16,7 +15,7 @@ export interface WorkerProcess {
  */
 export function spawnWorker(taskQueue: string, env: Record<string, string>): WorkerProcess {
   const state = globalState();
-  const child = spawn(process.execPath, [DURAPAY_BIN, 'worker'], {
+  const child = spawn(process.execPath, [durapayBin(), 'worker'], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

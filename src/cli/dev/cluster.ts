@@ -33,6 +33,8 @@ export interface ClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** Node flags for durapay's processes (--cpu-prof, for instance). */
   nodeFlags?: string[];
+  /** The `durapay` executable the processes run: this checkout's or installation's unless given. */
+  durapayBin?: string;
   /**
    * Called at once with a function that stops whatever has been started so far: a caller
    * interrupted during start-up (Ctrl-C, a test's timeout) leaves nothing running.
@@ -84,9 +86,10 @@ function spawnDurapay(
   env: NodeJS.ProcessEnv,
   logFile: string,
   nodeFlags: string[],
+  bin: string,
 ): { child: ChildProcess; ready: Promise<void> } {
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...nodeFlags, DURAPAY_BIN, role], {
+  const child = spawn(process.execPath, [...nodeFlags, bin, role], {
     env,
     stdio: ['ignore', 'pipe', log],
     detached: true,
@@ -227,14 +230,15 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     };
 
     opts.progress('durapay: migrating the cluster database');
-    await run(process.execPath, [DURAPAY_BIN, 'migrate'], { env, timeout: 120_000 });
+    await run(process.execPath, [opts.durapayBin ?? DURAPAY_BIN, 'migrate'], { env, timeout: 120_000 });
 
     const launch = (role: 'api' | 'worker', index: number, port: number): ClusterProcess => {
       const name = `${role}-${index}`;
       const logFile = path.join(logDir, `${name}.log`);
       const procEnv =
         role === 'api' ? { ...env, PORT: String(port) } : { ...env, WORKER_METRICS_PORT: String(port) };
-      let current = spawnDurapay(role, name, procEnv, logFile, opts.nodeFlags ?? []);
+      const bin = opts.durapayBin ?? DURAPAY_BIN;
+      let current = spawnDurapay(role, name, procEnv, logFile, opts.nodeFlags ?? [], bin);
       const proc: ClusterProcess = {
         name,
         role,
@@ -263,7 +267,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         },
         async restart() {
           if (proc.alive()) await proc.stop();
-          current = spawnDurapay(role, name, procEnv, logFile, opts.nodeFlags ?? []);
+          current = spawnDurapay(role, name, procEnv, logFile, opts.nodeFlags ?? [], bin);
           await current.ready;
           if (role === 'api') alive.add(port);
         },
