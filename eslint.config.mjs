@@ -40,6 +40,7 @@ export default tseslint.config(
       'test-artifacts/',
       'console/dist/',
       'console/.dist-*',
+      'console/src/api/generated/',
     ],
   },
   js.configs.recommended,

@@ -1,6 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { api, setCsrfToken, setUnauthorizedHandler } from './api/client';
 import type { Role, Session } from './api/types';
+import { ROLES } from './options';
 
 type State =
   | { status: 'loading' }
@@ -17,11 +18,12 @@ interface SessionApi {
 
 const SessionContext = createContext<SessionApi | null>(null);
 
-const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
-
-/** Whether `role` may do what `needed` may (the server decides; this only hides buttons). */
+/**
+ * Whether `role` may do what `needed` may: the server's roles come in order, each allowed what
+ * the ones before it are (the server decides; this only hides buttons).
+ */
 export function roleAllows(role: Role | undefined, needed: Role): boolean {
-  return role !== undefined && RANK[role] >= RANK[needed];
+  return role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(needed);
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {

@@ -73,14 +73,19 @@ function swapIn(staging: string, dist: string, retired: string): void {
 
 /**
  * Builds the console into `console/dist` when it is missing or older than its sources, so that
- * `npm start` and `npm test` serve a current console from a fresh clone. The build goes to a
- * folder of its own and then takes the place of the old one, so an API serving `console/dist`
- * meanwhile (or a second build started at once) never sees it half written.
+ * `npm start` and `npm test` serve a current console from a fresh clone. `prepare` first writes
+ * what the build reads that is made from the gateway's code (its client generated from the
+ * console's API document, src/cli/dev/console-api.ts): only where the console's sources are (a
+ * checkout, not an installation), and changing a file only when its text changed. The build goes
+ * to a folder of its own and then takes the place of the old one, so an API serving
+ * `console/dist` meanwhile (or a second build started at once) never sees it half written.
  */
 export async function ensureConsoleBuilt(
   log: (line: string) => void,
   dir: string = CONSOLE_DIR,
+  prepare?: () => Promise<unknown>,
 ): Promise<void> {
+  if (prepare && fs.existsSync(path.join(dir, 'src'))) await prepare();
   const reason = consoleBuildReason(dir);
   if (!reason) return;
   const started = Date.now();

@@ -19,6 +19,7 @@ import { devServerTuningArgs, ensureTemporalCli } from '../../src/cli/dev/tempor
 import { ensureTemporalServer } from '../../src/cli/dev/temporal-server';
 import { bundleWorkflows } from '../../src/worker';
 import { ensureConsoleBuilt } from '../../src/platform/console-build';
+import { writeConsoleApi } from '../../src/cli/dev/console-api';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/platform/workflow/definitions';
 import { compileCheckout } from './compiled';
 import { freePort } from './ports';
@@ -39,7 +40,7 @@ export default async function globalSetup(): Promise<void> {
   const [cliPath] = await Promise.all([
     ensureTemporalCli({ cliPath: config.temporal.cliPath, cacheDir: config.cacheDir }, say),
     ensureTemporalServer(config.cacheDir, say),
-    ensureConsoleBuilt(say),
+    ensureConsoleBuilt(say, undefined, writeConsoleApi),
   ]);
 
   let adminUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;

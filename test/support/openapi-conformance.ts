@@ -1,6 +1,7 @@
 /**
  * Holds every answer the integration suites receive from a durapay API to the OpenAPI document
- * the API serves: the operation must exist, the status must be one it documents, the content type
+ * the API serves (the app API's `/openapi.json`, and for `/console/api/*` the operator console's
+ * `/console/openapi.json`): the operation must exist, the status must be one it documents, the content type
  * and the body must match the documented schema (error codes included, per operation and
  * status), and the `X-Request-Id` header must be there. Installed for every integration and
  * end-to-end test file by ./conformance-setup.ts, which wraps `fetch`; a test fails when an
@@ -8,6 +9,7 @@
  */
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { buildConsoleDocument } from '../../src/api/openapi/console-document';
 import { buildOpenApiDocument } from '../../src/api/openapi/document';
 
 type Json = Record<string, unknown>;
@@ -25,7 +27,17 @@ interface Route {
   parameters: number;
 }
 
-const DOCUMENT_ID = 'https://durapay.invalid/openapi.json';
+/** One of the API's documents, and the paths it describes. */
+interface Described {
+  id: string;
+  document: Json;
+  routes: Route[];
+  /** Whether the document describes this path (the console's: its JSON API only). */
+  describes: (pathname: string) => boolean;
+}
+
+const CONSOLE_API = '/console/api';
+const isConsoleApi = (pathname: string) => pathname === CONSOLE_API || pathname.startsWith(`${CONSOLE_API}/`);
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** `/a/{x}/b` as a pattern; a trailing parameter may be empty or left out (SPEC: 400 missing_param). */
@@ -49,22 +61,43 @@ function routeOf(template: string): Route {
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 export class ResponseConformance {
+  /** The app API's document. */
   readonly document: Json;
   private readonly ajv: Ajv2020;
-  private readonly routes: Route[];
+  private readonly described: Described[];
   private readonly origins = new Map<string, ApiOrigin>();
 
   constructor() {
-    this.document = { ...buildOpenApiDocument({ version: '0.0.0-test' }), $id: DOCUMENT_ID };
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
     addFormats(this.ajv);
-    this.ajv.addSchema(this.document);
-    this.routes = Object.keys(this.document.paths as Json)
-      .map(routeOf)
-      .sort((a, b) => a.parameters - b.parameters);
+    const describe = (id: string, built: Json, describes: (pathname: string) => boolean): Described => {
+      const document: Json = { ...built, $id: id };
+      this.ajv.addSchema(document);
+      const routes = Object.keys(document.paths as Json)
+        .map(routeOf)
+        .sort((a, b) => a.parameters - b.parameters);
+      return { id, document, routes, describes };
+    };
+    // The console's JSON API first: its paths are the console document's, every other the API's.
+    this.described = [
+      describe(
+        'https://durapay.invalid/console/openapi.json',
+        buildConsoleDocument({ version: '0.0.0-test' }),
+        isConsoleApi,
+      ),
+      describe(
+        'https://durapay.invalid/openapi.json',
+        buildOpenApiDocument({ version: '0.0.0-test' }),
+        () => true,
+      ),
+    ];
+    this.document = this.described[1]!.document;
   }
 
-  /** Answers from this base URL are checked, except under the given mounts. */
+  /**
+   * Answers from this base URL are checked, except under the given mounts (the simulated
+   * upstreams, and the console's pages: its JSON API is checked against its own document).
+   */
   register(baseUrl: string, ignoredPrefixes = ['/sandbox', '/wechatpay', '/alipay', '/console']): void {
     const origin = new URL(baseUrl).origin;
     this.origins.set(origin, { origin, ignoredPrefixes });
@@ -72,7 +105,9 @@ export class ResponseConformance {
 
   covers(url: URL): boolean {
     const api = this.origins.get(url.origin);
-    return !!api && !api.ignoredPrefixes.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`));
+    if (!api) return false;
+    if (isConsoleApi(url.pathname) || url.pathname === '/console/openapi.json') return true;
+    return !api.ignoredPrefixes.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`));
   }
 
   /** The problems with one answer; none when it conforms. */
@@ -80,8 +115,10 @@ export class ResponseConformance {
     const where = `${method} ${url.pathname} → ${status}`;
     const problems: string[] = [];
     const requestId = headers.get('x-request-id');
-    const paths = this.document.paths as Record<string, Json>;
-    const route = this.routes.find(
+    const described = this.described.find((d) => d.describes(url.pathname))!;
+    const documentId = described.id;
+    const paths = described.document.paths as Record<string, Json>;
+    const route = described.routes.find(
       (r) => r.pattern.test(url.pathname) && paths[r.template]![method.toLowerCase()],
     );
     const operation = route && paths[route.template]![method.toLowerCase()];
@@ -92,7 +129,7 @@ export class ResponseConformance {
       // authentication of a signed prefix, which is checked before routing).
       if (!requestId || !REQUEST_ID.test(requestId)) problems.push(`${where}: no valid X-Request-Id`);
       if (!isJson) return [...problems, `${where}: an unknown route answered ${headers.get('content-type')}`];
-      return [...problems, ...this.validate(`${DOCUMENT_ID}#/components/schemas/Error`, body, where)];
+      return [...problems, ...this.validate(`${documentId}#/components/schemas/Error`, body, where)];
     }
     const responses = (operation as Json).responses as Json;
     const documented = responses[String(status)] as Json | undefined;
@@ -126,7 +163,7 @@ export class ResponseConformance {
     ]
       .map(escapePointer)
       .join('/');
-    return [...problems, ...this.validate(`${DOCUMENT_ID}#/${pointer}`, body, where)];
+    return [...problems, ...this.validate(`${documentId}#/${pointer}`, body, where)];
   }
 
   private validate(schemaRef: string, body: string, where: string): string[] {

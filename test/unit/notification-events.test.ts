@@ -3,13 +3,15 @@
  * The OpenAPI document derives its enums and webhooks from it; the two copies that may not import
  * the gateway's modules are checked against it here: the SDK's type (the SDK imports only the
  * platform; test/unit/sdk-openapi.test.ts also checks it against the document) and the console's
- * menu (the console reaches the gateway only over its JSON API).
+ * menu (the console reaches the gateway only over its JSON API, and its menus are generated from
+ * the console's API document: console/src/api/generated/lists.ts, as src/cli/dev/console-api.ts
+ * writes it).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import vm from 'node:vm';
 import ts from 'typescript';
+import { buildConsoleDocument } from '../../src/api/openapi/console-document';
 import { buildOpenApiDocument } from '../../src/api/openapi/document';
+import { consoleLists } from '../../src/cli/dev/console-api';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from '../../src/modules/notifications';
 import type { NotificationEventType } from '../../src/sdk';
 
@@ -23,12 +25,12 @@ test("when the SDK's event type is compared with the list, then it is the same u
 });
 
 /**
- * The console's options module (console/src/options.ts, an ES module of the console's package,
- * importing nothing), compiled and run on its own.
+ * The console's lists module (console/src/api/generated/lists.ts, an ES module of the console's
+ * package, importing nothing), as the console's build writes it, compiled and run on its own.
  */
 function consoleOptions(): { NOTIFICATION_EVENTS: readonly string[] } {
-  const file = path.join(__dirname, '..', '..', 'console', 'src', 'options.ts');
-  const { outputText } = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+  const source = consoleLists(buildConsoleDocument({ version: '0.0.0' }));
+  const { outputText } = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
   });
   const module = { exports: {} as Record<string, unknown> };

@@ -6,8 +6,6 @@ import { toFen, toYuan, yuan } from '../format';
 
 /** What can still be refunded: the amount less what succeeded and what is in flight. */
 export function refundableRest(order: Order, refunds: readonly Refund[]): number {
-  const given = order.refundable_amount;
-  if (typeof given === 'number') return Math.max(0, given);
   const inFlight = refunds
     .filter((r) => r.status === 'processing')
     .reduce((sum, r) => sum + r.refund_amount, 0);

@@ -6,7 +6,7 @@ import { cellText, localTime } from '../format';
 import { useListPage } from '../hooks';
 import { useCan } from '../session';
 
-const isDisabled = (a: ClientApp) => a.disabled === true || a.status === 'disabled';
+const isDisabled = (a: ClientApp) => a.status === 'disabled';
 
 export function AppsPage() {
   const list = useListPage<ClientApp>('/apps');
@@ -21,13 +21,11 @@ export function AppsPage() {
         rowKey={(a) => a.app_id}
         columns={[
           { title: 'App id', dataIndex: 'app_id' },
-          { title: 'Name', key: 'name', render: (_: unknown, a) => cellText(a.name ?? a.app_name) },
+          { title: 'Name', key: 'name', render: (_: unknown, a) => cellText(a.name) },
           {
             title: 'Status',
             key: 'status',
-            render: (_: unknown, a) => (
-              <StatusBadge status={a.status ?? (isDisabled(a) ? 'disabled' : 'active')} />
-            ),
+            render: (_: unknown, a) => <StatusBadge status={a.status} />,
           },
           {
             title: 'Scopes',

@@ -13,8 +13,7 @@ const FIELDS: FilterField[] = [
   { kind: 'range', label: 'When' },
 ];
 
-const keyOf = (e: AuditEntry) =>
-  String(e.id ?? e.audit_id ?? `${e.created_at ?? e.at}-${e.action}-${e.target_id ?? ''}`);
+const keyOf = (e: AuditEntry) => e.id;
 
 export function AuditPage() {
   const list = useListPage<AuditEntry>('/audit');
@@ -43,11 +42,11 @@ export function AuditPage() {
           ),
         }}
         columns={[
-          { title: 'When', key: 'at', render: (_: unknown, e) => localTime(e.at ?? e.created_at) },
+          { title: 'When', key: 'at', render: (_: unknown, e) => localTime(e.at) },
           {
             title: 'Operator',
             key: 'operator',
-            render: (_: unknown, e) => cellText(e.operator ?? e.username ?? e.operator_id),
+            render: (_: unknown, e) => cellText(e.operator ?? e.operator_id),
           },
           { title: 'Action', dataIndex: 'action' },
           {
@@ -60,7 +59,7 @@ export function AuditPage() {
             key: 'outcome',
             render: (_: unknown, e) => (
               <>
-                <StatusBadge status={e.outcome ?? 'succeeded'} />
+                <StatusBadge status={e.outcome} />
                 {e.error_code ? ` (${e.error_code})` : ''}
               </>
             ),
@@ -68,7 +67,7 @@ export function AuditPage() {
           {
             title: 'Client address',
             key: 'ip',
-            render: (_: unknown, e) => cellText(e.client_ip ?? e.ip ?? e.client_address),
+            render: (_: unknown, e) => cellText(e.client_ip),
           },
         ]}
       />

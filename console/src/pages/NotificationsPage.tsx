@@ -55,7 +55,7 @@ function AttemptsDrawer({ id, onClose }: { id: string | null; onClose: () => voi
           <Typography.Title level={2} style={{ fontSize: 16, marginTop: 16 }}>
             Attempts
           </Typography.Title>
-          <AttemptsTable attempts={detail.data?.attempts ?? n.attempts ?? []} name="drawer" />
+          <AttemptsTable attempts={detail.data?.attempts ?? []} name="drawer" />
           {n.payload !== undefined && (
             <>
               <Typography.Title level={2} style={{ fontSize: 16, marginTop: 16 }}>

@@ -1,7 +1,8 @@
 import { App, Button, Form, Input, Modal, Popconfirm, Select, Space, Tag, Typography } from 'antd';
 import { useState } from 'react';
 import { api, errorMessage, seg } from '../api/client';
-import { ROLES, type OperatorRow, type Role } from '../api/types';
+import type { OperatorRow, Role } from '../api/types';
+import { ROLES } from '../options';
 import { ActionButton } from '../components/actions';
 import { ListTable, PageHeader, StatusBadge } from '../components/common';
 import { localTime } from '../format';
@@ -9,8 +10,7 @@ import { useFormSubmit, useListPage } from '../hooks';
 import { useSession } from '../session';
 
 const ROLE_OPTIONS = ROLES.map((r) => ({ value: r, label: r }));
-const isDisabled = (o: OperatorRow) =>
-  o.disabled === true || o.status === 'disabled' || Boolean(o.disabled_at);
+const isDisabled = (o: OperatorRow) => o.disabled;
 
 /** What the server answers for a new operator or a reset: the password, when it made one. */
 interface WithPassword {
@@ -196,9 +196,7 @@ export function OperatorsPage() {
           {
             title: 'Status',
             key: 'status',
-            render: (_: unknown, o) => (
-              <StatusBadge status={o.status ?? (isDisabled(o) ? 'disabled' : 'active')} />
-            ),
+            render: (_: unknown, o) => <StatusBadge status={isDisabled(o) ? 'disabled' : 'active'} />,
           },
           { title: 'TOTP', dataIndex: 'totp_enabled', render: (v?: boolean) => (v ? 'on' : 'off') },
           { title: 'Created', dataIndex: 'created_at', render: localTime },

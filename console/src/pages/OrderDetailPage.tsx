@@ -3,7 +3,7 @@ import { ExportOutlined } from '@ant-design/icons';
 import { useState, type HTMLAttributes } from 'react';
 import { Link, useParams } from 'react-router';
 import { seg } from '../api/client';
-import type { Notification, OrderDetail, Refund, Row } from '../api/types';
+import type { NotificationWithAttempts, OrderDetail, Refund, Row } from '../api/types';
 import { ActionButton, AttemptsTable } from '../components/actions';
 import { AutoTable, fieldTitle, renderField } from '../components/AutoTable';
 import { DetailsHeader, ErrorAlert, JsonBlock, PageHeader, StatusBadge } from '../components/common';
@@ -231,7 +231,7 @@ export function OrderDetailPage() {
       </Card>
 
       <Card title={<h2 style={{ fontSize: 16, margin: 0 }}>Notifications</h2>}>
-        <Table<Notification>
+        <Table<NotificationWithAttempts>
           size="small"
           pagination={false}
           rowKey="notification_id"
@@ -244,7 +244,7 @@ export function OrderDetailPage() {
             columnTitle: <DetailsHeader />,
             expandedRowRender: (n) => (
               <>
-                <AttemptsTable attempts={n.attempts ?? []} name={`notification-${n.notification_id}`} />
+                <AttemptsTable attempts={n.attempts} name={`notification-${n.notification_id}`} />
                 {n.payload !== undefined && (
                   <div style={{ marginTop: 8 }}>
                     <JsonBlock value={n.payload} label={`Payload of notification ${n.notification_id}`} />
@@ -265,7 +265,7 @@ export function OrderDetailPage() {
                   {
                     title: 'Actions',
                     key: 'actions',
-                    render: (_: unknown, n: Notification) => (
+                    render: (_: unknown, n: NotificationWithAttempts) => (
                       <ActionButton
                         path={`/notifications/${seg(n.notification_id)}/resend`}
                         label="Resend"

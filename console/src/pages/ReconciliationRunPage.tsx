@@ -15,7 +15,7 @@ const FIELDS: FilterField[] = [
   { kind: 'select', name: 'status', label: 'Status', options: MISMATCH_STATES },
 ];
 
-const stateOf = (m: Mismatch) => m.state ?? m.status;
+const stateOf = (m: Mismatch) => m.state;
 
 function ResolveModal({
   mismatch,

@@ -16,7 +16,7 @@ const FIELDS: FilterField[] = [
   { kind: 'range', label: 'Created' },
 ];
 
-const FINAL = new Set(['success', 'failed', 'cancelled']);
+const FINAL = new Set<Transfer['status']>(['success', 'failed', 'cancelled']);
 
 export function TransfersPage() {
   const list = useListPage<Transfer>('/transfers');

@@ -97,6 +97,19 @@ export function apiPaths(): Record<string, Record<string, Schema>> {
       200: { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } },
     }),
   };
+  paths['/console/openapi.json'] = {
+    get: plainOperation(
+      'consoleOpenapi',
+      "The operator console's API document",
+      "The OpenAPI 3.1 description of the operator console's JSON API (`/console/api`), which the console's client types are generated from.",
+      {
+        200: {
+          description: 'That document.',
+          content: { 'application/json': { schema: { type: 'object' } } },
+        },
+      },
+    ),
+  };
   const payloads = {
     type: 'object',
     required: ['payloads'],

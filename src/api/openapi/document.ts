@@ -1,5 +1,3 @@
-import type Joi from 'joi';
-import parse from 'joi-to-json';
 import { applicationOperations } from '../../modules/applications';
 import { merchantOperations } from '../../modules/merchants';
 import { notificationOperations } from '../../modules/notifications';
@@ -9,14 +7,9 @@ import { refundOperations } from '../../modules/refunds';
 import { transferOperations } from '../../modules/transfers';
 import { type ApiOperation } from '../../platform/http/openapi';
 import { apiPaths } from './api-paths';
-import {
-  DATA_SCHEMAS,
-  ENVELOPE_SCHEMAS,
-  schemaRef,
-  successEnvelope,
-  type DocumentedErrorCode,
-} from './response-schemas';
-import { AUTH_ERRORS, errorResponse, jsonResponse, STATUS_DESCRIPTIONS } from './responses';
+import { DATA_SCHEMAS, ENVELOPE_SCHEMAS, schemaRef } from './response-schemas';
+import { describeOperation } from './operations';
+import { AUTH_ERRORS, STATUS_DESCRIPTIONS } from './responses';
 import { webhooks } from './webhooks';
 
 /**
@@ -41,65 +34,13 @@ const OPERATIONS: ApiOperation[] = [
   ...reconciliationOperations,
 ];
 
-/** Each query parameter of a joi object, with its generated schema. */
-function queryParameters(query: Joi.ObjectSchema): Schema[] {
-  const generated = parse(query, 'open-api-3.1') as {
-    properties: Record<string, Schema>;
-    required?: string[];
-  };
-  return Object.entries(generated.properties).map(([name, schema]) => {
-    const { description, ...rest } = schema;
-    return {
-      name,
-      in: 'query',
-      required: generated.required?.includes(name) ?? false,
-      ...(description ? { description } : {}),
-      schema: rest,
-    };
-  });
-}
-
 function operationObject(op: ApiOperation, requestBodies: Record<string, Schema>): Schema {
-  const responses: Record<string, Schema> = {
-    200: jsonResponse(STATUS_DESCRIPTIONS[200]!, successEnvelope(op.data ? schemaRef(op.data) : null)),
-  };
-  const errors: Partial<Record<number, DocumentedErrorCode[]>> = { ...op.errors };
-  for (const [status, codes] of Object.entries(AUTH_ERRORS)) errors[Number(status)] = codes;
-  errors[500] = [...new Set<DocumentedErrorCode>(['internal_system', ...(errors[500] ?? [])])];
-  for (const status of Object.keys(errors).map(Number).sort()) {
-    responses[status] = errorResponse(status, errors[status]!);
-  }
-  const parameters = [
-    ...(op.pathParameters ?? []).map((p) => ({
-      name: p.name,
-      in: 'path',
-      required: true,
-      description: p.description,
-      schema: { type: 'string' },
-      example: p.example,
-    })),
-    ...(op.query ? queryParameters(op.query) : []),
-  ];
-  let requestBody: Schema | undefined;
-  if (op.body) {
-    requestBodies[op.body.name] = parse(op.body.schema, 'open-api-3.1') as Schema;
-    requestBody = {
-      required: op.body.required,
-      content: { 'application/json': { schema: schemaRef(op.body.name) } },
-    };
-  } else if (op.multipart) {
-    requestBody = { required: true, content: { 'multipart/form-data': { schema: op.multipart } } };
-  }
-  return {
-    operationId: op.operationId,
-    tags: [op.tag],
-    summary: op.summary,
-    description: `${op.description}\n\nScope: \`${op.scope}\`.`,
+  return describeOperation(op, requestBodies, {
+    authErrors: AUTH_ERRORS,
+    statusDescriptions: STATUS_DESCRIPTIONS,
     security: [{ httpMessageSignature: [op.scope] }],
-    ...(parameters.length ? { parameters } : {}),
-    ...(requestBody ? { requestBody } : {}),
-    responses,
-  };
+    note: `Scope: \`${op.scope}\`.`,
+  });
 }
 
 export interface OpenApiOptions {

@@ -15,27 +15,27 @@ import { eitherOf } from '../../platform/words';
 
 type Schema = Record<string, unknown>;
 
-const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type as string, 'null'] });
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+export const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type as string, 'null'] });
 
 /** SPEC §1: RFC 3339 in UTC with milliseconds, e.g. `2026-11-22T05:31:02.560Z`. */
-const time: Schema = {
+export const time: Schema = {
   type: 'string',
   format: 'date-time',
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
   examples: ['2026-11-22T05:31:02.560Z'],
 };
-const timeOrNull: Schema = {
+export const timeOrNull: Schema = {
   ...nullable(time),
   description: 'RFC 3339 in UTC with milliseconds, or null when not set.',
 };
 /** SPEC §1: an integer count of the currency's minor unit (fen for CNY). */
-const money: Schema = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 };
-const text: Schema = { type: 'string' };
-const textOrNull: Schema = nullable(text);
+export const money: Schema = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 };
+export const text: Schema = { type: 'string' };
+export const textOrNull: Schema = nullable(text);
 
 /** An object with exactly these fields, every one of them always present. */
-function record(properties: Record<string, Schema>, description?: string): Schema {
+export function record(properties: Record<string, Schema>, description?: string): Schema {
   return {
     type: 'object',
     ...(description ? { description } : {}),

@@ -79,9 +79,13 @@ export function jsonResponse(description: string, schema: Schema, examples?: Sch
   };
 }
 
-export function errorResponse(status: number, codes: readonly DocumentedErrorCode[]): Schema {
+export function errorResponse(
+  status: number,
+  codes: readonly DocumentedErrorCode[],
+  descriptions: Record<number, string> = STATUS_DESCRIPTIONS,
+): Schema {
   return jsonResponse(
-    `${STATUS_DESCRIPTIONS[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+    `${descriptions[status] ?? ''} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
     errorEnvelope(codes),
     errorExamples(codes),
   );

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Router } from 'express';
 import { apiRouter } from '../../platform/http/router';
 import { ROOT_DIR } from '../../platform/paths';
+import { buildConsoleDocument } from './console-document';
 import { buildOpenApiDocument } from './document';
 
 /** Redoc's self-contained browser build: served from node_modules, never from a CDN. */
@@ -50,12 +51,20 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-/** `GET /openapi.json` (the document, built once) and `GET /docs` (it, rendered by Redoc). */
+/**
+ * `GET /openapi.json` (the app API's document, built once), `GET /console/openapi.json` (the
+ * operator console's API) and `GET /docs` (the app API's, rendered by Redoc).
+ */
 export function openApiRoutes(): Router {
   const router = apiRouter();
-  const document = JSON.stringify(buildOpenApiDocument({ version: packageVersion() }));
+  const version = packageVersion();
+  const document = JSON.stringify(buildOpenApiDocument({ version }));
+  const consoleDocument = JSON.stringify(buildConsoleDocument({ version }));
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').set('Cache-Control', 'no-cache').send(document);
+  });
+  router.get('/console/openapi.json', (_req, res) => {
+    res.type('application/json').set('Cache-Control', 'no-cache').send(consoleDocument);
   });
   router.get('/docs', (_req, res) => {
     res

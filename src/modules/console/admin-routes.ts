@@ -18,16 +18,16 @@ import { listOf, pageOf } from './keyset';
 import { paging } from './schemas';
 
 const role = Joi.string().valid(...OPERATOR_ROLES);
-const createBody = Joi.object({
+export const createOperatorBody = Joi.object({
   username: Joi.string().min(1).max(64).required(),
   role: role.required(),
   password: Joi.string().min(1).max(256),
 });
-const roleBody = Joi.object({ role: role.required() });
+export const roleBody = Joi.object({ role: role.required() });
 const emptyBody = Joi.object({}).allow(null);
-const resetBody = Joi.object({ password: Joi.string().min(1).max(256) }).allow(null);
+export const resetPasswordBody = Joi.object({ password: Joi.string().min(1).max(256) }).allow(null);
 const isoInstant = Joi.string().isoDate();
-const auditQuery = Joi.object({
+export const auditQuery = Joi.object({
   operator: Joi.string().max(96),
   action: Joi.string().max(64),
   target_type: Joi.string().max(32),
@@ -54,7 +54,7 @@ export function adminRoutes(operators: OperatorService): Router {
       'operator.create',
       String((req.body as { username?: unknown })?.username ?? '').slice(0, 64),
       () => {
-        const body = validate(createBody, req.body ?? null) as {
+        const body = validate(createOperatorBody, req.body ?? null) as {
           username: string;
           role: OperatorRole;
           password?: string;
@@ -103,7 +103,7 @@ export function adminRoutes(operators: OperatorService): Router {
   router.post('/operators/:operatorId/reset-password', admin, parseJsonBody(), async (req, res) => {
     const target = who(req.params);
     const done = await change(res, 'operator.reset_password', target, () => {
-      const body = (validate(resetBody, req.body ?? null) ?? {}) as { password?: string };
+      const body = (validate(resetPasswordBody, req.body ?? null) ?? {}) as { password?: string };
       return operators.resetPassword(actor(req, res), target, body.password);
     });
     sendData(res, {

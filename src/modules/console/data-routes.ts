@@ -34,7 +34,13 @@ import {
   type NotificationStatus,
 } from '../notifications';
 import { orderWorkflowIdOf, type Order, type OrderService, type OrderStatus } from '../orders';
-import type { MismatchCategory, ReconciliationService, Resolution, RunStatus } from '../reconciliation';
+import type {
+  MismatchCategory,
+  MismatchState,
+  ReconciliationService,
+  Resolution,
+  RunStatus,
+} from '../reconciliation';
 import type { AbnormalRefundBody, RefundService, RefundStatus } from '../refunds';
 import type { TransferService, TransferStatus } from '../transfers';
 import { audit, currentOperator, refusalsAudited, requireRole, type AuditInput } from './guard';
@@ -557,7 +563,7 @@ export function consoleDataRoutes(deps: ConsoleDataDeps): Router {
       runId,
       {
         category: q.category as MismatchCategory | undefined,
-        state: q.status as 'open' | 'carried' | 'repaired' | 'resolved' | undefined,
+        state: q.status as MismatchState | undefined,
       },
       page,
     );

@@ -2,3 +2,4 @@
 export { consoleRoutes, type ConsoleDeps } from './routes';
 export { consoleDataRoutes, type ConsoleDataDeps } from './data-routes';
 export { SESSION_COOKIE, CSRF_HEADER } from './session-check';
+export { consoleOperations } from './openapi';

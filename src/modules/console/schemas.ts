@@ -2,16 +2,13 @@ import Joi from 'joi';
 import { ACCOUNT_KINDS, MERCHANT_STATUSES } from '../merchants';
 import { NOTIFICATION_EVENTS, NOTIFICATION_STATUSES } from '../notifications';
 import { MAX_AMOUNT, ORDER_STATUSES } from '../orders';
-import { RECONCILIATION_CATEGORIES, RESOLUTIONS, RUN_STATUSES } from '../reconciliation';
-import { abnormalRefundSchema } from '../refunds';
+import { MISMATCH_STATES, RECONCILIATION_CATEGORIES, RESOLUTIONS, RUN_STATUSES } from '../reconciliation';
+import { REFUND_STATUSES, abnormalRefundSchema } from '../refunds';
 import { TRANSFER_STATUSES } from '../transfers';
 
 // The console's JSON API (docs/console.md): its list filters and action bodies. Validated as the
 // API validates (platform/http/validation.ts): no type coercion, unknown keys refused, the first
 // problem a `400 invalid_param` whose message names the field. Query values are texts.
-
-/** A refund's statuses (refunds/rules.ts has the type only). */
-const REFUND_STATUSES = ['processing', 'success', 'failed', 'abnormal'] as const;
 
 const text = (max = 64) => Joi.string().min(1).max(max);
 
@@ -111,7 +108,7 @@ export const listRunsQuery = Joi.object({
 export const listMismatchesQuery = Joi.object({
   category: Joi.string().valid(...RECONCILIATION_CATEGORIES),
   // The finding's `state` (docs/console.md calls the filter `status`).
-  status: Joi.string().valid('open', 'carried', 'repaired', 'resolved'),
+  status: Joi.string().valid(...MISMATCH_STATES),
   ...paging,
 });
 

@@ -7,7 +7,8 @@ import { apiRouter } from '../../platform/http/router';
 import { operatorView, type OperatorService } from '../operators';
 import { actorOf, currentSession, sessionCheck, sessionToken, SESSION_COOKIE } from './session-check';
 
-const signInBody = Joi.object({
+/** `POST /console/api/session`'s body. */
+export const signInBody = Joi.object({
   username: Joi.string().min(1).max(64).required(),
   password: Joi.string().min(1).max(256).required(),
   totp_code: Joi.string().max(16),

@@ -13,5 +13,12 @@ export { applicantOf, merchantView } from './view';
 export { DEFAULT_MAX_SHARING_RATIO, MERCHANT_STATUSES, type MerchantStatus } from './rules';
 export { ChannelAccountRepository, NoSuchMerchantError, onboardedClaim } from './account-repository';
 export { attachAccount, attachMerchantAccount } from './attach';
-export { ACCOUNT_KINDS, accountView, attachSchema, claimOf, type ChannelAccount } from './accounts';
+export {
+  ACCOUNT_KINDS,
+  accountView,
+  attachAnySchema,
+  attachSchema,
+  claimOf,
+  type ChannelAccount,
+} from './accounts';
 export { createMerchantActivities, type MerchantActivities } from './activities';

@@ -5,12 +5,14 @@ export { reconciliationOperations } from './openapi';
 export { ReconciliationService } from './service';
 export { ensureReconciliationSchedule } from './schedule';
 export {
+  MISMATCH_STATES,
   RECONCILIATION_CATEGORIES,
   RESOLUTIONS,
   RUN_STATUSES,
   type ReconciliationResult,
   type RunSummary,
   type MismatchCategory,
+  type MismatchState,
   type Resolution,
   type RunStatus,
 } from './messages';

@@ -16,6 +16,10 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const RESOLUTIONS = ['accepted_channel', 'accepted_durapay', 'ignored'] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 
+/** Where a finding stands: `carried` waits out the carry-over, `repaired` was handed to its order. */
+export const MISMATCH_STATES = ['open', 'carried', 'repaired', 'resolved'] as const;
+export type MismatchState = (typeof MISMATCH_STATES)[number];
+
 /**
  * The account part of a run's id for orders made without a sub-merchant (the channel's own,
  * configured account).

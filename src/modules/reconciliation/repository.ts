@@ -16,6 +16,7 @@ import {
   DEFAULT_ACCOUNT,
   RECONCILIATION_CATEGORIES,
   type MismatchCategory,
+  type MismatchState,
   type Resolution,
   type RunStatus,
   type RunSummary,
@@ -53,7 +54,7 @@ export interface MismatchRow {
   refund_no: string | null;
   local: Record<string, unknown> | null;
   channel: Record<string, unknown> | null;
-  state: 'open' | 'carried' | 'repaired' | 'resolved';
+  state: MismatchState;
   note: string | null;
   resolution: Resolution | null;
   resolved_by: string | null;

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { lenientQueryValue } from '../../platform/http/validation';
-import { RECONCILIATION_CATEGORIES, RESOLUTIONS, RUN_STATUSES } from './messages';
+import { MISMATCH_STATES, RECONCILIATION_CATEGORIES, RESOLUTIONS, RUN_STATUSES } from './messages';
 
 // The request schemas of SPEC §10: the routes validate with them and the OpenAPI document is
 // generated from them.
@@ -43,7 +43,7 @@ export const listMismatchesQuery = Joi.object({
     .allow('')
     .description('Only findings of this category.'),
   state: Joi.string()
-    .valid('open', 'carried', 'repaired', 'resolved')
+    .valid(...MISMATCH_STATES)
     .allow('')
     .description('`open`, `carried` (waiting out the carry-over), `repaired` or `resolved`.'),
   limit: lenientQueryValue.description('Default 20, at most 100.'),

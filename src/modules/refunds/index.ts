@@ -6,6 +6,6 @@ export { RefundService, type AbnormalRefundBody, type RefundBody } from './servi
 export { RefundRepository, type RefundSearch, type RefundTally } from './repository';
 export { createRefundActivities, type RefundActivities, type RefundActivityDeps } from './activities';
 export { refundView } from './view';
-export type { RefundStatus } from './rules';
+export { REFUND_STATUSES, type RefundStatus } from './rules';
 export { abnormalRefundSchema } from './schemas';
 export type { Refund } from './model';

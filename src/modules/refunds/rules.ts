@@ -1,7 +1,8 @@
 /** Refund rules of SPEC §3.5–3.6. */
 
 /** `abnormal` (SPEC §3.5): the money left the order; an operator has it paid out another way. */
-export type RefundStatus = 'processing' | 'success' | 'failed' | 'abnormal';
+export const REFUND_STATUSES = ['processing', 'success', 'failed', 'abnormal'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
 /** Why a verified refund callback is not delivered: its outcome in the callback log, and why. */
 export interface RefundCallbackRefusal {

@@ -19,6 +19,24 @@ export interface OperationPathParameter {
   example: string;
 }
 
+/**
+ * Who may call an operation of the console's API (SPEC §12): an operator of at least this role,
+ * with a session; `anyone` for signing in.
+ */
+export type ConsoleAccess = 'anyone' | 'viewer' | 'operator' | 'admin';
+
+/** The statuses a console operation lists its own error codes under; the session's are added. */
+export type ConsoleErrorStatus = OperationErrorStatus | 401 | 403 | 429;
+
+/**
+ * How the console module describes one of its endpoints for the console's OpenAPI document
+ * (served at /console/openapi.json, the operator console's client types generated from it).
+ */
+export interface ConsoleOperation extends Omit<ApiOperation, 'scope' | 'multipart' | 'errors'> {
+  access: ConsoleAccess;
+  errors: Partial<Record<ConsoleErrorStatus, ErrorCode[]>>;
+}
+
 export interface ApiOperation {
   method: 'get' | 'post' | 'put' | 'delete';
   path: string;
