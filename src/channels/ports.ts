@@ -293,6 +293,8 @@ export interface AccountKindDeclaration<K extends string = string> {
   readonly pattern: RegExp;
   /** The `400 invalid_param` message for a value of another shape, naming the field. */
   readonly patternMessage: string;
+  /** A value of the right shape, for the API reference (and the tests of the declaration). */
+  readonly example: string;
   /**
    * `number`: the value is the account's number, kept and shown as it is. `token`: the value is a
    * credential that acts for the merchant (an Alipay app_auth_token): sealed at rest, shown

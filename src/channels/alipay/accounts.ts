@@ -35,6 +35,7 @@ export const ALIPAY_ACCOUNTS = {
       description: 'a 直付通 secondary merchant (2088…).',
       pattern: /^2088\d{12}$/,
       patternMessage: 'smid must be 2088 followed by 12 digits',
+      example: '2088102146225135',
       holds: 'number',
       confirmation:
         "Alipay has no read of a secondary merchant by its smid: one of the right shape is taken, and a trade naming another provider's is refused by Alipay.",
@@ -45,6 +46,7 @@ export const ALIPAY_ACCOUNTS = {
       description: 'the token of a merchant that authorised this app.',
       pattern: /^[A-Za-z0-9._-]{1,128}$/,
       patternMessage: 'app_auth_token must be 1 to 128 characters of letters, digits, ".", "_" and "-"',
+      example: '202611BBc1d2e3f4g5h6i7j8k9',
       holds: 'token',
       confirmation:
         'Alipay confirms the token is valid for this app and names the merchant (its user id) and when the token ends.',

@@ -13,6 +13,7 @@ export const SANDBOX_ACCOUNTS = {
       description: 'the sub-merchant number.',
       pattern: /^[A-Za-z0-9_-]{1,64}$/,
       patternMessage: 'sub_merchant_no must be 1 to 64 characters of [A-Za-z0-9_-]',
+      example: 'SBX-SUB-001',
       holds: 'number',
       confirmation: 'The simulator answers for a sub-merchant it knows.',
     },

@@ -20,6 +20,7 @@ export const WECHATPAY_ACCOUNTS = {
       description: 'the sub-merchant number.',
       pattern: SUB_MCHID,
       patternMessage: 'sub_mchid must be the sub-merchant number: 1 to 32 digits',
+      example: '1900000109',
       holds: 'number',
       confirmation:
         "WeChat Pay answers the partner read of the sub-merchant's settlement account only for a sub-merchant of this service provider.",

@@ -54,7 +54,10 @@ export const attachAnySchema = Joi.object(
         const described = CHANNEL_ACCOUNTS.flatMap(({ code, accounts }) =>
           accounts.kinds.filter((k) => k.kind === kind).map((k) => `${code}: ${k.description}`),
         );
-        return [kind, Joi.string().description(described.join(' '))];
+        const example = CHANNEL_ACCOUNTS.flatMap(({ accounts }) => accounts.kinds).find(
+          (k) => k.kind === kind,
+        )!.example;
+        return [kind, Joi.string().description(described.join(' ')).example(example)];
       },
     ),
   ),
