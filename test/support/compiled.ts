@@ -27,6 +27,8 @@ function compileTree(from: string, to: string): number {
   for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
     const source = path.join(from, entry.name);
     if (entry.isDirectory()) {
+      // What the tools wrote (bench/results, …) is none of the processes' code.
+      if (entry.name === 'results') continue;
       files += compileTree(source, path.join(to, entry.name));
     } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
       const { code } = transformFileSync(source, {

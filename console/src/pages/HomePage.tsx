@@ -12,19 +12,10 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import type { Row } from '../api/types';
+import type { Overview, Row } from '../api/types';
 import { ErrorAlert, PageHeader } from '../components/common';
 import { humanize, yuan } from '../format';
 import { useApiData } from '../hooks';
-
-/** `GET /console/api/overview`: figures per day in `time_zone`, amounts in fen. */
-interface Overview {
-  time_zone?: string;
-  today?: Row;
-  days?: Row[];
-  by_channel?: Row[] | Row;
-  exceptions?: Row[] | Row;
-}
 
 /** What the charts and cards show of each day's figures, and how. */
 const COUNTS = ['orders', 'paid_orders', 'refunds'];
@@ -48,15 +39,10 @@ function numbersOf(row: Row | undefined, prefix = ''): [string, number][] {
   return out;
 }
 
-function dayOf(row: Row): string {
-  const value = row.date ?? row.day ?? row.bill_date ?? row.at ?? '';
-  return typeof value === 'string' ? value.slice(0, 10) : String(value);
-}
-
 /** A chart's points: a day and its numbers, amounts in yuan; the known figures, or every other number. */
-function dayPoints(days: Row[], keys: string[]) {
+function dayPoints(days: Overview['days'], keys: string[]) {
   return days.map((d) => {
-    const point: Record<string, string | number> = { day: dayOf(d) };
+    const point: Record<string, string | number> = { day: d.date };
     const numbers = numbersOf(d);
     const known = numbers.filter(([k]) => keys.includes(k));
     for (const [key, value] of known.length > 0 ? known : numbers.filter(([k]) => !isRatio(k)))
@@ -71,56 +57,16 @@ function seriesOf(points: Record<string, string | number>[]): string[] {
   return [...keys];
 }
 
-function channelRows(byChannel: Overview['by_channel']): Row[] {
-  if (!byChannel) return [];
-  if (Array.isArray(byChannel)) return byChannel;
-  return Object.entries(byChannel).map(([channel, value]) =>
-    value && typeof value === 'object'
-      ? { channel_code: channel, ...(value as Row) }
-      : { channel_code: channel, value },
-  );
-}
+type ExceptionKind = Overview['exceptions'][number]['kind'];
 
 /** Where each kind of exception is worked through. */
-const EXCEPTION_LINKS: { match: RegExp; label: string; to: string }[] = [
-  { match: /refund_review/, label: 'Orders needing refund review', to: '/orders?needs_refund_review=true' },
-  { match: /notification/, label: 'Failed notifications', to: '/notifications?status=failed' },
-  { match: /abnormal|refund/, label: 'Abnormal refunds', to: '/refunds?status=abnormal' },
-  { match: /runs?$/, label: 'Failed reconciliation runs', to: '/reconciliation?status=failed' },
-  { match: /mismatch|reconcil/, label: 'Open reconciliation mismatches', to: '/reconciliation' },
-  { match: /merchant|application|reject/, label: 'Rejected applications', to: '/merchants?status=rejected' },
-  { match: /transfer/, label: 'Transfers', to: '/transfers?status=processing' },
-];
-const EXPECTED = [
-  'needs_refund_review',
-  'failed_notifications',
-  'abnormal_refunds',
-  'open_mismatches',
-  'rejected_merchants',
-];
-
-function exceptionCounts(exceptions: Overview['exceptions']): [string, number | undefined][] {
-  const found = new Map<string, number | undefined>();
-  if (Array.isArray(exceptions)) {
-    for (const e of exceptions) {
-      const kind = String(e.kind ?? e.type ?? e.name ?? '');
-      const count = e.count ?? e.total ?? e.value;
-      if (kind) found.set(kind, typeof count === 'number' ? count : undefined);
-    }
-  } else if (exceptions) {
-    for (const [kind, value] of Object.entries(exceptions)) {
-      const count =
-        typeof value === 'number'
-          ? value
-          : value && typeof value === 'object'
-            ? (value as Row).count
-            : undefined;
-      found.set(kind, typeof count === 'number' ? count : undefined);
-    }
-  }
-  if (found.size === 0) for (const kind of EXPECTED) found.set(kind, undefined);
-  return [...found];
-}
+const EXCEPTION_LINKS: Record<ExceptionKind, { label: string; to: string }> = {
+  needs_refund_review: { label: 'Orders needing refund review', to: '/orders?needs_refund_review=true' },
+  abnormal_refunds: { label: 'Abnormal refunds', to: '/refunds?status=abnormal' },
+  failed_notifications: { label: 'Failed notifications', to: '/notifications?status=failed' },
+  rejected_applications: { label: 'Rejected applications', to: '/merchants?status=rejected' },
+  open_mismatches: { label: 'Open reconciliation mismatches', to: '/reconciliation' },
+};
 
 function Chart({
   title,
@@ -183,7 +129,7 @@ export function HomePage() {
   const overview = useApiData<Overview>('/overview');
   const data = overview.data;
   const days = data?.days ?? [];
-  const channels = channelRows(data?.by_channel);
+  const channels: Row[] = data?.by_channel ?? [];
   const channelColumns = [...new Set(channels.flatMap((r) => Object.keys(r)))];
   const channelPoints = channels.map((r) => {
     const name = [r.channel_code, r.pay_method].filter((x) => typeof x === 'string').join(' / ') || '—';
@@ -205,17 +151,15 @@ export function HomePage() {
               Open exceptions
             </Typography.Title>
             <Grid gutter={[16, 16]}>
-              {exceptionCounts(data?.exceptions).map(([kind, count]) => {
-                const link = EXCEPTION_LINKS.find((l) => l.match.test(kind));
+              {(data?.exceptions ?? []).map(({ kind, count }) => {
+                const link = EXCEPTION_LINKS[kind];
                 return (
                   <Col key={kind} xs={24} sm={12} lg={8} xl={6}>
                     <Card data-testid={`exception-${kind}`}>
-                      <Statistic title={link?.label ?? humanize(kind)} value={count ?? '—'} />
-                      {link && (
-                        <Link to={link.to} data-testid={`exception-link-${kind}`}>
-                          Show {link.label.toLowerCase()}
-                        </Link>
-                      )}
+                      <Statistic title={link.label} value={count} />
+                      <Link to={link.to} data-testid={`exception-link-${kind}`}>
+                        Show {link.label.toLowerCase()}
+                      </Link>
                     </Card>
                   </Col>
                 );

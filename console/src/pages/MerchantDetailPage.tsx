@@ -19,8 +19,24 @@ import { AutoTable, fieldTitle, renderField } from '../components/AutoTable';
 import { DetailsHeader, ErrorAlert, PageHeader, StatusBadge } from '../components/common';
 import { cellText, localTime } from '../format';
 import { useApiData } from '../hooks';
-import { ACCOUNT_FIELDS, CHANNELS } from '../options';
+import { ACCOUNT_FIELDS } from '../options';
 import { useCan } from '../session';
+
+/** The channels whose merchants have accounts there, as the channels declare them. */
+const ACCOUNT_CHANNELS = Object.keys(ACCOUNT_FIELDS);
+
+/**
+ * What names an account in the list: its number in the field its channel declares, or, for a
+ * token, the account it was confirmed for (`user_id`), else the token masked.
+ */
+function accountShown(a: ChannelAccount): unknown {
+  const view = a as Record<string, unknown>;
+  for (const f of ACCOUNT_FIELDS[a.channel_code] ?? []) {
+    const value = f.token ? (view.user_id ?? view[f.name]) : view[f.name];
+    if (value !== undefined && value !== null) return value;
+  }
+  return null;
+}
 
 /** Attaches a merchant's account at a channel (the API's attach body, with the channel named). */
 function AttachForm({
@@ -62,7 +78,7 @@ function AttachForm({
         name="channel_code"
         rules={[{ required: true, message: 'Choose a channel' }]}
       >
-        <Select style={{ width: 160 }} options={CHANNELS.map((c) => ({ value: c, label: c }))} />
+        <Select style={{ width: 160 }} options={ACCOUNT_CHANNELS.map((c) => ({ value: c, label: c }))} />
       </Form.Item>
       {fields.map((f) => (
         <Form.Item
@@ -140,8 +156,7 @@ export function MerchantDetailPage() {
                 {
                   title: 'Account',
                   key: 'account',
-                  render: (_: unknown, a) =>
-                    cellText(a.sub_mchid ?? a.smid ?? a.sub_merchant_no ?? a.user_id ?? a.app_auth_token),
+                  render: (_: unknown, a) => cellText(accountShown(a)),
                 },
                 { title: 'Status', dataIndex: 'status', render: (v: string) => <StatusBadge status={v} /> },
                 { title: 'Source', dataIndex: 'source', render: (v) => cellText(v) },

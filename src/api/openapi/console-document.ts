@@ -22,7 +22,7 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   403: "The operator's role does not allow it, or a change came without the session's CSRF token or from a page of another origin.",
   404: 'Not found.',
   422: 'The request is well formed but the business state refuses it (as the app API would).',
-  429: 'Too many failed sign-ins: the account is locked for a while.',
+  429: 'Too many failed sign-ins for the account or from the address: signing in is refused for a while.',
   500: 'durapay failed; the message never carries a stack trace or SQL text.',
   502: 'The channel refused or did not answer within the request deadline (10 s).',
 };
@@ -67,7 +67,7 @@ export function buildConsoleDocument(opts: ConsoleDocumentOptions): Schema {
       description: [
         'The console at `/console` is its client. Every answer is the envelope `{"code", "message", "data", "request_id"}`, as the app API answers (`/openapi.json`). A session is a cookie set by signing in; every change also sends the session\'s CSRF token as `X-CSRF-Token`, from a page of the same origin. Roles: `viewer` reads, `operator` also acts on orders, refunds, transfers, notifications, merchants and reconciliation, `admin` also manages operators and apps and reads the audit log. Every action, done or refused, is written to the audit log.',
         '',
-        'Lists are keyset pages: `limit` (1–100, 50 unless given) and `after` (the `next` of the page before).',
+        'Lists are keyset pages: `limit` (1–100, 20 unless given) and `after` (the `next` of the page before).',
       ].join('\n'),
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },

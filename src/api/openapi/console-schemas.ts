@@ -12,10 +12,12 @@
  * console's menus are generated from this document (src/cli/dev/console-api.ts), never copied.
  */
 import { CHANNEL_ACCOUNTS, CHANNEL_CODES } from '../../channels/registry';
+import { APP_STATUSES, SCOPES } from '../../modules/apps';
+import { EXCEPTION_KINDS, TIMELINE_KINDS } from '../../modules/console';
 import { MERCHANT_STATUSES } from '../../modules/merchants';
 import { NOTIFICATION_EVENTS, NOTIFICATION_STATUSES } from '../../modules/notifications';
 import { OPERATOR_ROLES } from '../../modules/operators';
-import { ORDER_STATUSES } from '../../modules/orders';
+import { ORDER_STATUSES, SHARE_STEP_KINDS } from '../../modules/orders';
 import {
   MISMATCH_STATES,
   RECONCILIATION_CATEGORIES,
@@ -87,7 +89,14 @@ const LISTS: Record<string, Schema> = {
           properties: Object.fromEntries(
             accounts.kinds.map((k) => [
               k.kind,
-              { type: 'string', title: k.label, description: k.description, pattern: k.pattern.source },
+              {
+                type: 'string',
+                title: k.label,
+                description: k.description,
+                pattern: k.pattern.source,
+                // A token is shown masked, beside the account it was confirmed for (`user_id`).
+                ...(k.holds === 'token' ? { writeOnly: true } : {}),
+              },
             ]),
           ),
           additionalProperties: false,
@@ -134,18 +143,6 @@ const notification = extend(
   ['attempts'],
 );
 const attempts = (api('Notification').properties.attempts as Schema) ?? {};
-
-const TIMELINE_KINDS = [
-  'created',
-  'callback',
-  'paid',
-  'closed',
-  'refund_requested',
-  'refund_settled',
-  'share_step',
-  'notification',
-  'notification_attempt',
-];
 
 /** The data of every answer of the console's API, by name. */
 export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
@@ -226,16 +223,7 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
       exceptions: {
         type: 'array',
         items: record({
-          kind: {
-            type: 'string',
-            enum: [
-              'needs_refund_review',
-              'abnormal_refunds',
-              'failed_notifications',
-              'rejected_applications',
-              'open_mismatches',
-            ],
-          },
+          kind: { type: 'string', enum: [...EXCEPTION_KINDS] },
           count: { type: 'integer', minimum: 0 },
         }),
       },
@@ -261,7 +249,7 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
   ShareStep: record(
     {
       step_no: text,
-      kind: { type: 'string', enum: ['share', 'unfreeze', 'return'] },
+      kind: { type: 'string', enum: [...SHARE_STEP_KINDS] },
       refund_no: textOrNull,
       receivers: { type: 'array', items: { type: 'object', additionalProperties: true } },
       amount: money,
@@ -282,7 +270,7 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
     required: ['at', 'kind', 'summary'],
     properties: {
       at: time,
-      kind: { type: 'string', enum: TIMELINE_KINDS },
+      kind: { type: 'string', enum: [...TIMELINE_KINDS] },
       summary: text,
       detail: { type: 'object', additionalProperties: true },
     },
@@ -388,7 +376,12 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
   ReconciliationRunKeysetPage: keysetPage('ReconciliationRun', 'Runs, newest first.'),
   ConsoleMismatch: extend(
     api('ReconciliationMismatch'),
-    { app_id: text },
+    {
+      app_id: {
+        ...textOrNull,
+        description: 'Null for a line of the statement durapay has no order or refund of.',
+      },
+    },
     'A finding, and whose order it names.',
   ),
   ConsoleMismatchPage: keysetPage('ConsoleMismatch', "A run's findings."),
@@ -398,8 +391,8 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
     {
       app_id: text,
       name: text,
-      scopes: { type: 'array', items: { type: 'string', enum: ['payments', 'merchants'] } },
-      status: { type: 'string', enum: ['active', 'disabled'] },
+      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+      status: { type: 'string', enum: [...APP_STATUSES] },
       created_at: timeOrNull,
       updated_at: timeOrNull,
     },

@@ -164,7 +164,7 @@ export async function attach(
         if (!(await merchants.find(opts.app, row.merchantId))) {
           return { ...base, result: 'refused', reason: 'merchant not found' };
         }
-        if (!(row.channelCode in ACCOUNT_KINDS)) {
+        if (!Object.hasOwn(ACCOUNT_KINDS, row.channelCode)) {
           throw new AppError(
             'invalid_param',
             `channel_code must be one of ${Object.keys(ACCOUNT_KINDS).join(', ')}`,

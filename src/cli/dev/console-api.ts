@@ -44,12 +44,16 @@ export function consoleLists(document: Schema): string {
   const accountFields = Object.fromEntries(
     Object.entries(fields).map(([channel, { properties }]) => [
       channel,
-      Object.entries(properties).map(([name, field]) => ({ name, label: String(field.title ?? name) })),
+      Object.entries(properties).map(([name, field]) => ({
+        name,
+        label: String(field.title ?? name),
+        token: field.writeOnly === true,
+      })),
     ]),
   );
   lines.push(
     `/** ${String(schemas.AccountFields!.description)} */`,
-    `export const ACCOUNT_FIELDS: Readonly<Record<string, readonly { name: string; label: string }[]>> = ${JSON.stringify(accountFields, null, 2)};`,
+    `export const ACCOUNT_FIELDS: Readonly<Record<string, readonly { name: string; label: string; token: boolean }[]>> = ${JSON.stringify(accountFields, null, 2)};`,
     '',
   );
   return lines.join('\n');

@@ -8,4 +8,4 @@ export {
   type AppRecord,
 } from './repository';
 export { AppCache, APP_CHANGES_CHANNEL, listenForAppChanges, type AppSource } from './cache';
-export { APP_ID_PATTERN, parseScopes, SCOPES, type AppStatus, type Scope } from './rules';
+export { APP_ID_PATTERN, APP_STATUSES, parseScopes, SCOPES, type AppStatus, type Scope } from './rules';

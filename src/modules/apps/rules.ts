@@ -1,6 +1,7 @@
 export const SCOPES = ['payments', 'merchants'] as const;
 export type Scope = (typeof SCOPES)[number];
-export type AppStatus = 'active' | 'disabled';
+export const APP_STATUSES = ['active', 'disabled'] as const;
+export type AppStatus = (typeof APP_STATUSES)[number];
 
 export const APP_ID_PATTERN = /^app_[a-z2-7]{16}$/;
 

@@ -3,3 +3,5 @@ export { consoleRoutes, type ConsoleDeps } from './routes';
 export { consoleDataRoutes, type ConsoleDataDeps } from './data-routes';
 export { SESSION_COOKIE, CSRF_HEADER } from './session-check';
 export { consoleOperations } from './openapi';
+export { EXCEPTION_KINDS } from './overview';
+export { TIMELINE_KINDS } from './order-timeline';

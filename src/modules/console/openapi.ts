@@ -253,8 +253,8 @@ export const consoleOperations: ConsoleOperation[] = [
     errors: {
       400: ['invalid_param'],
       404: ['not_found'],
-      422: ['order_not_found', 'order_already_paid'],
-      502: ['channel_timeout'],
+      422: ['order_not_found', 'order_already_paid', 'order_closed'],
+      502: ['channel_timeout', 'channel_not_support'],
     },
   },
   {
@@ -270,9 +270,9 @@ export const consoleOperations: ConsoleOperation[] = [
     body: { name: 'ConsoleRefundRequest', schema: refundBody, required: true },
     data: 'RefundResult',
     errors: {
-      400: ['invalid_param', 'invalid_amount'],
+      400: ['invalid_param'],
       404: ['not_found'],
-      422: ['order_not_found', 'order_not_paid', 'refund_amount_exceed'],
+      422: ['order_not_found', 'order_not_paid', 'order_closed', 'refund_amount_exceed'],
       502: ['channel_refund_fail', 'channel_timeout', 'channel_not_support'],
     },
   },
@@ -460,7 +460,7 @@ export const consoleOperations: ConsoleOperation[] = [
     pathParameters: [mismatchId],
     body: { name: 'ConsoleResolveRequest', schema: resolveBody, required: true },
     data: 'ConsoleMismatch',
-    errors: { 400: ['invalid_param'], 404: ['not_found'], 422: ['reconciliation_not_found'] },
+    errors: { 400: ['invalid_param'], 404: ['not_found', 'reconciliation_not_found'] },
   },
 
   // ---- apps ----

@@ -3,20 +3,24 @@ import type { Notification } from '../notifications';
 import type { Order, ShareStep } from '../orders';
 import type { Refund } from '../refunds';
 
+/** What an entry of an order's timeline tells, in the order the page's legend lists them. */
+export const TIMELINE_KINDS = [
+  'created',
+  'callback',
+  'paid',
+  'closed',
+  'refund_requested',
+  'refund_settled',
+  'share_step',
+  'notification',
+  'notification_attempt',
+] as const;
+
 /** One thing that happened to an order, as the console's order page shows it. */
 export interface TimelineEntry {
   /** When, RFC 3339. */
   at: string;
-  kind:
-    | 'created'
-    | 'callback'
-    | 'paid'
-    | 'closed'
-    | 'refund_requested'
-    | 'refund_settled'
-    | 'share_step'
-    | 'notification'
-    | 'notification_attempt';
+  kind: (typeof TIMELINE_KINDS)[number];
   summary: string;
   detail?: Record<string, unknown>;
 }

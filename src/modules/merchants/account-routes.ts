@@ -82,7 +82,7 @@ function authorizationPage(res: Response, status: number, title: string, text: s
 /** The channel named in the path: one durapay has accounts for (SPEC §5.8). */
 function channelOf(params: Record<string, unknown>): string {
   const code = pathValue(params, 'channel_code', 'channel_code');
-  if (!(code in ACCOUNT_KINDS)) {
+  if (!Object.hasOwn(ACCOUNT_KINDS, code)) {
     throw new AppError(
       'invalid_param',
       `channel_code must be one of ${Object.keys(ACCOUNT_KINDS).join(', ')}`,

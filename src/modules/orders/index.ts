@@ -14,7 +14,13 @@ export {
   type OrderRefundActivities,
   type RefundOutcome,
 } from './activities';
-export { OrderRepository, type OrderSearch, type OrderTally, type ShareStep } from './repository';
+export {
+  OrderRepository,
+  SHARE_STEP_KINDS,
+  type OrderSearch,
+  type OrderTally,
+  type ShareStep,
+} from './repository';
 export { orderView } from './view';
 export { ORDER_STATUSES, isPaidStatus, type OrderStatus } from './rules';
 export { resealSavedStates, savedStatesSealedWith } from './saved-states';

@@ -43,10 +43,13 @@ export interface NewOrder {
   poll?: { gapsMs: number[]; until: string };
 }
 
+/** The steps of a profit share at the channel: the share, the unfreeze of the rest, a return. */
+export const SHARE_STEP_KINDS = ['share', 'unfreeze', 'return'] as const;
+
 /** A share, unfreeze or return an order asked of its channel (SPEC §3.7), keyed by durapay's number. */
 export interface ShareStep {
   stepNo: string;
-  kind: 'share' | 'unfreeze' | 'return';
+  kind: (typeof SHARE_STEP_KINDS)[number];
   refundNo?: string | null;
   receivers: { type: string; account: string; amount: number }[];
   amount: number;
