@@ -192,9 +192,22 @@ describe('GET /metrics on the worker', () => {
       expect(moved('durapay_notification_attempts_total', delivered)).toBe(1);
       expect(moved('durapay_notification_attempts_to_finish_count', delivered)).toBe(1);
       expect(moved('durapay_notification_attempts_to_finish_bucket', { ...delivered, le: '1' })).toBe(1);
-      // The paid order's workflow stays open for refunds.
+      // An order left pending is an open workflow, counted once Temporal's visibility lists it
+      // (the paid one above ends its run at this stack's time scale, and another file's open
+      // orders must not be what this counts).
+      const pending = await own.post<{ trade_no: string }>(
+        '/api/v1/pay/unified-order',
+        own.orderBody({ expire_minutes: 1440 }),
+      );
+      expect(pending.code).toBe('success');
+      const counted = await until('the pending order counted as an open workflow', async () => {
+        const text = await scrapeWorker();
+        return value(text, 'durapay_open_workflows', { workflow_type: 'orderWorkflow' }) >= 1
+          ? text
+          : undefined;
+      });
       expect(
-        value(after, 'durapay_open_workflows', { workflow_type: 'orderWorkflow' }),
+        value(counted, 'durapay_open_workflows', { workflow_type: 'orderWorkflow' }),
       ).toBeGreaterThanOrEqual(1);
       // The Temporal SDK's own worker series, for this worker's task queue.
       expect(
