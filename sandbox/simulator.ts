@@ -30,6 +30,7 @@ import {
   SANDBOX_PAYEE_TYPES,
   SANDBOX_PERSONAL_RECEIVERS,
   SANDBOX_TRANSFER_LIMITS,
+  sandboxBuyerOf,
 } from '../src/channels/sandbox';
 import { checkoutPage, contractPage, notFoundPage, transferConfirmPage } from './pages';
 import { qrImage } from '../src/platform/qr';
@@ -57,6 +58,9 @@ import {
 } from './store';
 import type {
   WireApplicationState,
+  WireBarcodeAnswer,
+  WireBarcodePayment,
+  WireReverseAnswer,
   WireCreateOrder,
   WireCreateRefund,
   WireOrderCreated,
@@ -96,6 +100,8 @@ export interface SandboxDeps {
   background?: Background;
   /** What a test steers beyond requests (statements held back, lost payments); one of its own by default. */
   controls?: SandboxControls;
+  /** How long a sandbox buyer who confirms later (`confirms_later`) takes; 1 s unless set. */
+  buyerConfirmMs?: number;
   /**
    * How long an `openid` payee has to confirm a transfer before it is closed as failed
    * (`OVERDUE_CLOSE`), as WeChat Pay closes it: 24 hours, unless set.
@@ -108,6 +114,7 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const CALLBACK_TIMEOUT_MS = 10_000;
 const DEFAULT_CALLBACK_DELAY_MS = 2_000;
+const DEFAULT_BUYER_CONFIRM_MS = 1_000;
 
 // ---- request schemas (strict: no coercion, unknown keys refused, except inside `extra`) ----
 
@@ -171,6 +178,21 @@ const createOrderSchema = Joi.object<WireCreateOrder>({
   expire_at: Joi.string().isoDate().required(),
   notify_url: httpUrl.required(),
   extra: Joi.object({ sandbox: faultsSchema }).unknown(true).required(),
+  sub_merchant_no: Joi.string().min(1).max(64).allow(null).required(),
+  profit_sharing: Joi.boolean().required(),
+}).required();
+
+const barcodePaymentSchema = Joi.object<WireBarcodePayment>({
+  trade_no: reference.required(),
+  amount: amount.required(),
+  currency: Joi.string().valid('CNY'),
+  subject: Joi.string().min(1).max(256).required(),
+  auth_code: Joi.string()
+    .pattern(/^[0-9A-Za-z]{10,128}$/)
+    .required(),
+  device_id: Joi.string().min(1).max(64),
+  store_id: Joi.string().min(1).max(64),
+  notify_url: httpUrl.required(),
   sub_merchant_no: Joi.string().min(1).max(64).allow(null).required(),
   profit_sharing: Joi.boolean().required(),
 }).required();
@@ -813,6 +835,88 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     if (!order)
       throw new SandboxRefusal(404, 'order_not_found', `order ${req.params.trade_no} does not exist`);
     res.json(orderState(order));
+  });
+
+  // Barcode payments (SPEC §14): what the buyer does is read off the sandbox's code
+  // (src/channels/sandbox/barcode.ts).
+  router.post('/v1/barcode-payments', async (req, res) => {
+    const body = validate(barcodePaymentSchema, jsonBody(req));
+    const buyer = sandboxBuyerOf(body.auth_code);
+    if (!buyer) {
+      throw new SandboxRefusal(
+        422,
+        'auth_code_invalid',
+        'the code is not a sandbox buyer code (99…, 18 digits)',
+      );
+    }
+    if (buyer === 'insufficient') {
+      throw new SandboxRefusal(422, 'not_enough', "the buyer's balance is not enough for this payment");
+    }
+    if (buyer === 'expired') {
+      throw new SandboxRefusal(422, 'auth_code_expired', "the buyer's code has expired: ask for a fresh one");
+    }
+    const codeHash = createHash('sha256').update(body.auth_code).digest('hex');
+    const { auth_code: _code, ...payment } = body;
+    const { order, created } = await store.createBarcodeOrder({
+      ...payment,
+      auth_code_sha256: codeHash,
+      buyer,
+      paid: buyer === 'pays' || buyer === 'answer_lost',
+    });
+    if (!created && (order.auth_code_sha256 !== codeHash || order.amount !== body.amount)) {
+      throw new SandboxRefusal(
+        422,
+        'trade_no_conflict',
+        `trade_no ${body.trade_no} already used with another code or amount`,
+      );
+    }
+    if (created) {
+      logger.info('sandbox barcode payment taken', { trade_no: order.trade_no, buyer });
+      if (order.status === 'paid') notifyPaid(order);
+      if (buyer === 'confirms_later') {
+        background.later(
+          deps.buyerConfirmMs ?? DEFAULT_BUYER_CONFIRM_MS,
+          async () => {
+            const paid = await store.payOrder(order.trade_no);
+            if (paid?.changed) notifyPaid(paid.order);
+          },
+          order.trade_no,
+        );
+      }
+    }
+    // Charged, and the answer never reaches the till.
+    if (buyer === 'answer_lost') {
+      req.socket.destroy();
+      return;
+    }
+    const answer: WireBarcodeAnswer = {
+      trade_no: order.trade_no,
+      channel_trade_no: order.channel_trade_no,
+      status: order.status === 'paid' ? 'paid' : order.status === 'pending' ? 'paying' : 'paid',
+      amount: order.amount,
+      paid_at: isoOrNull(order.paid_at),
+    };
+    if (order.status === 'closed') {
+      throw new SandboxRefusal(422, 'order_closed', `order ${order.trade_no} is closed`);
+    }
+    res.json(answer);
+  });
+
+  router.post('/v1/orders/:trade_no/reverse', async (req, res) => {
+    const tradeNo = req.params.trade_no;
+    const existing = await store.findOrder(tradeNo);
+    if (!existing) throw new SandboxRefusal(404, 'order_not_found', `order ${tradeNo} does not exist`);
+    const outcome = await store.reverseOrder(tradeNo, {
+      paysFirst: existing.buyer === 'confirms_at_reverse' || existing.buyer === 'reverse_refused',
+      refusePaid: existing.buyer === 'reverse_refused',
+    });
+    if (!outcome) throw new SandboxRefusal(404, 'order_not_found', `order ${tradeNo} does not exist`);
+    if (outcome.kind === 'refused') {
+      throw new SandboxRefusal(409, 'reverse_refused', `order ${tradeNo} is paid and cannot be reversed`);
+    }
+    logger.info('sandbox barcode payment reversed', { trade_no: tradeNo, refunded: outcome.refunded });
+    const answer: WireReverseAnswer = { trade_no: tradeNo, status: 'reversed', refunded: outcome.refunded };
+    res.json(answer);
   });
 
   router.post('/v1/refunds', async (req, res) => {

@@ -12,6 +12,7 @@ import { QueryTypes, type Transaction } from 'sequelize';
 import type { Database } from '../src/platform/db';
 import { randomBase32 } from '../src/platform/ids';
 import type {
+  WireBarcodePayment,
   WireCreateOrder,
   WireCreateRefund,
   WireShareReturnRequest,
@@ -41,7 +42,25 @@ export interface OrderRow {
   status: OrderStatus;
   paid_at: Date | null;
   closed_at: Date | null;
+  /** A barcode payment's: the sha-256 of the buyer's code, what the buyer does, its reverse. */
+  auth_code_sha256: string | null;
+  buyer: string | null;
+  reversed_at: Date | null;
+  reverse_refunded: boolean;
+  reverse_requests: number;
 }
+
+/** A barcode payment as the adapter asks for it, with what its buyer does (read off the code). */
+export interface NewBarcodeOrder extends Omit<WireBarcodePayment, 'auth_code'> {
+  auth_code_sha256: string;
+  buyer: string;
+  /** Charged at once (the buyer pays without confirming), or left pending for the buyer. */
+  paid: boolean;
+}
+
+/** What a reverse left of a barcode payment: closed, and whether the money went back. */
+export type ReverseOutcome =
+  { kind: 'reversed'; order: OrderRow; refunded: boolean } | { kind: 'refused'; order: OrderRow };
 
 export interface RefundRow {
   refund_no: string;
@@ -291,6 +310,84 @@ export class SandboxStore {
     if (paid) return { order: withAmount(paid), changed: true };
     const order = await this.findOrder(tradeNo);
     return order ? { order, changed: false } : null;
+  }
+
+  /**
+   * Takes a barcode payment once per trade_no (a repeat answers the stored one, the caller
+   * compares its code): pending while its buyer confirms, or paid at once. Barcode orders are
+   * decided within minutes; one left pending closes after ten, as the channels' do.
+   */
+  async createBarcodeOrder(order: NewBarcodeOrder): Promise<{ order: OrderRow; created: boolean }> {
+    const inserted = await this.rows<OrderRow>(
+      `INSERT INTO sandbox_orders (trade_no, channel_trade_no, amount, currency, pay_method, subject, expire_at,
+                                   notify_url, extra, sub_merchant_no, profit_sharing, callback_mode, status,
+                                   paid_at, auth_code_sha256, buyer, created_at, updated_at)
+       VALUES (:trade_no, :channelTradeNo, :amount, :currency, 'barcode', :subject, now() + interval '10 minutes',
+               :notify_url, CAST(:extra AS jsonb), :sub_merchant_no, :profit_sharing, 'normal',
+               CASE WHEN :paid THEN 'paid' ELSE 'pending' END, CASE WHEN :paid THEN now() END,
+               :auth_code_sha256, :buyer, now(), now())
+       ON CONFLICT (trade_no) DO NOTHING
+       RETURNING *`,
+      {
+        ...order,
+        currency: order.currency ?? 'CNY',
+        channelTradeNo: upperId('SBXB'),
+        extra: JSON.stringify({
+          ...(order.device_id ? { device_id: order.device_id } : {}),
+          ...(order.store_id ? { store_id: order.store_id } : {}),
+        }),
+      },
+    );
+    if (inserted[0]) return { order: withAmount(inserted[0]), created: true };
+    await this.db.sequelize.query(
+      'UPDATE sandbox_orders SET create_requests = create_requests + 1 WHERE trade_no = :tradeNo',
+      { replacements: { tradeNo: order.trade_no } },
+    );
+    const existing = await this.findOrder(order.trade_no);
+    if (!existing) throw new Error(`sandbox order ${order.trade_no} vanished during insert`);
+    return { order: existing, created: false };
+  }
+
+  /**
+   * Reverses a barcode payment, once, under its row's lock: a pending one is closed, a paid one
+   * closed with its money given back. `paysFirst`: the buyer's confirmation lands just before
+   * the reverse does; `refusePaid`: the simulator will not reverse a payment it holds (the
+   * payment stands). Asked again, a reversed payment answers as it was reversed. Null for an
+   * unknown order.
+   */
+  async reverseOrder(
+    tradeNo: string,
+    opts: { paysFirst: boolean; refusePaid: boolean },
+  ): Promise<ReverseOutcome | null> {
+    return this.db.sequelize.transaction(async (transaction) => {
+      await this.db.sequelize.query(
+        'UPDATE sandbox_orders SET reverse_requests = reverse_requests + 1 WHERE trade_no = :tradeNo',
+        { replacements: { tradeNo }, transaction },
+      );
+      let order = await this.findOrder(tradeNo, transaction);
+      if (!order) return null;
+      if (order.reversed_at) return { kind: 'reversed', order, refunded: order.reverse_refunded };
+      if (opts.paysFirst && order.status === 'pending') {
+        const [paid] = await this.rows<OrderRow>(
+          `UPDATE sandbox_orders SET status = 'paid', paid_at = now(), updated_at = now()
+            WHERE trade_no = :tradeNo RETURNING *`,
+          { tradeNo },
+          transaction,
+        );
+        order = withAmount(paid!);
+      }
+      if (opts.refusePaid && order.status === 'paid') return { kind: 'refused', order };
+      const refunded = order.status === 'paid';
+      const [reversed] = await this.rows<OrderRow>(
+        `UPDATE sandbox_orders
+            SET status = 'closed', closed_at = COALESCE(closed_at, now()), reversed_at = now(),
+                reverse_refunded = :refunded, updated_at = now()
+          WHERE trade_no = :tradeNo RETURNING *`,
+        { tradeNo, refunded },
+        transaction,
+      );
+      return { kind: 'reversed', order: withAmount(reversed!), refunded };
+    });
   }
 
   /** Closes a pending order; a paid one stays paid (the caller reports that). */

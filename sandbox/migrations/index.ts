@@ -5,6 +5,7 @@ import { channelTables } from './0001-channel-tables';
 import { requestCounts } from './0002-request-counts';
 import { returnsUnfreezesAbnormal } from './0003-returns-unfreezes-abnormal';
 import { transfers } from './0004-transfers';
+import { barcode } from './0005-barcode';
 
 /**
  * The sandbox's own migrations, recorded in sandbox_migrations, never in the gateway's table:
@@ -13,7 +14,7 @@ import { transfers } from './0004-transfers';
  * compiled build.
  */
 export const SANDBOX_MIGRATIONS: MigrationSet = {
-  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal, transfers],
+  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal, transfers, barcode],
   tableName: 'sandbox_migrations',
   // Not the gateway's key: the two sets migrate independently, even in one database.
   lockKey: 7_284_019_332,

@@ -85,6 +85,52 @@ export interface PaymentsPort {
   close(ctx: ChannelContext, tradeNo: string): Promise<PaymentState>;
 }
 
+// ---- barcode payments ----
+
+/**
+ * A payment the cashier takes by scanning the code in the buyer's wallet (付款码, SPEC §14):
+ * WeChat Pay's codepay, Alipay's `alipay.trade.pay` with `scene: bar_code`.
+ */
+export interface BarcodePaymentInput {
+  tradeNo: string;
+  amount: number;
+  subject: string;
+  /** The code scanned: good for one payment and about a minute; a credential, never logged. */
+  authCode: string;
+  /** The till and the shop, for the channel's scene fields. */
+  deviceId?: string;
+  storeId?: string;
+  /** Where the channel posts the payment's result, when it does for a barcode payment. */
+  callbackUrl: string;
+  profitSharing: boolean;
+}
+
+/**
+ * What the channel answered a barcode payment: `paid`, or `paying` (WeChat Pay `USERPAYING`,
+ * Alipay `WAIT_BUYER_PAY`/10003: the buyer is confirming in the wallet; follow it by query). A
+ * code the channel refused (wrong or used, expired, not enough balance, the buyer's limit) throws
+ * ChannelError('refused') with the channel's reason; no answer throws ChannelError('unreachable'
+ * | 'timeout' | 'invalid_response'): whether the buyer was charged is unknown, so the payment
+ * must be reversed.
+ */
+export type BarcodeAnswer =
+  | { status: 'paid'; channelTradeNo: string; paidAt: Date; amount: number }
+  | { status: 'paying'; channelTradeNo: string | null };
+
+/**
+ * What a reverse (WeChat Pay 撤销, Alipay `alipay.trade.cancel`) did: `reversed`, the payment is
+ * closed and whatever the buyer was charged goes back (`refunded`: it had been charged); or
+ * `retry`, the channel asks to be asked again (the buyer still confirming, Alipay's
+ * `retry_flag: Y`). A channel that will not reverse a payment it holds throws
+ * ChannelError('refused'); no answer throws ChannelError('unreachable' | 'timeout').
+ */
+export type ReverseAnswer = { status: 'reversed'; refunded: boolean } | { status: 'retry'; reason: string };
+
+export interface BarcodePort {
+  pay(ctx: CreateContext, input: BarcodePaymentInput): Promise<BarcodeAnswer>;
+  reverse(ctx: TradeContext, tradeNo: string): Promise<ReverseAnswer>;
+}
+
 // ---- refunds ----
 
 export interface RefundInput {
@@ -674,6 +720,7 @@ export interface Channel {
   readonly callbacks?: CallbacksPort;
   readonly statements?: StatementsPort;
   readonly transfers?: TransfersPort;
+  readonly barcode?: BarcodePort;
 }
 
 export type ChannelPortName = Exclude<keyof Channel, 'code' | 'capabilities' | 'payments'>;
@@ -686,6 +733,7 @@ const PORT_WORDS: Record<ChannelPortName, string> = {
   callbacks: 'callbacks',
   statements: 'statements',
   transfers: 'transfers',
+  barcode: 'barcode payments',
 };
 
 /** The channel's port for a capability, or a ChannelError('not_supported') naming what is missing. */
@@ -744,6 +792,11 @@ export interface ChannelDescriptor<Code extends string = string, S = never> {
   readonly accounts?: ChannelAccountsDeclaration;
   /** Whom its transfers pay (SPEC §11), when it has transfers. */
   readonly payees?: readonly PayeeKindDeclaration[];
+  /**
+   * The buyer codes of its wallet it takes for barcode payments (SPEC §14), when it has them:
+   * an order without `channel_code` goes to the channel whose pattern its `auth_code` matches.
+   */
+  readonly authCodes?: RegExp;
   readonly settings?: ChannelSettings<S>;
   /** Where its settings point and with which account, for the start banner: `https://… (sp_mchid 1900000109)`. */
   describe?(settings: S): string;

@@ -125,6 +125,14 @@ export const PAYEE_KINDS: readonly PayeeKindDeclaration[] = LISTED.flatMap((d) =
   (p, i, all) => all.findIndex((q) => q.type === p.type) === i,
 );
 
+/**
+ * The listed channel whose wallet issues this buyer code (SPEC §14: WeChat Pay's start 10–15,
+ * Alipay's 25–30, the sandbox's its own), or undefined when none claims it.
+ */
+export function channelOfAuthCode(authCode: string): string | undefined {
+  return LISTED.find((d) => d.authCodes?.test(authCode))?.code;
+}
+
 /** A listed channel's descriptor, or undefined when no channel has the code. */
 export function channelDescriptor(code: string): ChannelDescriptor<string, unknown> | undefined {
   return LISTED.find((d) => d.code === code);
@@ -187,7 +195,7 @@ export type ChannelCallObserver = (
  * statements' `parse` streams a file, which an observer that awaits each call would break: a
  * reconciliation run records how its statement was fetched instead).
  */
-const OBSERVED_PORTS = ['payments', 'refunds', 'profitSharing', 'onboarding'] as const;
+const OBSERVED_PORTS = ['payments', 'refunds', 'profitSharing', 'onboarding', 'barcode'] as const;
 
 /**
  * The same registry, with every upstream call of every adapter timed and told to `observe`

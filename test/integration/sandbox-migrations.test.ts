@@ -37,6 +37,7 @@ test('when a database is migrated, then the gateway and the sandbox each record 
     '0002-request-counts',
     '0003-returns-unfreezes-abnormal',
     '0004-transfers',
+    '0005-barcode',
   ]);
 });
 
@@ -54,6 +55,7 @@ test('when the sandbox migrations run where the gateway once created the sandbox
     '0002-request-counts',
     '0003-returns-unfreezes-abnormal',
     '0004-transfers',
+    '0005-barcode',
   ]);
   expect(await migrateSandbox(sequelize)).toEqual([]);
   const [kept] = await sequelize.query<{ file_name: string }>(

@@ -21,8 +21,10 @@ import type {
   RefundsPort,
   StatementsPort,
   TransfersPort,
+  BarcodePort,
 } from '../ports';
 import { SANDBOX_ACCOUNTS, sandboxAccounts } from './accounts';
+import { SANDBOX_AUTH_CODE, sandboxBarcode } from './barcode';
 import { sandboxCallbacks } from './callbacks';
 import { SandboxClient, type SandboxChannelOptions } from './client';
 import { sandboxOnboarding } from './onboarding';
@@ -36,6 +38,13 @@ export type { SandboxChannelOptions } from './client';
 export { SANDBOX_PERSONAL_RECEIVERS } from './sharing';
 export { SANDBOX_STATEMENT_SHA1_HEADER } from './statements';
 export { SANDBOX_PAYEE_TYPES, SANDBOX_TRANSFER_LIMITS } from './transfers';
+export {
+  SANDBOX_AUTH_CODE,
+  SANDBOX_BUYERS,
+  sandboxAuthCode,
+  sandboxBuyerOf,
+  type SandboxBuyer,
+} from './barcode';
 
 /** Every pay method durapay knows: the simulator takes them all. */
 export const SANDBOX_PAY_METHODS: readonly PayMethod[] = [
@@ -66,6 +75,8 @@ export class SandboxChannel implements Channel {
   /** WeChat Pay's tradebill format, so that reconciliation reads both the same way. */
   readonly statements: StatementsPort;
   readonly transfers: TransfersPort;
+  /** Its buyer codes say what the buyer does (./barcode.ts), so every case of a till can be met. */
+  readonly barcode: BarcodePort;
   private readonly client: SandboxClient;
 
   constructor(options: SandboxChannelOptions) {
@@ -82,6 +93,7 @@ export class SandboxChannel implements Channel {
     this.callbacks = sandboxCallbacks(this.client);
     this.statements = sandboxStatements(this.client);
     this.transfers = sandboxTransfers(this.client);
+    this.barcode = sandboxBarcode(this.client);
   }
 
   /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */
@@ -112,6 +124,7 @@ export const sandboxChannel = {
   label: 'Sandbox',
   accounts: SANDBOX_ACCOUNTS,
   payees: SANDBOX_PAYEES,
+  authCodes: SANDBOX_AUTH_CODE,
   /** The configured sandbox (one account, `default`), or undefined when it is disabled. */
   fromConfig(config, _settings, masterKey) {
     if (!config.sandbox.enabled) return undefined;

@@ -12,6 +12,7 @@ import { ChannelError } from '../errors';
 import type {
   AbnormalRefundInput,
   ApplicationState,
+  BarcodeAnswer,
   ChannelContext,
   ChannelEvent,
   CreateContext,
@@ -22,6 +23,7 @@ import type {
   ProfitShareState,
   RefundInput,
   RefundState,
+  ReverseAnswer,
   ShareReturnInput,
   ShareReturnState,
   SubmitApplicationInput,
@@ -230,6 +232,37 @@ export interface WireOrderCreated {
   qr_code: string;
 }
 
+/** `POST /v1/barcode-payments`: a payment by the buyer's code (SPEC §14). */
+export interface WireBarcodePayment {
+  trade_no: string;
+  amount: number;
+  currency?: string;
+  subject: string;
+  auth_code: string;
+  device_id?: string;
+  store_id?: string;
+  notify_url: string;
+  sub_merchant_no: string | null;
+  profit_sharing: boolean;
+}
+
+/** What the simulator answers a barcode payment: paid, or the buyer still confirming. */
+export interface WireBarcodeAnswer {
+  trade_no: string;
+  channel_trade_no: string;
+  status: 'paid' | 'paying';
+  amount: number;
+  paid_at: string | null;
+}
+
+/** What a reverse did: `reversed` (with `refunded` when the buyer had been charged), or `retry`. */
+export interface WireReverseAnswer {
+  trade_no: string;
+  status: 'reversed' | 'retry';
+  refunded: boolean;
+  reason?: string;
+}
+
 export interface WireOrderState {
   trade_no: string;
   status: 'pending' | 'paid' | 'closed';
@@ -377,6 +410,12 @@ class WireObject {
     return v;
   }
 
+  boolean(key: string): boolean {
+    const v = this.value[key];
+    if (typeof v !== 'boolean') throw invalid(this.what, `"${key}" must be a boolean`);
+    return v;
+  }
+
   amount(key: string): number {
     const v = this.value[key];
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
@@ -431,6 +470,25 @@ export function parseOrderCreated(json: unknown): CreatePaymentResult {
     channelTradeNo: o.string('channel_trade_no'),
     payCredential: { pay_url: payUrl, qr_code: o.string('qr_code') },
   };
+}
+
+export function parseBarcodeAnswer(json: unknown): BarcodeAnswer {
+  const o = WireObject.of('barcode payment answer', json);
+  const status = o.oneOf('status', ['paid', 'paying'] as const);
+  if (status === 'paying') return { status, channelTradeNo: o.string('channel_trade_no') };
+  return {
+    status,
+    channelTradeNo: o.string('channel_trade_no'),
+    paidAt: o.date('paid_at'),
+    amount: o.amount('amount'),
+  };
+}
+
+export function parseReverseAnswer(json: unknown): ReverseAnswer {
+  const o = WireObject.of('reverse answer', json);
+  const status = o.oneOf('status', ['reversed', 'retry'] as const);
+  if (status === 'retry') return { status, reason: o.string('reason') };
+  return { status, refunded: o.boolean('refunded') };
 }
 
 export function parsePaymentState(json: unknown): PaymentState {
