@@ -17,6 +17,7 @@ import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
+import { settledIn } from '../support/settled';
 
 jest.setTimeout(180_000);
 
@@ -587,6 +588,22 @@ describe('notifications', () => {
   let failedId: string;
 
   beforeAll(async () => {
+    // What the tests above set off for appB has finished (its orders with their refunds and
+    // notifications, its transfers), so the lists below read a set that no longer grows.
+    const rows = <T extends object>(sql: string) =>
+      stack.database.db.sequelize.query<T>(sql, {
+        replacements: { app: appB.app_id },
+        type: QueryTypes.SELECT,
+      });
+    for (const o of await rows<{ trade_no: string }>('SELECT trade_no FROM orders WHERE app_id = :app'))
+      await settledIn(stack)(o.trade_no);
+    for (const t of await rows<{ transfer_no: string }>(
+      'SELECT transfer_no FROM transfers WHERE app_id = :app',
+    ))
+      await stack.client.workflow
+        .getHandle(transferWorkflowId(t.transfer_no))
+        .result()
+        .catch(() => undefined);
     // One order whose notification fails at its receiver, and one whose is delivered.
     const bad = await payB.paidOrder({ notify_url: failing.url });
     failedTrade = bad.trade_no;
