@@ -120,6 +120,7 @@ export async function runApi(config: Config, logger: Logger): Promise<RunningApi
       defaultChannel: config.payments.defaultChannel,
       profitShareDelayMs: config.payments.profitShareDelayMs,
       orderIdleEndMs: config.payments.orderIdleEndMs,
+      barcodeWaitMs: config.payments.barcodeWaitMs,
       requestTimeoutMs: config.api.requestTimeoutMs,
     },
     codec: {

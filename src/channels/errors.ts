@@ -33,7 +33,9 @@ export type ChannelOperation =
   | 'profit_share'
   | 'onboarding'
   | 'transfer'
-  | 'transfer_query';
+  | 'transfer_query'
+  | 'barcode'
+  | 'reverse';
 
 /** Anything that is not a ChannelError (a bug, a lost database connection): treated as unreachable. */
 type FailureKind = ChannelErrorKind | 'other';
@@ -74,6 +76,11 @@ const CODES: Record<ChannelOperation, Record<FailureKind, ErrorCode>> = {
   profit_share: payments('channel_create_fail'),
   transfer: payments('channel_transfer_fail'),
   transfer_query: payments('channel_transfer_fail'),
+  // SPEC §14: a code the channel refused is a payment not made; an answer that cannot be read
+  // leaves it unknown, like no answer, and the payment is reversed.
+  barcode: { ...payments('order_not_paid'), invalid_response: 'channel_timeout' },
+  // A reverse the channel refuses leaves a payment it holds: the order is paid.
+  reverse: { ...payments('order_already_paid'), invalid_response: 'channel_timeout' },
   onboarding: {
     refused: 'internal_system',
     invalid_response: 'internal_system',

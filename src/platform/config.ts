@@ -118,6 +118,8 @@ export interface CoreConfig {
     profitShareDelayMs: number;
     /** How long a paid order with nothing left to wait for keeps its workflow run (SPEC §7). */
     orderIdleEndMs: number;
+    /** How long a barcode payment the buyer is confirming is followed before it is reversed (SPEC §14). */
+    barcodeWaitMs: number;
   };
   sandbox: {
     enabled: boolean;
@@ -293,6 +295,7 @@ const coreSchema = Joi.object({
     .default('sandbox'),
   PROFIT_SHARE_DELAY: durations().default('60s'),
   ORDER_IDLE_END: durations().default('10m'),
+  BARCODE_WAIT: durations().default('60s'),
   SANDBOX_ENABLED: Joi.boolean(),
   DURAPAY_DIAGNOSTIC_WORKFLOWS: Joi.boolean(),
   SANDBOX_SECRET: Joi.string().min(16),
@@ -427,6 +430,7 @@ export function loadCoreConfig<S extends object = object>(
       defaultChannel: str('DEFAULT_CHANNEL')!,
       profitShareDelayMs: parseDurationList(str('PROFIT_SHARE_DELAY')!)[0]!,
       orderIdleEndMs: parseDurationList(str('ORDER_IDLE_END')!)[0]!,
+      barcodeWaitMs: parseDurationList(str('BARCODE_WAIT')!)[0]!,
     },
     sandbox: {
       enabled: v.SANDBOX_ENABLED === undefined ? envName !== 'production' : Boolean(v.SANDBOX_ENABLED),

@@ -12,7 +12,8 @@ import type {
   TokenAccountKind,
 } from '../channels/registry';
 
-export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web';
+/** `barcode`: the cashier scans the code in the buyer's wallet (付款码, §14). */
+export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web' | 'barcode';
 
 export type OrderStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'closed';
 
@@ -42,6 +43,11 @@ export interface CreateOrderInput {
   merchant_id?: string;
   /** Channel-specific, e.g. `openid` for `jsapi`, `client_ip` for `h5`, `sandbox` fault injection. */
   extra?: Record<string, unknown>;
+  /** `barcode` only, and required there: the code scanned from the buyer's wallet (§14). */
+  auth_code?: string;
+  /** `barcode` only: the till and the shop, passed to the channel. */
+  device_id?: string;
+  store_id?: string;
 }
 
 export interface CreateOrderResult {
@@ -49,6 +55,8 @@ export interface CreateOrderResult {
   /** Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; with `qr_image` for `qr_code`). */
   pay_credential: Record<string, unknown>;
   is_idempotent: boolean;
+  /** `barcode` only (§14): `paid`, or `paying` while the buyer confirms (query the order). */
+  status?: 'paid' | 'paying';
 }
 
 /** §3.3 */
@@ -73,6 +81,11 @@ export interface Order {
   profit_returned_amount: number;
   expire_time: string;
   closed_at: string | null;
+  /** A closed barcode order (§14): the channel `refused` its code, or durapay `reversed` it. */
+  close_reason: 'refused' | 'reversed' | null;
+  /** A barcode order's till and shop. */
+  device_id: string | null;
+  store_id: string | null;
 }
 
 /** §3.5 */

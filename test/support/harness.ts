@@ -169,6 +169,10 @@ export interface StackOptions extends StackUpstreamOptions {
   profitShareDelayMs?: number;
   /** How long a paid order idles before its run ends, before scaling (production's 10 minutes by default). */
   orderIdleEndMs?: number;
+  /** How long a barcode payment is followed before it is reversed, before scaling (production's 60 s by default). */
+  barcodeWaitMs?: number;
+  /** How long the sandbox's `confirms_later` buyer takes to confirm (its simulator's 1 s by default). */
+  sandboxBuyerConfirmMs?: number;
   /**
    * The limit on callbacks that fail verification, per source address (every test's callbacks
    * come from 127.0.0.1), and the clock it refills by: a test that holds the clock still counts
@@ -365,6 +369,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     defaultChannel: 'sandbox',
     profitShareDelayMs: options.profitShareDelayMs ?? 60_000,
     orderIdleEndMs: options.orderIdleEndMs ?? 600_000,
+    ...(options.barcodeWaitMs === undefined ? {} : { barcodeWaitMs: options.barcodeWaitMs }),
     requestTimeoutMs: 10_000,
     payloadKeys,
   };
@@ -393,6 +398,9 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       publicBaseUrl: baseUrl,
       refundDelayMs: options.sandboxRefundDelayMs ?? 200,
       callbackDelayMs: 500,
+      ...(options.sandboxBuyerConfirmMs === undefined
+        ? {}
+        : { buyerConfirmMs: options.sandboxBuyerConfirmMs }),
       logger: logger.child({ component: 'sandbox' }),
       background: sandboxBackground,
       controls: sandboxControls,

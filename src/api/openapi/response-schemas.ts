@@ -164,8 +164,13 @@ const channelAccount = {
 
 /** The data of each successful answer, by name under `components.schemas`. */
 export const DATA_SCHEMAS: Record<string, Schema> = {
-  CreatedOrder: record(
-    {
+  // `status` is a barcode order's only (SPEC §14): the one field not always present.
+  CreatedOrder: {
+    type: 'object',
+    description: 'The created order and what the buyer pays with.',
+    required: ['trade_no', 'pay_credential', 'is_idempotent'],
+    additionalProperties: false,
+    properties: {
       trade_no: tradeNo,
       pay_credential: {
         type: 'object',
@@ -177,14 +182,22 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
         type: 'boolean',
         description: 'True when this create repeated an existing pending order.',
       },
+      status: {
+        type: 'string',
+        enum: ['paid', 'paying'],
+        description:
+          '`pay_method: barcode` only: `paid`, or `paying` while the buyer confirms in the wallet (query the order; it is reversed and closed if not paid within `BARCODE_WAIT`).',
+      },
     },
-    'The created order and what the buyer pays with.',
-  ),
+  },
   Order: record(
     {
       trade_no: tradeNo,
       merchant_order_no: text,
-      pay_method: { type: 'string', enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web'] },
+      pay_method: {
+        type: 'string',
+        enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web', 'barcode'],
+      },
       amount: money,
       status: orderStatus,
       channel_trade_no: textOrNull,
@@ -211,6 +224,14 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       },
       expire_time: time,
       closed_at: timeOrNull,
+      close_reason: {
+        type: ['string', 'null'],
+        enum: ['refused', 'reversed', null],
+        description:
+          'A closed barcode order: `refused`, the channel refused the code; `reversed`, durapay reversed the payment and the channel gave back whatever it took. Null otherwise.',
+      },
+      device_id: { ...textOrNull, description: 'A barcode order: the till that scanned the code.' },
+      store_id: { ...textOrNull, description: 'A barcode order: the shop.' },
     },
     'An order as durapay has recorded it.',
   ),

@@ -101,6 +101,8 @@ export const CREATE_METHOD: Record<PayMethod, string | undefined> = {
   app: 'alipay.trade.app.pay',
   jsapi: 'alipay.trade.create',
   mini_program: 'alipay.trade.create',
+  // A barcode payment is alipay.trade.pay (the barcode port), never an order the buyer opens.
+  barcode: undefined,
 };
 
 const PRODUCT_CODE: Partial<Record<PayMethod, string>> = {

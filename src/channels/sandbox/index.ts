@@ -54,6 +54,7 @@ export const SANDBOX_PAY_METHODS: readonly PayMethod[] = [
   'app',
   'h5',
   'web',
+  'barcode',
 ];
 
 export const SANDBOX_CAPABILITIES: ChannelCapabilities = {

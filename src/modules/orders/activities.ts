@@ -1,6 +1,6 @@
 // Longer than 400 lines: one factory's activities, each a short step over the channel's ports or
 // the repository, sharing the factory's dependencies; their names are in workflow histories.
-import { ChannelError, toActivityFailure } from '../../channels/errors';
+import { ChannelError, channelFailure, toActivityFailure } from '../../channels/errors';
 import {
   portOf,
   type Channel,
@@ -16,7 +16,7 @@ import { holdsToken, type ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
 import type { Keyring } from '../../platform/crypto/keyring';
-import type { OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
+import type { CloseReason, OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
 import type { NotificationEvent } from '../notifications/rules';
 import { OrderRepository, type NewOrder, type ShareStep } from './repository';
 import { openSavedState, sealSavedState } from './saved-states';
@@ -97,6 +97,40 @@ export interface ChannelCreate {
   channelAccountId?: number | null;
   profitSharing: boolean;
 }
+
+/** A barcode payment as the order asks its channel for it (SPEC §14). */
+export interface ChannelBarcode {
+  channelCode: string;
+  tradeNo: string;
+  amount: number;
+  currency: string;
+  subject: string;
+  authCode: string;
+  deviceId: string | null;
+  storeId: string | null;
+  callbackUrl: string;
+  subMerchantNo: string | null;
+  channelAccountId: number | null;
+  profitSharing: boolean;
+}
+
+/**
+ * What the channel made of a barcode payment, for the order's workflow: paid, paying (the buyer
+ * confirms), refused (the code: the channel's words), or unknown (no answer, or one that could
+ * not be read: the payment must be reversed).
+ */
+export type BarcodeOutcome =
+  | { outcome: 'paid'; channelTradeNo: string; paidAt: string }
+  | { outcome: 'paying' }
+  | { outcome: 'refused'; message: string }
+  | { outcome: 'unknown'; message: string };
+
+/** What a reverse did, for the workflow: reversed, asked to repeat, refused (the payment stands), or unknown. */
+export type ReverseOutcome =
+  | { outcome: 'reversed'; refunded: boolean }
+  | { outcome: 'retry'; message: string }
+  | { outcome: 'refused'; message: string }
+  | { outcome: 'unknown'; message: string };
 
 /** How a sharing the channel settles later is followed within one attempt: 10 looks 2 s apart. */
 const SHARE_FOLLOW_POLLS = 10;
@@ -199,22 +233,60 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
 
   const contextOf = (tradeNo: string) => tradeContext(repo, merchants, accounts, tradeNo);
 
+  /** Whom a new payment's channel call acts for, and in what currency. */
+  async function createContextOf(input: {
+    currency: string;
+    channelCode: string;
+    subMerchantNo: string | null;
+    channelAccountId?: number | null;
+  }) {
+    return {
+      currency: input.currency,
+      ...(await accountContextOf(
+        {
+          appId: '',
+          merchantId: null,
+          channelCode: input.channelCode,
+          subMerchantNo: input.subMerchantNo,
+          channelAccountId: input.channelAccountId ?? null,
+        },
+        merchants,
+        accounts,
+      )),
+    };
+  }
+
+  /** The channel's answer to a barcode payment, its failures mapped once (channels/errors.ts). */
+  async function payBarcode(input: ChannelBarcode): Promise<BarcodeOutcome> {
+    const ctx = await createContextOf(input);
+    try {
+      const answer = await portOf(channel(input.channelCode), 'barcode').pay(ctx, {
+        tradeNo: input.tradeNo,
+        amount: input.amount,
+        subject: input.subject,
+        authCode: input.authCode,
+        ...(input.deviceId ? { deviceId: input.deviceId } : {}),
+        ...(input.storeId ? { storeId: input.storeId } : {}),
+        callbackUrl: input.callbackUrl,
+        profitSharing: input.profitSharing,
+      });
+      return answer.status === 'paid'
+        ? { outcome: 'paid', channelTradeNo: answer.channelTradeNo, paidAt: answer.paidAt.toISOString() }
+        : { outcome: 'paying' };
+    } catch (err) {
+      const failure = channelFailure(err, 'barcode');
+      if (failure.code === 'order_not_paid') return { outcome: 'refused', message: failure.message };
+      deps.logger.warn('a barcode payment got no answer from its channel; it will be reversed', {
+        trade_no: input.tradeNo,
+        error: failure.message,
+      });
+      return { outcome: 'unknown', message: failure.message };
+    }
+  }
+
   async function createAtChannel(input: ChannelCreate): Promise<CreatePaymentResult> {
     try {
-      const ctx = {
-        currency: input.currency,
-        ...(await accountContextOf(
-          {
-            appId: '',
-            merchantId: null,
-            channelCode: input.channelCode,
-            subMerchantNo: input.subMerchantNo,
-            channelAccountId: input.channelAccountId ?? null,
-          },
-          merchants,
-          accounts,
-        )),
-      };
+      const ctx = await createContextOf(input);
       return await channel(input.channelCode).payments.create(ctx, {
         tradeNo: input.tradeNo,
         amount: input.amount,
@@ -266,6 +338,64 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
       if (await repo.insertOrder({ ...input.order, ...created }))
         deps.metrics.transition('order', NEW_STATUS, 'pending');
       return created;
+    },
+
+    /**
+     * Records a barcode order and takes its payment at the channel, in one local activity
+     * (SPEC §14: one channel call per order), asked at most once. The row comes first: a
+     * workflow task that ran this and then timed out runs it again, finds the row, and answers
+     * `unknown` instead of asking the channel a second time, so the payment is reversed rather
+     * than charged twice (a reverse of a payment the channel never saw reverses nothing).
+     */
+    async payBarcodeAtChannel(input: {
+      channel: ChannelBarcode;
+      order: Omit<NewOrder, 'channelTradeNo' | 'payCredential' | 'poll'>;
+    }): Promise<BarcodeOutcome> {
+      const inserted = await repo.insertOrder({ ...input.order, channelTradeNo: null, payCredential: {} });
+      if (!inserted) {
+        return {
+          outcome: 'unknown',
+          message: 'the payment was asked before; whether it was taken is not known',
+        };
+      }
+      deps.metrics.transition('order', NEW_STATUS, 'pending');
+      return payBarcode(input.channel);
+    },
+
+    /**
+     * Where a barcode payment stands at the channel, asked once: null when the channel did not
+     * answer (the workflow asks again on its own backoff, and reverses it when its wait ends).
+     */
+    async queryBarcodePayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState | null> {
+      try {
+        return await channel(input.channelCode).payments.query(await contextOf(input.tradeNo), input.tradeNo);
+      } catch (err) {
+        deps.logger.warn('a barcode payment could not be queried; asked again later', {
+          trade_no: input.tradeNo,
+          error: channelFailure(err, 'query').message,
+        });
+        return null;
+      }
+    },
+
+    /**
+     * Asks the channel to reverse a barcode payment (SPEC §14), once: the workflow asks again
+     * on its own backoff for as long as the channel does not answer or asks to be asked again.
+     */
+    async reverseBarcodePayment(input: { channelCode: string; tradeNo: string }): Promise<ReverseOutcome> {
+      try {
+        const answer = await portOf(channel(input.channelCode), 'barcode').reverse(
+          await contextOf(input.tradeNo),
+          input.tradeNo,
+        );
+        return answer.status === 'reversed'
+          ? { outcome: 'reversed', refunded: answer.refunded }
+          : { outcome: 'retry', message: answer.reason };
+      } catch (err) {
+        const failure = channelFailure(err, 'reverse');
+        if (failure.code === 'order_already_paid') return { outcome: 'refused', message: failure.message };
+        return { outcome: 'unknown', message: failure.message };
+      }
     },
 
     async closeChannelPayment(input: { channelCode: string; tradeNo: string }): Promise<PaymentState> {
@@ -451,8 +581,13 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
       if (from) deps.metrics.transition('order', from, 'paid');
     },
 
-    async recordOrderClosed(input: { tradeNo: string; closedAt: string }): Promise<void> {
-      if (await repo.markClosed(input.tradeNo, input.closedAt))
+    async recordOrderClosed(input: {
+      tradeNo: string;
+      closedAt: string;
+      /** A barcode order's (SPEC §14): the channel refused its code, or it was reversed. */
+      closeReason?: CloseReason;
+    }): Promise<void> {
+      if (await repo.markClosed(input.tradeNo, input.closedAt, input.closeReason ?? null))
         deps.metrics.transition('order', 'pending', 'closed');
     },
 

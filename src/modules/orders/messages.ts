@@ -47,6 +47,20 @@ export interface OrderTimings {
   returnAskForMs: number;
   /** How long a paid order with nothing left to wait for stays open before its run ends (10 minutes, scaled). */
   idleEndMs: number;
+  /** A barcode order's (SPEC §14); absent for every other order. */
+  barcode?: BarcodeTimings;
+}
+
+/** How a barcode order is followed (SPEC §14), scaled but for the till's answer time. */
+export interface BarcodeTimings {
+  /** How long a payment the buyer is confirming is followed before it is reversed (60 s). */
+  waitMs: number;
+  /** How long the create waits for the buyer before it answers `paying` (8 s, below the API's deadline). */
+  answerMs: number;
+  /** Gaps between queries while the buyer confirms; the last one repeats. */
+  pollGapsMs: number[];
+  /** Gaps between asks of a reverse the channel did not answer or asked to repeat; the last repeats. */
+  reverseGapsMs: number[];
 }
 
 export interface OrderInput {
@@ -95,12 +109,19 @@ export interface CreateOrderRequest {
   /** How the channel takes a share back for a refund (ProfitSharingPort.returns); absent: never. */
   shareReturns?: 'separate' | 'with_refund';
   extra: Record<string, unknown> | null;
+  /**
+   * A barcode order's (SPEC §14): the buyer's code (sent to the channel once, never kept in the
+   * order's state, which keeps its hash), and the till and shop.
+   */
+  barcode?: { authCode?: string; authCodeSha256: string; deviceId: string | null; storeId: string | null };
 }
 
 export interface CreateOrderResult {
   trade_no: string;
   pay_credential: Record<string, unknown>;
   is_idempotent: boolean;
+  /** A barcode order's: `paid`, or `paying` while the buyer confirms (SPEC §14). */
+  status?: 'paid' | 'paying';
 }
 
 export interface RefundRequest {

@@ -28,6 +28,11 @@ export class Order extends Model {
   declare profitSharedAmount: string;
   declare profitReturnedAmount: string;
   declare needsRefundReview: boolean;
+  /** A barcode order's (SPEC §14): its code's hash, its till and shop, why it closed. */
+  declare authCodeSha256: string | null;
+  declare deviceId: string | null;
+  declare storeId: string | null;
+  declare closeReason: 'refused' | 'reversed' | null;
   declare extra: Record<string, unknown> | null;
   declare createdAt: Date;
   declare updatedAt: Date;
@@ -61,6 +66,10 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       profitSharedAmount: { type: DataTypes.BIGINT, allowNull: false },
       profitReturnedAmount: { type: DataTypes.BIGINT, allowNull: false },
       needsRefundReview: { type: DataTypes.BOOLEAN, allowNull: false },
+      authCodeSha256: { type: DataTypes.STRING(64) },
+      deviceId: { type: DataTypes.STRING(64) },
+      storeId: { type: DataTypes.STRING(64) },
+      closeReason: { type: DataTypes.STRING(16) },
       extra: { type: DataTypes.JSONB },
       createdAt: { type: DataTypes.DATE, allowNull: false },
       updatedAt: { type: DataTypes.DATE, allowNull: false },

@@ -17,7 +17,7 @@ export const paymentOperations: ApiOperation[] = [
     tag: 'Payments',
     summary: 'Create a payment order',
     description:
-      'Creates the order at the channel and returns what the buyer pays with. Idempotent on `(app, merchant_order_no)`: a repeat of a pending order with the same amount, pay method, channel, merchant and sharing amount returns the same `trade_no` with `is_idempotent: true` and calls the channel no more, one with any of those different answers `400 invalid_param`; one that is paid or refunded answers `422 order_already_paid`, one closed `422 order_closed`. A create the channel refused leaves no order behind.',
+      "Creates the order at the channel and returns what the buyer pays with. Idempotent on `(app, merchant_order_no)`: a repeat of a pending order with the same amount, pay method, channel, merchant and sharing amount returns the same `trade_no` with `is_idempotent: true` and calls the channel no more, one with any of those different answers `400 invalid_param`; one that is paid or refunded answers `422 order_already_paid`, one closed `422 order_closed`. A create the channel refused leaves no order behind. `pay_method: barcode` (the cashier scanned the buyer's wallet code, `auth_code`) is answered within 8 s: `status: paid`, or `paying` while the buyer confirms (the order is followed for `BARCODE_WAIT` and reversed if not paid); a code the channel refused is `422 order_not_paid` with its reason (the order stays, closed as `refused`); a channel that did not answer is `502 channel_timeout` once the payment's reverse has been asked. The same `merchant_order_no` with another `auth_code` is `400 invalid_param`, never a second charge.",
     scope: 'payments',
     body: { name: 'CreateOrderRequest', schema: createOrderSchema, required: true },
     data: 'CreatedOrder',
@@ -30,6 +30,7 @@ export const paymentOperations: ApiOperation[] = [
         'sharing_fee_exceed',
         'order_already_paid',
         'order_closed',
+        'order_not_paid',
       ],
       502: ['channel_create_fail', 'channel_timeout', 'channel_not_support'],
     },

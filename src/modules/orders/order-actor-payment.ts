@@ -6,7 +6,7 @@
  */
 import { log } from '@temporalio/workflow';
 import type { PaymentState } from '../../channels/ports';
-import { isPaidStatus } from './rules';
+import { isPaidStatus, type CloseReason } from './rules';
 import { closeActivities, paymentActivities, type CloseRecording } from './order-calls';
 import type { OrderActor } from './order-actor';
 
@@ -15,7 +15,7 @@ export class OrderPayment {
 
   /** A payment the channel reported (callback, sweeper or poll), applied under the lock. */
   apply(p: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
-    return this.order.exclusive(() => this.markPaid(p));
+    return this.order.exclusive(() => this.markPaidInLock(p));
   }
 
   /** What a query of the channel said, applied under the lock. */
@@ -23,7 +23,8 @@ export class OrderPayment {
     return this.order.exclusive(() => this.applyChannelStateInLock(st));
   }
 
-  private async markPaid(paid: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
+  /** Records the payment, once, and tells the merchant. Call under the lock. */
+  async markPaidInLock(paid: { channelTradeNo: string | null; paidAt: string | null }): Promise<void> {
     const { state, input } = this.order;
     if (isPaidStatus(state.status)) return; // a duplicate result changes nothing
     const wasClosed = state.status === 'closed';
@@ -51,11 +52,18 @@ export class OrderPayment {
   }
 
   /** Records the order closed and tells the merchant. Call under the lock. */
-  async markClosedInLock(via: CloseRecording = closeActivities.merchant): Promise<void> {
+  async markClosedInLock(
+    via: CloseRecording = closeActivities.merchant,
+    closeReason?: CloseReason,
+  ): Promise<void> {
     const state = this.order.state;
     if (state.status !== 'pending') return;
     await this.order.recordOrLog('recordOrderClosed', () =>
-      via.recordOrderClosed({ tradeNo: state.tradeNo, closedAt: new Date().toISOString() }),
+      via.recordOrderClosed({
+        tradeNo: state.tradeNo,
+        closedAt: new Date().toISOString(),
+        ...(closeReason ? { closeReason } : {}),
+      }),
     );
     this.order.setStatusInLock('closed');
     await this.order.recordOrLog('notifyOrderEvent', () =>
@@ -66,7 +74,10 @@ export class OrderPayment {
   /** What the channel said of the payment, applied. Call under the lock. */
   async applyChannelStateInLock(st: PaymentState): Promise<void> {
     if (st.status === 'paid')
-      await this.markPaid({ channelTradeNo: st.channelTradeNo, paidAt: new Date(st.paidAt).toISOString() });
+      await this.markPaidInLock({
+        channelTradeNo: st.channelTradeNo,
+        paidAt: new Date(st.paidAt).toISOString(),
+      });
   }
 
   /**
@@ -80,13 +91,15 @@ export class OrderPayment {
     if (!this.hasQueued()) return;
     while (payments.length > 0 && !isPaidStatus(state.status)) {
       const p = payments.shift()!;
-      if (p.status === 'paid') await this.markPaid(p);
+      if (p.status === 'paid') await this.markPaidInLock(p);
     }
   }
 
   /** Whether a payment waits in the queue of an order not paid yet: what `applyQueuedInLock` applies. */
   hasQueued(): boolean {
     const { state, payments } = this.order;
+    // A barcode payment being reversed: what the channel reported waits for the reverse's answer.
+    if (this.order.barcode.isReversing()) return false;
     return !isPaidStatus(state.status) && payments.some((p) => p.status === 'paid');
   }
 

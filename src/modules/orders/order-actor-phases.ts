@@ -49,6 +49,8 @@ export class OrderPhases {
   async pending(): Promise<void> {
     const { order } = this;
     const { state, input, payments } = order;
+    // A barcode order is decided within its wait, and reversed if not (SPEC §14).
+    if (state.barcode) return order.barcode.follow();
     let unansweredCloses = 0;
     while (state.status === 'pending') {
       if (payments.length > 0) {
@@ -77,6 +79,11 @@ export class OrderPhases {
   async closed(): Promise<boolean> {
     const { order } = this;
     const { state, input, payments } = order;
+    // A barcode order closes refused or reversed: the channel holds nothing for a late payment.
+    if (state.barcode) {
+      await condition(allHandlersFinished);
+      return true;
+    }
     const lateUntil = Date.now() + input.timings.latePaymentWindowMs;
     while (state.status === 'closed' && Date.now() < lateUntil) {
       // A handler that applied a queued payment (payment.applyQueuedInLock) ends the wait too.

@@ -43,6 +43,7 @@ import { OrderPayment } from './order-actor-payment';
 import { OrderRefunds } from './order-actor-refunds';
 import { OrderSharing } from './order-actor-sharing';
 import { OrderPhases } from './order-actor-phases';
+import { OrderBarcode, type BarcodeFollow } from './order-actor-barcode';
 
 export interface OrderState {
   phase: 'new' | 'open' | 'failed';
@@ -71,6 +72,8 @@ export interface OrderState {
   refundsByMerchantNo: Record<string, string>;
   /** Share steps the channel has not said the end of, asked again on the refund backoff. */
   follows?: ShareFollow[];
+  /** A barcode order's payment being decided (SPEC §14, order-actor-barcode.ts). */
+  barcode?: BarcodeFollow;
 }
 
 /**
@@ -90,6 +93,28 @@ export interface ShareFollow {
   notFound: number;
 }
 
+/** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
+export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderRequest, expireAt: string) {
+  return {
+    tradeNo,
+    appId: input.appId,
+    merchantOrderNo: input.merchantOrderNo,
+    merchantId: req.merchantId,
+    subMerchantNo: req.subMerchantNo,
+    channelAccountId: req.channelAccountId ?? null,
+    channelCode: input.channelCode,
+    payMethod: req.payMethod,
+    amount: req.amount,
+    currency: input.currency,
+    subject: req.subject,
+    notifyUrl: req.notifyUrl,
+    expireTime: expireAt,
+    profitSharingAmount: req.profitSharingAmount,
+    extra: req.extra,
+    createdAt: input.createdAt,
+  };
+}
+
 export class OrderActor {
   readonly state: OrderState;
   /** Payment results from signals, taken by the main loop (or first by a handler). */
@@ -107,6 +132,7 @@ export class OrderActor {
   readonly refunds: OrderRefunds;
   readonly sharing: OrderSharing;
   readonly phases: OrderPhases;
+  readonly barcode: OrderBarcode;
   /**
    * A run that reopens an order (input.resume): its state, loaded from the database under the
    * lock before any request is taken. Null in every other run.
@@ -146,6 +172,7 @@ export class OrderActor {
     this.refunds = new OrderRefunds(this);
     this.sharing = new OrderSharing(this);
     this.phases = new OrderPhases(this);
+    this.barcode = new OrderBarcode(this);
     // Taken before any handler is set, so every request waits for the state behind it. A run
     // that continued as new carries its state: the saved one may be older.
     if (input.resume && !carried) this.restored = this.exclusive(() => this.restore());
@@ -275,6 +302,8 @@ export class OrderActor {
 
   /** createOrder (SPEC §3.1): the first create makes the order; a repeat answers it. */
   create(req: CreateOrderRequest): Promise<CreateOrderResult> {
+    // A barcode order (SPEC §14): its channel takes the payment at once, or the order reverses it.
+    if (req.barcode) return this.barcode.create(req);
     const { state, input } = this;
     return this.exclusive(async () => {
       this.refuseIfEnded();
@@ -309,22 +338,7 @@ export class OrderActor {
         profitSharing: req.profitSharingAmount > 0,
       };
       const row = {
-        tradeNo: state.tradeNo,
-        appId: input.appId,
-        merchantOrderNo: input.merchantOrderNo,
-        merchantId: req.merchantId,
-        subMerchantNo: req.subMerchantNo,
-        channelAccountId: req.channelAccountId ?? null,
-        channelCode: input.channelCode,
-        payMethod: req.payMethod,
-        amount: req.amount,
-        currency: input.currency,
-        subject: req.subject,
-        notifyUrl: req.notifyUrl,
-        expireTime: expireAt,
-        profitSharingAmount: req.profitSharingAmount,
-        extra: req.extra,
-        createdAt: input.createdAt,
+        ...orderRowOf(input, state.tradeNo, req, expireAt),
         // The payment sweeper (sweeper.ts) polls the channel for it on this backoff until expiry.
         poll: {
           gapsMs: input.timings.pollGapsMs,
@@ -358,6 +372,8 @@ export class OrderActor {
 
   /** closeOrder (SPEC §3.4): closed at the channel unless the buyer paid meanwhile. */
   close(): Promise<null> {
+    // A barcode order is reversed, not closed (SPEC §14).
+    if (this.state.barcode) return this.barcode.close();
     const { state, input } = this;
     return this.exclusive(async () => {
       this.refuseIfEnded();

@@ -29,6 +29,20 @@ export const createAtChannelActivity = proxyLocalActivities<Activities>(
 ).createOrderAtChannel;
 
 /**
+ * A barcode order's calls (SPEC §14): its payment and row in one local activity of one attempt
+ * (a repeat of it answers from the row and is reversed, never charged again); its queries while
+ * the buyer confirms, one attempt each on the order's own backoff; its reverse, asked until the
+ * channel answers (each ask one attempt, its outcome returned, not thrown).
+ */
+export const barcodeActivities = {
+  pay: proxyLocalActivities<Activities>(localActivityProfiles.barcodePay).payBarcodeAtChannel,
+  query: proxyActivities<Activities>({ ...activityProfiles.channelCall, retry: { maximumAttempts: 1 } })
+    .queryBarcodePayment,
+  reverse: proxyActivities<Activities>({ ...activityProfiles.channelCall, retry: { maximumAttempts: 1 } })
+    .reverseBarcodePayment,
+};
+
+/**
  * Saving the order's state when its run ends idle, and loading it in the run that reopens it
  * (SPEC §7): local, in the task that decides it. Saving repeats harmlessly
  * (the same state again); loading reads.

@@ -2,7 +2,7 @@
 // the only code on its tables): orders, their polls, saved states and share steps, and the
 // console's cross-app search and counts over them.
 import { QueryTypes } from 'sequelize';
-import type { OrderStatus, ProfitSharingStatus } from './rules';
+import type { CloseReason, OrderStatus, ProfitSharingStatus } from './rules';
 import type { Database } from '../../platform/db';
 import { DAYS_IN_ZONE } from '../../platform/dates';
 import {
@@ -35,6 +35,8 @@ export interface NewOrder {
   profitSharingAmount: number;
   extra: Record<string, unknown> | null;
   createdAt: string;
+  /** A barcode order's (SPEC §14): its buyer code's hash, its till and shop. */
+  barcode?: { authCodeSha256: string; deviceId: string | null; storeId: string | null };
   /**
    * The polls the payment sweeper makes while the order is pending: the gaps between them and
    * when they stop (the order's expiry, whose final check is its workflow's close). Absent for
@@ -147,11 +149,12 @@ export class OrderRepository {
       `INSERT INTO orders (trade_no, app_id, merchant_order_no, merchant_id, sub_merchant_no, channel_account_id, channel_code, pay_method,
                            amount, currency,
                            subject, notify_url, status, channel_trade_no, pay_credential, expire_time,
-                           profit_sharing_amount, profit_sharing_status, extra, created_at, updated_at)
+                           profit_sharing_amount, profit_sharing_status, extra, auth_code_sha256, device_id,
+                           store_id, created_at, updated_at)
        VALUES (:tradeNo, :appId, :merchantOrderNo, :merchantId, :subMerchantNo, :channelAccountId, :channelCode, :payMethod, :amount, :currency,
                :subject, :notifyUrl, 'pending', :channelTradeNo, CAST(:payCredential AS jsonb), :expireTime,
                :profitSharingAmount, CASE WHEN :profitSharingAmount > 0 THEN 'pending' ELSE 'none' END,
-               CAST(:extra AS jsonb), :createdAt, now())
+               CAST(:extra AS jsonb), :authCodeSha256, :deviceId, :storeId, :createdAt, now())
        ON CONFLICT (trade_no) DO NOTHING
        RETURNING trade_no`,
       {
@@ -162,6 +165,9 @@ export class OrderRepository {
           channelAccountId: o.channelAccountId ?? null,
           payCredential: JSON.stringify(o.payCredential),
           extra: o.extra === null ? null : JSON.stringify(o.extra),
+          authCodeSha256: o.barcode?.authCodeSha256 ?? null,
+          deviceId: o.barcode?.deviceId ?? null,
+          storeId: o.barcode?.storeId ?? null,
         },
       },
     );
@@ -255,14 +261,18 @@ export class OrderRepository {
     return row?.previous ?? null;
   }
 
-  /** pending → closed; its polls end. Whether this call closed it. */
-  async markClosed(tradeNo: string, closedAt: string): Promise<boolean> {
+  /** pending → closed (a barcode order saying why); its polls end. Whether this call closed it. */
+  async markClosed(
+    tradeNo: string,
+    closedAt: string,
+    closeReason: CloseReason | null = null,
+  ): Promise<boolean> {
     const rows = await this.db.sequelize.query(
       `WITH stopped AS (DELETE FROM payment_polls WHERE trade_no = :tradeNo)
-       UPDATE orders SET status = 'closed', closed_at = :closedAt, updated_at = now()
+       UPDATE orders SET status = 'closed', closed_at = :closedAt, close_reason = :closeReason, updated_at = now()
         WHERE trade_no = :tradeNo AND status = 'pending'
        RETURNING trade_no`,
-      { replacements: { tradeNo, closedAt }, type: QueryTypes.SELECT },
+      { replacements: { tradeNo, closedAt, closeReason }, type: QueryTypes.SELECT },
     );
     return rows.length > 0;
   }

@@ -22,9 +22,32 @@ export const PROFIT_SHARING_STATUSES = [
 ] as const;
 export type ProfitSharingStatus = (typeof PROFIT_SHARING_STATUSES)[number];
 
-/** How a buyer pays (SPEC §3.1); each channel lists the ones it offers in its capabilities. */
-export const PAY_METHODS = ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web'] as const;
+/**
+ * How a buyer pays (SPEC §3.1); each channel lists the ones it offers in its capabilities.
+ * `barcode` (SPEC §14): the cashier scans the code in the buyer's wallet (付款码).
+ */
+export const PAY_METHODS = ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web', 'barcode'] as const;
 export type PayMethod = (typeof PAY_METHODS)[number];
+
+/** What a barcode order's till is answered while the buyer decides (SPEC §14). */
+export type BarcodeStatus = 'paid' | 'paying';
+
+/** Why a barcode order closed: the channel refused the code, or durapay reversed the payment. */
+export type CloseReason = 'refused' | 'reversed';
+
+/** SPEC §14: how long a barcode order is followed before it is reversed, and the till's answer time. */
+export const BARCODE_WAIT_MS = 60_000;
+export const BARCODE_ANSWER_MS = 8_000;
+/** The gaps between queries of a barcode payment the buyer is confirming; the last one repeats. */
+export const BARCODE_POLL_GAPS_MS = [1_000, 2_000, 3_000, 5_000];
+/** The gaps between asks to reverse a payment whose reverse got no answer; the last one repeats. */
+export const BARCODE_REVERSE_GAPS_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+/** The refusal of a repeated barcode create that carries another buyer code (SPEC §14). */
+export const ANOTHER_AUTH_CODE: Refusal = {
+  code: 'invalid_param',
+  message: 'merchant_order_no already used with another auth_code',
+};
 
 export const MAX_AMOUNT = 1_000_000_000_000;
 export const DEFAULT_EXPIRE_MINUTES = 30;
@@ -46,6 +69,8 @@ export interface CreateIdentity {
   channelCode: string;
   merchantId: string | null;
   profitSharingAmount: number;
+  /** A barcode order's: the sha-256 of its buyer code (absent for every other order). */
+  authCodeSha256?: string;
 }
 
 /** Why a request cannot be done, as the SPEC error it answers. */
@@ -75,9 +100,43 @@ export function repeatCreateRefusal(
   if (!sameCreate(known.identity, asked)) {
     return { code: 'invalid_param', message: 'merchant_order_no already used with different parameters' };
   }
+  // A barcode order asked again with another code is never a second charge (SPEC §14).
+  if ((known.identity.authCodeSha256 ?? null) !== (asked.authCodeSha256 ?? null)) return ANOTHER_AUTH_CODE;
   if (isPaidStatus(known.status)) return { code: 'order_already_paid', message: 'order already paid' };
   if (known.status === 'closed') return { code: 'order_closed', message: 'order closed' };
   return null;
+}
+
+/**
+ * A barcode create repeated for an order that exists (SPEC §14): the same code joins the order
+ * (its answer is where the payment stands), another code or other parameters are refused, and
+ * an order that closed answers why it is not paid.
+ */
+export function barcodeRepeat(
+  known: { identity: CreateIdentity; status: OrderStatus; closeReason: CloseReason | null; refusal?: string },
+  asked: CreateIdentity,
+): Refusal | BarcodeStatus {
+  if (!sameCreate(known.identity, asked)) {
+    return { code: 'invalid_param', message: 'merchant_order_no already used with different parameters' };
+  }
+  if ((known.identity.authCodeSha256 ?? null) !== (asked.authCodeSha256 ?? null)) return ANOTHER_AUTH_CODE;
+  if (isPaidStatus(known.status)) return 'paid';
+  if (known.status === 'closed') return barcodeClosed(known.closeReason, known.refusal);
+  return 'paying';
+}
+
+/** What a till is answered of a barcode order that closed: `422 order_not_paid`, saying why. */
+export function barcodeClosed(reason: CloseReason | null, channelWords?: string): Refusal {
+  if (reason === 'reversed') {
+    return {
+      code: 'order_not_paid',
+      message: 'the payment was reversed: whatever the buyer was charged was given back',
+    };
+  }
+  return {
+    code: 'order_not_paid',
+    message: `the channel refused the buyer's code${channelWords ? `: ${channelWords}` : ''}`,
+  };
 }
 
 /** What a create needs of its channel: the pay methods it offers and the largest amount it takes. */

@@ -22,9 +22,26 @@ export const createOrderSchema = Joi.object({
     .min(1)
     .required()
     .description(
-      'One of `qr_code`, `jsapi`, `mini_program`, `app`, `h5`, `web` that the channel supports; else `400 invalid_pay_method`.',
+      'One of `qr_code`, `jsapi`, `mini_program`, `app`, `h5`, `web` or `barcode` that the channel supports; else `400 invalid_pay_method`.',
     )
     .example('qr_code'),
+  auth_code: Joi.string()
+    .pattern(/^[0-9A-Za-z]{10,128}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be 10 to 128 characters of 0-9, A-Z and a-z' })
+    .description(
+      "`pay_method: barcode` only, and required there: the code the cashier scanned from the buyer's wallet. Without `channel_code` its prefix picks the channel that issued it (the sandbox's codes: `99` and 16 digits); a code no channel claims is `400 invalid_param`. A repeat of the order with another code is `400 invalid_param`, never a second charge.",
+    )
+    .example('134567890123456789'),
+  device_id: Joi.string()
+    .pattern(/^[0-9A-Za-z_-]{1,32}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be 1 to 32 characters of 0-9, A-Z, a-z, _ and -' })
+    .description('`pay_method: barcode`: the till that scanned the code, passed to the channel.')
+    .example('till-01'),
+  store_id: Joi.string()
+    .pattern(/^[0-9A-Za-z_-]{1,32}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be 1 to 32 characters of 0-9, A-Z, a-z, _ and -' })
+    .description('`pay_method: barcode`: the shop, passed to the channel.')
+    .example('store-0001'),
   amount: Joi.number()
     .integer()
     .min(1)
@@ -57,7 +74,9 @@ export const createOrderSchema = Joi.object({
     .integer()
     .min(1)
     .max(1440)
-    .description('Minutes until the order is closed at the channel unless paid; default 30.')
+    .description(
+      'Minutes until the order is closed at the channel unless paid; default 30. Not for `barcode`: a barcode order is decided within `BARCODE_WAIT_MS` (60 s) and reversed if not.',
+    )
     .example(30),
   profit_sharing_amount: Joi.number()
     .integer()

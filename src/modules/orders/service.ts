@@ -1,9 +1,10 @@
 // Longer than 400 lines: the one class that starts, updates and signals order workflows (SPEC
 // §3.1–3.4, §7), each with the read-model checks it makes before it reaches the workflow.
+import { createHash } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { CallbacksPort, CallbackSubject, ChannelEvent } from '../../channels/ports';
-import type { ChannelRegistry } from '../../channels/registry';
+import { channelOfAuthCode, type ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import { scaleDuration } from '../../platform/durations';
 import { AppError } from '../../platform/errors';
@@ -21,6 +22,7 @@ import {
   paymentSignal,
   refundOrderUpdate,
   type CreateOrderRequest,
+  type BarcodeTimings,
   type CreateOrderResult,
   type OrderInput,
   type PaymentSignal,
@@ -48,6 +50,11 @@ import {
   PAYMENT_POLL_SCHEDULE_MS,
   REFUND_POLL_WINDOW_MS,
   repeatCreateRefusal,
+  BARCODE_ANSWER_MS,
+  BARCODE_POLL_GAPS_MS,
+  BARCODE_REVERSE_GAPS_MS,
+  BARCODE_WAIT_MS,
+  barcodeRepeat,
   type Refusal,
 } from './rules';
 
@@ -63,6 +70,11 @@ export interface OrderServiceDeps {
   profitShareDelayMs: number;
   /** How long a paid order with nothing left to wait for keeps its workflow run, unscaled (SPEC §7). */
   orderIdleEndMs: number;
+  /**
+   * How long a barcode payment the buyer is confirming is followed before it is reversed,
+   * unscaled (SPEC §14, 60 s); its queries' and reverses' backoff keeps its proportion to it.
+   */
+  barcodeWaitMs?: number;
   /** The deadline of work done inside one request (workflow updates that call a channel). */
   requestTimeoutMs: number;
   /** Open the Alipay tokens of merchants' channel accounts (SPEC §5.8). */
@@ -81,6 +93,10 @@ export interface CreateOrderBody {
   profit_sharing_amount?: number;
   merchant_id?: string;
   extra?: Record<string, unknown>;
+  /** `pay_method: barcode` (SPEC §14): the buyer's code, the till and the shop. */
+  auth_code?: string;
+  device_id?: string;
+  store_id?: string;
 }
 
 /** How a callback names its order: by durapay's trade number or by the channel's. */
@@ -90,6 +106,33 @@ export type OrderCallbackSubject = Exclude<CallbackSubject, { kind: 'refund_no' 
 export type OrderEvent = Exclude<ChannelEvent, { kind: 'transfer' }>;
 
 const refused = (r: Refusal) => new AppError(r.code, r.message);
+
+/**
+ * A barcode create's code (SPEC §14): its hash, and the channel its prefix picks. The barcode
+ * fields belong to `pay_method: barcode` only, and it needs its `auth_code`; a code no channel
+ * claims is refused when the create names no channel.
+ */
+function barcodeOf(
+  body: CreateOrderBody,
+): { authCode: string; authCodeSha256: string; channelCode: string | undefined } | undefined {
+  if (body.pay_method !== 'barcode') {
+    for (const field of ['auth_code', 'device_id', 'store_id'] as const) {
+      if (body[field] !== undefined)
+        throw new AppError('invalid_param', `"${field}" is for pay_method barcode only`);
+    }
+    return undefined;
+  }
+  if (body.auth_code === undefined)
+    throw new AppError('invalid_param', '"auth_code" is required for pay_method barcode');
+  const channelCode = channelOfAuthCode(body.auth_code);
+  if (body.channel_code === undefined && channelCode === undefined)
+    throw new AppError('invalid_param', '"auth_code" is not a buyer code of any channel durapay takes');
+  return {
+    authCode: body.auth_code,
+    authCodeSha256: createHash('sha256').update(body.auth_code).digest('hex'),
+    channelCode,
+  };
+}
 
 /** The workflow of an order as recorded. */
 export const orderWorkflowIdOf = (order: Order) => orderWorkflowId(order.appId, order.merchantOrderNo);
@@ -132,8 +175,9 @@ export class OrderService {
   }
 
   /** The durations an order's run waits, scaled. */
-  private timings(expireMinutes: number): OrderInput['timings'] {
+  private timings(expireMinutes: number, barcode = false): OrderInput['timings'] {
     return {
+      ...(barcode ? { barcode: this.barcodeTimings() } : {}),
       pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
       expireAfterMs: this.scale(expireMinutes * 60_000),
       profitShareDelayMs: this.scale(this.deps.profitShareDelayMs),
@@ -142,6 +186,23 @@ export class OrderService {
       latePaymentWindowMs: this.scale(LATE_PAYMENT_WINDOW_MS),
       returnAskForMs: this.scale(RETURN_ASK_FOR_MS),
       idleEndMs: this.scale(this.deps.orderIdleEndMs),
+    };
+  }
+
+  /**
+   * How a barcode order is followed (SPEC §14): its wait, and its queries' and reverses' backoff
+   * in proportion to it; the till's answer time is production's whatever the scale.
+   */
+  private barcodeTimings(): BarcodeTimings {
+    const waitMs = this.deps.barcodeWaitMs ?? BARCODE_WAIT_MS;
+    const scaled = this.scale(waitMs);
+    const inProportion = (gaps: number[]) =>
+      gaps.map((ms) => Math.max(1, Math.round((ms * scaled) / BARCODE_WAIT_MS)));
+    return {
+      waitMs: scaled,
+      answerMs: BARCODE_ANSWER_MS,
+      pollGapsMs: inProportion(BARCODE_POLL_GAPS_MS),
+      reverseGapsMs: inProportion(BARCODE_REVERSE_GAPS_MS),
     };
   }
 
@@ -160,6 +221,7 @@ export class OrderService {
       createdAt: order.createdAt.toISOString(),
       timings: this.timings(
         Math.max(1, Math.round((order.expireTime.getTime() - order.createdAt.getTime()) / 60_000)),
+        order.payMethod === 'barcode',
       ),
       resume: true,
     };
@@ -189,32 +251,42 @@ export class OrderService {
 
   async create(appId: string, body: CreateOrderBody, log: Logger): Promise<CreateOrderResult> {
     const { deps } = this;
-    const channelCode = body.channel_code ?? deps.defaultChannel;
+    const barcode = barcodeOf(body);
+    const channelCode = body.channel_code ?? barcode?.channelCode ?? deps.defaultChannel;
     // A repeat of an order already recorded is answered by what it is (SPEC §3.1), before the
     // channel is consulted: changed parameters, or an order that has ended (its workflow is
     // gone). A pending one goes on to its workflow, which applies the same rule again.
     const existing = await this.repository.findOrderByMerchantOrderNo(appId, body.merchant_order_no);
     if (existing) {
-      const refusal = repeatCreateRefusal(
-        {
-          identity: {
-            amount: Number(existing.amount),
-            payMethod: existing.payMethod,
-            channelCode: existing.channelCode,
-            merchantId: existing.merchantId,
-            profitSharingAmount: Number(existing.profitSharingAmount),
-          },
-          status: existing.status,
+      const known = {
+        identity: {
+          amount: Number(existing.amount),
+          payMethod: existing.payMethod,
+          channelCode: existing.channelCode,
+          merchantId: existing.merchantId,
+          profitSharingAmount: Number(existing.profitSharingAmount),
+          ...(existing.authCodeSha256 ? { authCodeSha256: existing.authCodeSha256 } : {}),
         },
-        {
-          amount: body.amount,
-          payMethod: body.pay_method,
-          channelCode,
-          merchantId: body.merchant_id ?? null,
-          profitSharingAmount: body.profit_sharing_amount ?? 0,
-        },
-      );
-      if (refusal) throw refused(refusal);
+        status: existing.status,
+      };
+      const asked = {
+        amount: body.amount,
+        payMethod: body.pay_method,
+        channelCode,
+        merchantId: body.merchant_id ?? null,
+        profitSharingAmount: body.profit_sharing_amount ?? 0,
+        ...(barcode ? { authCodeSha256: barcode.authCodeSha256 } : {}),
+      };
+      if (existing.payMethod === 'barcode') {
+        // A barcode order asked again (SPEC §14): the same code joins it, another is refused.
+        const answer = barcodeRepeat({ ...known, closeReason: existing.closeReason }, asked);
+        if (typeof answer !== 'string') throw refused(answer);
+        if (answer === 'paid')
+          return { trade_no: existing.tradeNo, pay_credential: {}, is_idempotent: true, status: 'paid' };
+      } else {
+        const refusal = repeatCreateRefusal(known, asked);
+        if (refusal) throw refused(refusal);
+      }
     }
 
     const offered = deps.channels.get(channelCode);
@@ -257,7 +329,8 @@ export class OrderService {
       amount: body.amount,
       subject: body.subject,
       notifyUrl: body.notify_url,
-      expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
+      // A barcode order is decided within its wait (SPEC §14): expire_minutes does not apply.
+      expireMinutes: barcode ? 1 : (body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES),
       profitSharingAmount: sharing,
       merchantId: body.merchant_id ?? null,
       subMerchantNo: made ? made.subMerchantNo : (account?.accountNo ?? null),
@@ -280,6 +353,16 @@ export class OrderService {
         ? { shareReturns: channel.profitSharing.returns }
         : {}),
       extra: body.extra ?? null,
+      ...(barcode
+        ? {
+            barcode: {
+              authCode: barcode.authCode,
+              authCodeSha256: barcode.authCodeSha256,
+              deviceId: body.device_id ?? null,
+              storeId: body.store_id ?? null,
+            },
+          }
+        : {}),
     };
 
     const now = new Date();
@@ -291,7 +374,7 @@ export class OrderService {
       currency: channel.capabilities.currency,
       callbackUrl: `${deps.publicBaseUrl}/api/v1/notify/payment/${channelCode}`,
       createdAt: now.toISOString(),
-      timings: this.timings(request.expireMinutes),
+      timings: this.timings(request.expireMinutes, barcode !== undefined),
     };
     const startWorkflowOperation = () =>
       new WithStartWorkflowOperation<typeof orderWorkflow>('orderWorkflow', {

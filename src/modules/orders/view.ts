@@ -22,5 +22,8 @@ export function orderView(o: Order) {
     profit_returned_amount: Number(o.profitReturnedAmount),
     expire_time: isoOrNull(o.expireTime),
     closed_at: isoOrNull(o.closedAt),
+    close_reason: o.closeReason ?? null,
+    device_id: o.deviceId ?? null,
+    store_id: o.storeId ?? null,
   };
 }

@@ -191,6 +191,15 @@ export const localActivityProfiles = {
     scheduleToCloseTimeout: '17 seconds',
     localRetryThreshold: '10 seconds',
   },
+  /**
+   * A barcode payment at its channel with its read-model write (SPEC §14): one attempt, within
+   * the till's answer time (BARCODE_ANSWER_MS, 8 s). A payment asked and not answered is never
+   * asked again: whether the buyer was charged is unknown, and the order reverses it.
+   */
+  barcodePay: {
+    startToCloseTimeout: '8 seconds',
+    retry: { maximumAttempts: 1 },
+  },
   channelBackground: { ...activityProfiles.channelBackground, localRetryThreshold: '10 seconds' },
   dbWrite: { ...activityProfiles.dbWrite, localRetryThreshold: '10 seconds' },
   publish: { ...activityProfiles.publish, localRetryThreshold: '10 seconds' },

@@ -21,6 +21,7 @@ import { reconciliation } from './0018-reconciliation';
 import { transfers } from './0019-transfers';
 import { consoleOperators } from './0020-console';
 import { consoleIndexes } from './0021-console-indexes';
+import { barcodeOrders } from './0022-barcode-orders';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -50,4 +51,5 @@ export const migrations: Migration[] = [
   transfers,
   consoleOperators,
   consoleIndexes,
+  barcodeOrders,
 ];
