@@ -122,8 +122,19 @@ program
   )
   .option('--json', "print the API's data as JSON")
   .option('--url <base>', 'the gateway (default: http://localhost:PORT, PORT being 8080 unless set)')
-  .action((opts: { amount: string; subject: string; notifyUrl?: string; json?: boolean; url?: string }) =>
-    commands.try().tryOrder(opts),
+  .option(
+    '--barcode [buyer]',
+    'a barcode payment with a sandbox buyer code, followed until paid or closed; buyer: pays, confirms_later (default), never_confirms, insufficient, answer_lost, confirms_at_reverse, reverse_refused, expired',
+  )
+  .action(
+    (opts: {
+      amount: string;
+      subject: string;
+      notifyUrl?: string;
+      json?: boolean;
+      url?: string;
+      barcode?: string | boolean;
+    }) => commands.try().tryOrder(opts),
   );
 
 program

@@ -148,6 +148,27 @@ test('when durapay try is given --json and --url, then it prints the API data al
   expect(runs[0]!.trade_no).not.toBe(runs[1]!.trade_no);
 });
 
+test('when durapay try is given --barcode, then it prints a sandbox buyer code and the order going paying to paid, as a till sees it', async () => {
+  const tried = await durapay(['try', '--barcode', '--amount', '320', '--url', stack.baseUrl]);
+  expect({ code: tried.code, stderr: tried.stderr }).toEqual({ code: 0, stderr: '' });
+  const lines = tried.stdout.trimEnd().split('\n');
+  expect(lines[0]).toMatch(/^auth_code 991\d{15} \(a sandbox buyer who confirms later\)$/);
+  const tradeNo = /^trade_no\s+([A-Z0-9]{1,32})$/.exec(lines[1]!)?.[1];
+  expect(tradeNo).toBeDefined();
+  expect(lines.slice(2)).toEqual(['amount    320 fen', 'status    paying', 'status    paid']);
+  expect((await queryOrder(tradeNo!)).data).toMatchObject({
+    status: 'paid',
+    pay_method: 'barcode',
+    device_id: 'durapay-try',
+  });
+});
+
+test('when durapay try --barcode names a buyer the sandbox does not have, then it lists those it has and exits 1', async () => {
+  const tried = await durapay(['try', '--barcode', 'rich', '--url', stack.baseUrl]);
+  expect(tried.code).toBe(1);
+  expect(tried.stderr).toContain('--barcode takes one of pays, confirms_later, never_confirms');
+});
+
 test('when no gateway answers at the URL, then durapay try says so on one line and exits 1', async () => {
   const nowhere = `http://127.0.0.1:${await freePort()}`;
   const tried = await durapay(['try', '--url', nowhere]);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DurapayClient, DurapayError, type CreateOrderInput, type CreateOrderResult } from '../../sdk';
+import { SANDBOX_BUYERS, sandboxAuthCode, type SandboxBuyer } from '../../channels/sandbox';
 import { fail, loadCliConfig } from '../config';
 import { signingApp } from '../credentials';
 
@@ -30,10 +31,13 @@ export async function tryOrder(opts: {
   notifyUrl?: string;
   json?: boolean;
   url?: string;
+  /** A barcode payment with a sandbox buyer code (true: the buyer who confirms a moment later). */
+  barcode?: string | boolean;
 }): Promise<void> {
   const config = loadCliConfig();
   // The range is the API's to judge; only a number is sent.
   if (!/^\d{1,13}$/.test(opts.amount)) fail('--amount must be a whole number of fen');
+  const buyer = opts.barcode === undefined ? undefined : buyerOf(opts.barcode);
   const app = signingApp(config.dataDir);
   if (!app) {
     fail(
@@ -56,6 +60,15 @@ export async function tryOrder(opts: {
     subject: opts.subject,
     notify_url: opts.notifyUrl ?? TRY_NOTIFY_URL,
   };
+  if (buyer) {
+    order.pay_method = 'barcode';
+    order.auth_code = sandboxAuthCode(buyer);
+    order.device_id = 'durapay-try';
+    if (!opts.json)
+      process.stdout.write(
+        `auth_code ${order.auth_code} (a sandbox buyer who ${buyer.replace(/_/g, ' ')})\n`,
+      );
+  }
   let created: CreateOrderResult;
   try {
     created = await client.createOrder(order);
@@ -69,10 +82,42 @@ export async function tryOrder(opts: {
     process.stdout.write(`${JSON.stringify(created)}\n`);
     return;
   }
+  if (buyer) return followBarcode(client, created, order.amount);
   const payUrl = created.pay_credential.pay_url;
   process.stdout.write(
     `trade_no  ${created.trade_no}\namount    ${order.amount} fen\n` +
       `${typeof payUrl === 'string' ? payUrl : JSON.stringify(created.pay_credential)}\n`,
   );
   console.error('open the pay_url and press Pay');
+}
+
+/** The sandbox buyer `--barcode` names: one of SANDBOX_BUYERS, or the one who confirms later. */
+function buyerOf(value: string | boolean): SandboxBuyer {
+  if (value === true) return 'confirms_later';
+  if (typeof value === 'string' && Object.hasOwn(SANDBOX_BUYERS, value)) return value as SandboxBuyer;
+  fail(`--barcode takes one of ${Object.keys(SANDBOX_BUYERS).join(', ')}`);
+}
+
+/**
+ * What a till sees of a barcode payment: its first answer, then, while the buyer confirms, the
+ * order queried each second until it is paid or closed (reversed when the wait ends).
+ */
+async function followBarcode(
+  client: DurapayClient,
+  created: CreateOrderResult,
+  amount: number,
+): Promise<void> {
+  process.stdout.write(
+    `trade_no  ${created.trade_no}\namount    ${amount} fen\nstatus    ${created.status}\n`,
+  );
+  let status: string = created.status ?? 'paying';
+  while (status === 'paying' || status === 'pending') {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const order = await client.queryOrder(created.trade_no);
+    status = order.status;
+    if (status !== 'pending') {
+      const why = order.close_reason ? ` (${order.close_reason})` : '';
+      process.stdout.write(`status    ${status}${why}\n`);
+    }
+  }
 }
