@@ -18,15 +18,20 @@ import { shop, type OrderJourney, type ShopperStats } from './lib/shopper';
 import { SHARING_HOLDS, TRANSFER_HOLDS, type HoldSpot } from './lib/holds';
 import { runSharing } from './lib/sharing-run';
 import { runTransfers } from './lib/transfers-run';
+import { BARCODE_HOLDS, runBarcode } from './lib/barcode-run';
 import { writeReport } from './lib/report';
 
 const ROOT = path.join(__dirname, '..');
 
-const SCENARIOS = ['random', 'sharing', 'transfers'] as const;
+const SCENARIOS = ['random', 'sharing', 'transfers', 'barcode'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** The points the worker is killed at, for the scenarios that kill it there. */
-const HOLDS: Partial<Record<Scenario, HoldSpot[]>> = { sharing: SHARING_HOLDS, transfers: TRANSFER_HOLDS };
+const HOLDS: Partial<Record<Scenario, HoldSpot[]>> = {
+  sharing: SHARING_HOLDS,
+  transfers: TRANSFER_HOLDS,
+  barcode: BARCODE_HOLDS,
+};
 
 interface Options {
   scenario: Scenario;
@@ -48,7 +53,7 @@ function parseOptions(argv: string[]): Options {
     )
     .option(
       '--scenario <name>',
-      "`random`: every part killed at random moments under load; `sharing`: the worker killed between a profit share and a refund, and between a refund's reservation and its row; `transfers`: the worker killed before and after a transfer's one create at the channel, and before a transfer's state is recorded",
+      "`random`: every part killed at random moments under load; `sharing`: the worker killed between a profit share and a refund, and between a refund's reservation and its row; `transfers`: the worker killed before and after a transfer's one create at the channel, and before a transfer's state is recorded; `barcode`: the worker killed after a barcode payment was taken at the channel and before and after its reverse",
       'random',
     )
     .option(
@@ -278,6 +283,9 @@ async function main(): Promise<void> {
         DURAPAY_TIME_SCALE: '0.01',
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
         ...(holds ? { DURAPAY_CHAOS_HOLDS_DIR: holdsDir } : {}),
+        // A barcode payment followed for 3 s at this scale, so that the buyer who confirms a
+        // second later pays within it and the one who never does is reversed within the run.
+        ...(o.scenario === 'barcode' ? { BARCODE_WAIT: '300s' } : {}),
       },
       // Merchants with profit-sharing receivers are made through the API.
       appScopes: o.scenario === 'sharing' ? 'payments,merchants' : 'payments',
@@ -290,7 +298,9 @@ async function main(): Promise<void> {
         ? await runSharing({ ...o, random, stack, receiver, holdsDir })
         : o.scenario === 'transfers'
           ? await runTransfers({ ...o, random, stack, receiver, holdsDir })
-          : await runRandom(o, random, stack, receiver);
+          : o.scenario === 'barcode'
+            ? await runBarcode({ ...o, random, stack, receiver, holdsDir })
+            : await runRandom(o, random, stack, receiver);
     process.exitCode = ok ? 0 : 1;
   } finally {
     await receiver?.stop().catch(() => undefined);

@@ -16,7 +16,13 @@ import { holdsToken, type ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
 import type { Logger } from '../../platform/logger';
 import type { Keyring } from '../../platform/crypto/keyring';
-import type { CloseReason, OrderStatus, PayMethod, ProfitSharingStatus } from './rules';
+import {
+  isPaidStatus,
+  type CloseReason,
+  type OrderStatus,
+  type PayMethod,
+  type ProfitSharingStatus,
+} from './rules';
 import type { NotificationEvent } from '../notifications/rules';
 import { OrderRepository, type NewOrder, type ShareStep } from './repository';
 import { openSavedState, sealSavedState } from './saved-states';
@@ -343,9 +349,11 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
     /**
      * Records a barcode order and takes its payment at the channel, in one local activity
      * (SPEC §14: one channel call per order), asked at most once. The row comes first: a
-     * workflow task that ran this and then timed out runs it again, finds the row, and answers
-     * `unknown` instead of asking the channel a second time, so the payment is reversed rather
-     * than charged twice (a reverse of a payment the channel never saw reverses nothing).
+     * workflow task that ran this and then was lost (its worker died) runs it again and finds
+     * the row. It answers from what the lost task recorded there (paid, or the code refused:
+     * the lost task's later local writes reached the row), and otherwise `unknown`, never asking
+     * the channel a second time: the payment is reversed rather than charged twice (a reverse of
+     * a payment the channel never saw reverses nothing).
      */
     async payBarcodeAtChannel(input: {
       channel: ChannelBarcode;
@@ -353,6 +361,17 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
     }): Promise<BarcodeOutcome> {
       const inserted = await repo.insertOrder({ ...input.order, channelTradeNo: null, payCredential: {} });
       if (!inserted) {
+        const earlier = await repo.findOrderByTradeNo(input.channel.tradeNo);
+        if (earlier && isPaidStatus(earlier.status)) {
+          return {
+            outcome: 'paid',
+            channelTradeNo: earlier.channelTradeNo ?? '',
+            paidAt: (earlier.payTime ?? earlier.updatedAt).toISOString(),
+          };
+        }
+        if (earlier?.status === 'closed' && earlier.closeReason === 'refused') {
+          return { outcome: 'refused', message: 'the channel refused the code' };
+        }
         return {
           outcome: 'unknown',
           message: 'the payment was asked before; whether it was taken is not known',
