@@ -20,6 +20,7 @@ import { orderCostPhase, type OrderCost } from './order-cost';
 import { growthPhases, steadyPhase } from './population-phases';
 import { reconcilePhase } from './reconcile-phase';
 import { consolePhase } from './console-phase';
+import { barcodePhases } from './barcode-phase';
 import { ratiosOf, targets } from './targets';
 
 function machine(): Record<string, unknown> {
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
           if (b.stack.cluster) await attempt('one worker', () => oneWorkerPhases(b, phases));
           if (first.includes('reconcile')) await attempt('reconcile', () => reconcilePhase(b, phases));
           if (first.includes('console')) await attempt('console', () => consolePhase(b, phases));
+          if (first.includes('barcode')) await attempt('barcode', () => barcodePhases(b, phases));
         }),
       );
     }

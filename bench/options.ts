@@ -16,11 +16,15 @@ export const PHASES = [
   'growth',
   'reconcile',
   'console',
+  'barcode',
 ] as const;
 export type PhaseKind = (typeof PHASES)[number];
-/** What a run without --phases measures: reconcile and console, minutes of their own, only when asked for. */
+/**
+ * What a run without --phases measures: reconcile and console, minutes of their own, and
+ * barcode (its rates are the floor's: `--phases floor,barcode`), only when asked for.
+ */
 export const DEFAULT_PHASES: readonly PhaseKind[] = PHASES.filter(
-  (p) => p !== 'reconcile' && p !== 'console',
+  (p) => p !== 'reconcile' && p !== 'console' && p !== 'barcode',
 );
 
 export interface Options {
@@ -107,7 +111,7 @@ export function parseOptions(argv: string[]): Options {
     )
     .option(
       '--phases <list>',
-      `phases to run (${PHASES.join(',')}; all but reconcile and console by default)`,
+      `phases to run (${PHASES.join(',')}; all but reconcile, console and barcode by default)`,
       phaseList,
       [...DEFAULT_PHASES],
     )

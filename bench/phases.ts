@@ -94,7 +94,7 @@ export async function laterRounds(b: Bench, out: PhaseResult[], kinds: PhaseKind
 }
 
 /** The floor's throughput at the highest concurrency: the mean over its rounds, or --floor-rps. */
-function floorThroughput(b: Bench, out: PhaseResult[]): number {
+export function floorThroughput(b: Bench, out: PhaseResult[]): number {
   if (b.opts.floorRps) return b.opts.floorRps;
   const floors = out.filter((p) => p.name === `floor-c${Math.max(...b.opts.concurrency)}`);
   if (floors.length === 0)
