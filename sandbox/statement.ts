@@ -41,6 +41,9 @@ export function statementLines(entries: {
   const out: TradebillLine[] = [];
   for (const order of entries.orders) {
     if (order.paid_at === null || order.subject.includes(STATEMENT_OMIT)) continue;
+    // A barcode payment its reverse gave back (WeChat Pay's REVOKED) is no money of the
+    // merchant's: it is not stated, as a payment closed unpaid is not.
+    if (order.reversed_at !== null && order.reverse_refunded) continue;
     const total = order.amount + (order.subject.includes(STATEMENT_AMOUNT_PLUS_ONE) ? 1 : 0);
     out.push({
       ...common(order),

@@ -5,10 +5,14 @@
  * once nothing more can happen. Money the channel keeps ⇔ the order `paid`, in every case.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { sandboxAuthCode, type SandboxBuyer } from '../../src/channels/sandbox';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
+import { billDateOf } from '../../src/modules/reconciliation/rules';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
 import { Receiver } from '../support/receiver';
@@ -289,6 +293,33 @@ describe('POST /api/v1/pay/unified-order with pay_method barcode', () => {
       { replacements: { nos: cases.map((c) => c.merchant_order_no) }, type: QueryTypes.SELECT },
     );
     expect(Number(made!.n)).toBe(0);
+  });
+});
+
+describe("the day's statement of barcode payments", () => {
+  test('when a barcode order is paid and another is given back by its reverse, then the statement states the paid one and not the other', async () => {
+    const paid = await create(order('pays'));
+    const reversed = await create(order('confirms_at_reverse'));
+    expect(await outcome(reversed.trade_no)).toMatchObject({ ...whenReversed, reverseRefunded: true });
+    const statements = stack.services.channels.get('sandbox')!.statements!;
+    const stated = async (tradeNo: string) => {
+      const [row] = await stack.database.db.sequelize.query<{ paid_at: Date }>(
+        'SELECT paid_at FROM sandbox_orders WHERE trade_no = :tradeNo',
+        { replacements: { tradeNo }, type: QueryTypes.SELECT },
+      );
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'durapay-barcode-bill-')), 'bill');
+      const ctx = { currency: 'CNY', channelTradeNo: null };
+      const got = await statements.fetch(ctx, billDateOf(new Date(row!.paid_at)), file);
+      if (got.status !== 'ready') throw new Error(`the statement is ${got.status}`);
+      const lines = [];
+      for await (const line of statements.parse(file, got))
+        if (line.tradeNo === tradeNo) lines.push(line.kind);
+      return lines;
+    };
+    expect({ paid: await stated(paid.trade_no), reversed: await stated(reversed.trade_no) }).toEqual({
+      paid: ['payment'],
+      reversed: [],
+    });
   });
 });
 
