@@ -29,7 +29,8 @@ const { EVENT_TYPE_TIMER_STARTED, EVENT_TYPE_TIMER_FIRED, EVENT_TYPE_TIMER_CANCE
 const SOON_MS = 10_000;
 
 /**
- * When the first of the run's open timers is due, or undefined when none is open. A timer of
+ * When the first of the run's open timers is due (undefined when none is open), and how many
+ * events the history it read has. A timer of
  * `restingMs` is where the workflow stands, however soon it is due: a paid order's idle period
  * (SPEC §7), whose end only ends the run.
  */
@@ -37,7 +38,7 @@ async function nextTimerDue(
   client: Client,
   workflowId: string,
   restingMs?: number,
-): Promise<number | undefined> {
+): Promise<{ due: number | undefined; length: number }> {
   const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
   const open = new Map<string, number>();
   for (const e of events ?? []) {
@@ -51,7 +52,7 @@ async function nextTimerDue(
       open.delete(e.timerCanceledEventAttributes!.timerId!);
     }
   }
-  return open.size > 0 ? Math.min(...open.values()) : undefined;
+  return { due: open.size > 0 ? Math.min(...open.values()) : undefined, length: events?.length ?? 0 };
 }
 
 async function stateOf(client: Client, workflowId: string, restingMs?: number): Promise<State> {
@@ -70,7 +71,10 @@ async function stateOf(client: Client, workflowId: string, restingMs?: number): 
     (pendingChildren ?? []).length > 0 ||
     (pendingNexusOperations ?? []).length > 0;
   if (pending) return 'busy';
-  const due = await nextTimerDue(client, workflowId, restingMs);
+  const { due, length } = await nextTimerDue(client, workflowId, restingMs);
+  // The history is read after the description: a run that moved on in between (a timer fired,
+  // its task scheduled, which the description did not see) is busy, not at rest without it.
+  if (length !== Number(d.raw.workflowExecutionInfo?.historyLength ?? 0)) return 'busy';
   return due !== undefined && due - Date.now() < SOON_MS ? 'busy' : 'at rest';
 }
 
