@@ -1,17 +1,38 @@
 import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
-/** A TCP port on loopback that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The ports `freePort` draws from: below the kernel's ephemeral range (32768 and up on Linux,
+ * 49152 on macOS), where the kernel never picks a port by itself, and above the usual fixed ones
+ * (Postgres 5432, Temporal 7233, the API 8080).
+ */
+const DRAWN_FROM = { low: 10_000, high: 32_000 };
+/** Ports this process handed out, not handed out again. */
+const handedOut = new Set<number>();
+
+function listensOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A TCP port on loopback that was free a moment ago, for a process that binds it a little later.
+ * It is drawn at random outside the kernel's ephemeral range, so that what other programs ask the
+ * kernel for meanwhile (outgoing connections, a Temporal dev server's internal services on port
+ * 0) cannot take it before its process binds it; a draw that is taken is drawn again.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = DRAWN_FROM.low + Math.floor(Math.random() * (DRAWN_FROM.high - DRAWN_FROM.low));
+    if (handedOut.has(port) || !(await listensOn(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${DRAWN_FROM.low} and ${DRAWN_FROM.high} on 127.0.0.1`);
 }
 
 /**
