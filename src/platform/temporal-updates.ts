@@ -6,13 +6,16 @@ import type { Logger } from './logger';
  * one workflow (RESOURCE_EXHAUSTED), an update aborted because the run continued as new or its
  * workflow task was lost (UNAVAILABLE, ABORTED), or one whose workflow task the server failed
  * while it was in flight (FAILED_PRECONDITION, "unexpected workflow task failure": the server
- * calls it transient, to be retried). None was applied, so the update is sent again (every
- * update durapay sends is idempotent).
+ * calls it transient, to be retried), or one the server sent to a worker in a workflow task
+ * that completed without taking it (the server rejects it as `UnprocessedUpdate`: seen when
+ * identical creates arrive at once, past the in-flight limit). None was applied, so the update
+ * is sent again (every update durapay sends is idempotent).
  */
 export function isTransientUpdateError(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
+    const { code, message, type } = e as { code?: unknown; message?: unknown; type?: unknown };
     if (code === 8 || code === 10 || code === 14) return true;
+    if (type === 'UnprocessedUpdate') return true;
     if (
       typeof message === 'string' &&
       /in-flight updates|update was aborted|workflow is closing|unexpected workflow task failure|registry was cleared/i.test(

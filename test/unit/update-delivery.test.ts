@@ -4,7 +4,8 @@
  * "workflow execution already completed") is sent again, starting the next run (SPEC §7); a
  * plain update to a completed workflow is not (its caller reads how the workflow ended).
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { deliverUpdate } from '../../src/platform/temporal-updates';
 import { createLogger } from '../../src/platform/logger';
 
@@ -54,4 +55,33 @@ test('when the server refuses an update as busy, then it is sent again; a busine
     deliverUpdate(refused.fn, { client, deadline: Date.now() + 5_000, log, withStart: true }),
   ).rejects.toThrow('exceeds');
   expect(refused.calls()).toBe(1);
+});
+
+test("when the server rejects an update its worker did not take (UnprocessedUpdate), then it is sent again; a workflow's own rejection is not", async () => {
+  // What the server answers for an update it sent to a workflow task that completed without it
+  // (temporal server, update/errors_failures.go): never accepted, so never applied.
+  const unprocessed = new WorkflowUpdateFailedError(
+    'Workflow Update failed',
+    ApplicationFailure.create({
+      message:
+        "Workflow Update is rejected because it wasn't processed by worker. Probably, Workflow Update is not supported by the worker.",
+      type: 'UnprocessedUpdate',
+      nonRetryable: true,
+    }),
+  );
+  const retried = failingOnce(unprocessed);
+  expect(
+    await deliverUpdate(retried.fn, { client, deadline: Date.now() + 5_000, log, withStart: true }),
+  ).toBe('ok');
+  expect(retried.calls()).toBe(2);
+  const rejected = failingOnce(
+    new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      ApplicationFailure.nonRetryable('order closed', 'order_closed'),
+    ),
+  );
+  await expect(
+    deliverUpdate(rejected.fn, { client, deadline: Date.now() + 5_000, log }),
+  ).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+  expect(rejected.calls()).toBe(1);
 });
