@@ -6,12 +6,10 @@
 import { sandboxAuthCode } from '../src/channels/sandbox';
 import type { PhaseResult } from './lib/report';
 import { measureOpen, resetOrders, type Bench } from './harness';
-import { floorThroughput, orderInput } from './phases';
+import { openRates, orderInput } from './phases';
 
 export async function barcodePhases(b: Bench, out: PhaseResult[]): Promise<void> {
-  const floorRps = floorThroughput(b, out);
-  for (const pct of b.opts.openRates) {
-    const rate = Math.round(((floorRps * pct) / 100) * 10) / 10;
+  for (const { pct, rate, floorRps } of openRates(b, out)) {
     await resetOrders(b);
     out.push(
       await measureOpen(

@@ -94,7 +94,7 @@ export async function laterRounds(b: Bench, out: PhaseResult[], kinds: PhaseKind
 }
 
 /** The floor's throughput at the highest concurrency: the mean over its rounds, or --floor-rps. */
-export function floorThroughput(b: Bench, out: PhaseResult[]): number {
+function floorThroughput(b: Bench, out: PhaseResult[]): number {
   if (b.opts.floorRps) return b.opts.floorRps;
   const floors = out.filter((p) => p.name === `floor-c${Math.max(...b.opts.concurrency)}`);
   if (floors.length === 0)
@@ -104,6 +104,16 @@ export function floorThroughput(b: Bench, out: PhaseResult[]): number {
   return floors.reduce((sum, p) => sum + p.throughput_rps, 0) / floors.length;
 }
 
+/** The open-loop rates: each of --open-rates as a share of the floor's throughput, to 0.1/s. */
+export function openRates(b: Bench, out: PhaseResult[]): { pct: number; rate: number; floorRps: number }[] {
+  const floorRps = floorThroughput(b, out);
+  return b.opts.openRates.map((pct) => ({
+    pct,
+    rate: Math.round(((floorRps * pct) / 100) * 10) / 10,
+    floorRps,
+  }));
+}
+
 /**
  * Open-loop phases: arrivals at a fixed rate (a share of the floor's throughput), whatever the
  * answers' latency, so the latency is the service's and not a queue of the bench's own callers.
@@ -111,9 +121,7 @@ export function floorThroughput(b: Bench, out: PhaseResult[]): number {
  * from paying to payment.succeeded verified at the receiver).
  */
 export async function openPhases(b: Bench, out: PhaseResult[]): Promise<void> {
-  const floorRps = floorThroughput(b, out);
-  for (const pct of b.opts.openRates) {
-    const rate = Math.round(((floorRps * pct) / 100) * 10) / 10;
+  for (const { pct, rate, floorRps } of openRates(b, out)) {
     await resetOrders(b);
     out.push(
       await measureOpen(

@@ -15,10 +15,10 @@ import { gatherEvidence } from './lib/evidence';
 import { census, readState, violations, type Census } from './lib/invariants';
 import { COMPONENTS, killAndWait, killPlan, type Kill } from './lib/monkey';
 import { shop, type OrderJourney, type ShopperStats } from './lib/shopper';
-import { SHARING_HOLDS, TRANSFER_HOLDS, type HoldSpot } from './lib/holds';
+import { BARCODE_HOLDS, SHARING_HOLDS, TRANSFER_HOLDS, type HoldSpot } from './lib/holds';
 import { runSharing } from './lib/sharing-run';
 import { runTransfers } from './lib/transfers-run';
-import { BARCODE_HOLDS, runBarcode } from './lib/barcode-run';
+import { runBarcode } from './lib/barcode-run';
 import { writeReport } from './lib/report';
 
 const ROOT = path.join(__dirname, '..');

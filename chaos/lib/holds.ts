@@ -8,6 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { armedFile, HELD_PREFIX, type HoldPoint } from '../../src/worker/activity-holds';
+import type { Stack } from '../../bench/lib/stack';
+import type { WebhookReceiver } from '../../bench/lib/receiver';
+import { say } from '../../bench/lib/cli';
 import { killAndWait } from './monkey';
 
 export interface HoldSpot {
@@ -50,6 +53,41 @@ export const TRANSFER_HOLDS: HoldSpot[] = [
     means: "the channel's word on a transfer is known, its row not written",
   },
 ];
+
+/** Where a barcode payment is under way: the buyer maybe charged, the order not told. */
+export const BARCODE_HOLDS: HoldSpot[] = [
+  {
+    activity: 'payBarcodeAtChannel',
+    point: 'after',
+    means: 'the buyer is charged at the channel, the order not told',
+  },
+  {
+    activity: 'reverseBarcodePayment',
+    point: 'before',
+    means: 'the order decided to reverse, the channel not asked yet',
+  },
+  {
+    activity: 'reverseBarcodePayment',
+    point: 'after',
+    means: 'the channel reversed (and gave back), the order not told',
+  },
+];
+
+/** What a scenario that kills the worker at its holds is run with (chaos/main.ts). */
+export interface HoldRunOptions {
+  seed: number;
+  duration: number;
+  kills: number;
+  shoppers: number;
+  /** Go on past --duration (up to 3 ×) until this many of the scenario's items were made. */
+  minOrders: number;
+  settle: number;
+  outDir: string;
+  random: () => number;
+  stack: Stack;
+  receiver: WebhookReceiver;
+  holdsDir: string;
+}
 
 export interface HoldKill {
   activity: string;
@@ -142,4 +180,30 @@ export async function killAtHolds(o: {
     for (let i = 0; i < n; i++) record({ activity: spot.activity, point: spot.point, workflowId: '' });
   }
   return kills;
+}
+
+/**
+ * How a scenario's planned kills went: the table of its holds (killed there, and back), the
+ * kills that reached their point and those survived, and whether every planned kill was both
+ * (said when not).
+ */
+export function killReport(
+  spots: HoldSpot[],
+  kills: HoldKill[],
+  times: number,
+): { table: string[]; reached: HoldKill[]; survived: HoldKill[]; allKilled: boolean } {
+  const reached = kills.filter((k) => k.workflowId);
+  const survived = reached.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined);
+  const table = [
+    '| worker killed at | times | back |',
+    '| --- | ---: | ---: |',
+    ...spots.map((h) => {
+      const at = reached.filter((k) => k.activity === h.activity && k.point === h.point);
+      const back = at.filter((k) => k.recoveredMs !== undefined).length;
+      return `| ${h.activity} (${h.point}): ${h.means} | ${at.length} | ${back} |`;
+    }),
+  ];
+  const allKilled = reached.length === spots.length * times && survived.length === reached.length;
+  if (!allKilled) say('not every planned kill happened and was survived (see the table)');
+  return { table, reached, survived, allKilled };
 }

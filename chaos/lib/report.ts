@@ -10,3 +10,19 @@ export function writeReport(outDir: string, name: string, report: unknown): stri
   say(`report: ${out}`);
   return out;
 }
+
+/** Answers counted by `<status> <code>` (`undecided`: none within the deadline). */
+export function byAnswer(answers: ({ status: number; code: string } | undefined)[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    const key = a ? `${a.status} ${a.code}` : 'undecided';
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Counts as `n key, n key`, or `none`. */
+export const listCounts = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ') || 'none';

@@ -33,6 +33,16 @@ export interface ShopperStats {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** One of `weights`' values, drawn with its weight. */
+export function pick<T>(random: () => number, weights: [T, number][]): T {
+  let r = random() * weights.reduce((s, [, w]) => s + w, 0);
+  for (const [value, w] of weights) {
+    r -= w;
+    if (r < 0) return value;
+  }
+  return weights[weights.length - 1]![0];
+}
+
 /**
  * Sends a signed request until it is decided: a 200 or a 4xx other than 429, or an answer
  * `decides` takes as final. Every resend is the same request (the same merchant_order_no or

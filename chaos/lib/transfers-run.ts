@@ -3,12 +3,10 @@
  * the points of ./holds.ts where a transfer is under way; then every transfer ends, and what the
  * channel paid and was asked is counted at the channel.
  */
-import type { Stack } from '../../bench/lib/stack';
-import type { WebhookReceiver } from '../../bench/lib/receiver';
 import { say } from '../../bench/lib/cli';
 import { progressBar } from '../../bench/lib/progress';
-import { killAtHolds, TRANSFER_HOLDS, type HoldKill } from './holds';
-import { writeReport } from './report';
+import { killAtHolds, killReport, TRANSFER_HOLDS, type HoldKill, type HoldRunOptions } from './holds';
+import { byAnswer, listCounts as list, writeReport } from './report';
 import {
   gatherTransferEvidence,
   paidOut,
@@ -22,37 +20,9 @@ import {
 } from './transfers';
 import type { ShopperStats } from './shopper';
 
-export interface TransfersRunOptions {
-  seed: number;
-  duration: number;
-  kills: number;
-  shoppers: number;
-  /** Go on past --duration (up to 3 ×) until this many transfers were made. */
-  minOrders: number;
-  settle: number;
-  outDir: string;
-  random: () => number;
-  stack: Stack;
-  receiver: WebhookReceiver;
-  holdsDir: string;
-}
+export type TransfersRunOptions = HoldRunOptions;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `n` answers by `<status> <code>` (`undecided`: none within the deadline). */
-function byAnswer(answers: ({ status: number; code: string } | undefined)[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const a of answers) {
-    const key = a ? `${a.status} ${a.code}` : 'undecided';
-    out[key] = (out[key] ?? 0) + 1;
-  }
-  return out;
-}
-
-const list = (counts: Record<string, number>) =>
-  Object.entries(counts)
-    .map(([k, n]) => `${n} ${k}`)
-    .join(', ') || 'none';
 
 export async function runTransfers(o: TransfersRunOptions): Promise<boolean> {
   const { stack, receiver } = o;
@@ -153,17 +123,10 @@ export async function runTransfers(o: TransfersRunOptions): Promise<boolean> {
     paidOut: paidOut(state.channel),
   };
   const durapayPaidOut = paidOut(state.transfers);
-  const reached = kills.filter((k) => k.workflowId);
-  const survived = reached.filter((k) => k.pid !== undefined && k.recoveredMs !== undefined);
+  const { table, reached, survived, allKilled } = killReport(TRANSFER_HOLDS, kills, o.kills);
   console.log(
     [
-      '| worker killed at | times | back |',
-      '| --- | ---: | ---: |',
-      ...TRANSFER_HOLDS.map((h) => {
-        const at = kills.filter((k) => k.activity === h.activity && k.point === h.point && k.workflowId);
-        const back = at.filter((k) => k.recoveredMs !== undefined).length;
-        return `| ${h.activity} (${h.point}): ${h.means} | ${at.length} | ${back} |`;
-      }),
+      ...table,
       '',
       `transfers: ${transfers.requested} requested (${list(transfers.kinds)}; sent ${list(transfers.sendings)}), ` +
         `creates answered ${list(transfers.creates)}; ended ${transfers.success} success, ${transfers.failed} failed ` +
@@ -193,7 +156,5 @@ export async function runTransfers(o: TransfersRunOptions): Promise<boolean> {
     violations: found,
     evidence,
   });
-  const allKilled = reached.length === TRANSFER_HOLDS.length * o.kills && survived.length === reached.length;
-  if (!allKilled) say('not every planned kill happened and was survived (see the table)');
   return found.length === 0 && allKilled;
 }

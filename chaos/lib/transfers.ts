@@ -12,7 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { describeEvent } from './evidence';
 import type { Delivery } from './invariants';
-import { decided, type Answer, type ShopperStats } from './shopper';
+import { decided, pick, type Answer, type ShopperStats } from './shopper';
 
 /**
  * What the shopper makes of a transfer: `paid` (an Alipay user, paid at once), `fails` (steered
@@ -76,15 +76,6 @@ export interface TransferShopperOptions {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FINAL = ['success', 'failed', 'cancelled'];
 const isFinal = (status: unknown) => FINAL.includes(String(status));
-
-function pick<T>(random: () => number, weights: [T, number][]): T {
-  let r = random() * weights.reduce((s, [, w]) => s + w, 0);
-  for (const [value, w] of weights) {
-    r -= w;
-    if (r < 0) return value;
-  }
-  return weights[weights.length - 1]![0];
-}
 
 /** A channel's refusal (502 channel_transfer_fail) decides a request as much as a 4xx does. */
 const refusal = (status: number, code: string) => status === 502 && code === 'channel_transfer_fail';

@@ -116,6 +116,28 @@ export interface CreateOrderRequest {
   barcode?: { authCode?: string; authCodeSha256: string; deviceId: string | null; storeId: string | null };
 }
 
+/** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
+export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderRequest, expireAt: string) {
+  return {
+    tradeNo,
+    appId: input.appId,
+    merchantOrderNo: input.merchantOrderNo,
+    merchantId: req.merchantId,
+    subMerchantNo: req.subMerchantNo,
+    channelAccountId: req.channelAccountId ?? null,
+    channelCode: input.channelCode,
+    payMethod: req.payMethod,
+    amount: req.amount,
+    currency: input.currency,
+    subject: req.subject,
+    notifyUrl: req.notifyUrl,
+    expireTime: expireAt,
+    profitSharingAmount: req.profitSharingAmount,
+    extra: req.extra,
+    createdAt: input.createdAt,
+  };
+}
+
 export interface CreateOrderResult {
   trade_no: string;
   pay_credential: Record<string, unknown>;

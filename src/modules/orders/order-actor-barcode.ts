@@ -27,10 +27,10 @@ import {
   type CreateIdentity,
 } from './rules';
 import { openBook } from './refund-book';
-import type { BarcodeTimings, CreateOrderRequest, CreateOrderResult } from './messages';
+import { orderRowOf, type BarcodeTimings, type CreateOrderRequest, type CreateOrderResult } from './messages';
 import type { BarcodeOutcome, ReverseOutcome } from './activities';
 import { barcodeActivities, closeActivities } from './order-calls';
-import { orderRowOf, type OrderActor } from './order-actor';
+import type { OrderActor } from './order-actor';
 
 /** How a barcode order is being decided (SPEC §14): in the order's state, absent for every other order. */
 export interface BarcodeFollow {

@@ -29,6 +29,7 @@ import {
 import { openBook, refundedOf, type PlannedReturn, type RefundBook } from './refund-book';
 import {
   ORDER_RUN_ENDED,
+  orderRowOf,
   patches,
   type CreateOrderRequest,
   type CreateOrderResult,
@@ -91,28 +92,6 @@ export interface ShareFollow {
   nextAtMs: number;
   untilMs: number;
   notFound: number;
-}
-
-/** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
-export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderRequest, expireAt: string) {
-  return {
-    tradeNo,
-    appId: input.appId,
-    merchantOrderNo: input.merchantOrderNo,
-    merchantId: req.merchantId,
-    subMerchantNo: req.subMerchantNo,
-    channelAccountId: req.channelAccountId ?? null,
-    channelCode: input.channelCode,
-    payMethod: req.payMethod,
-    amount: req.amount,
-    currency: input.currency,
-    subject: req.subject,
-    notifyUrl: req.notifyUrl,
-    expireTime: expireAt,
-    profitSharingAmount: req.profitSharingAmount,
-    extra: req.extra,
-    createdAt: input.createdAt,
-  };
 }
 
 export class OrderActor {
