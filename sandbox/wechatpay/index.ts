@@ -1,5 +1,5 @@
 /**
- * An offline WeChat Pay API v3 sandbox (service-provider payment, profit-sharing, return, abnormal-refund, statement, transfer and onboarding APIs): a
+ * An offline WeChat Pay API v3 sandbox (service-provider payment, code payment, profit-sharing, return, abnormal-refund, statement, transfer and onboarding APIs): a
  * router that signs and checks the wire as WeChat does, its made-up credentials, the settings
  * that point durapay at it, and readers of its sharing state for tests. Independent of durapay's
  * WeChat Pay adapter and of wechatpay-axios-plugin on purpose.
@@ -7,6 +7,7 @@
 export {
   createWechatpaySandbox,
   type WechatpaySandbox,
+  type WechatpaySandboxCodepay,
   type WechatpaySandboxLogger,
   type WechatpaySandboxOptions,
 } from './router';

@@ -27,6 +27,7 @@ import type { SandboxContext, WechatpaySandboxLogger } from './context';
 import { describeError } from './http';
 import { LostTrades } from './lost-trades';
 import type { WechatpaySandboxKeys } from './keys';
+import { DEFAULT_BUYER_CONFIRM_MS, codepayRoutes } from './codepay';
 import { paymentRoutes } from './payment-routes';
 import { PlatformKey } from './platform-key';
 import {
@@ -63,6 +64,8 @@ export interface WechatpaySandboxOptions {
   platformIdentity?: 'public_key' | 'certificate';
   /** Multiplies every delay (refunds, late and retried callbacks); 1 unless a test speeds it up. */
   timeScale?: number;
+  /** How long a code payment's buyer who confirms later takes (../wallet-buyers.ts), before timeScale; 1 s by default. */
+  buyerConfirmMs?: number;
   /** How long a refund or a profit-sharing order stays PROCESSING, before timeScale; 1000 by default. */
   refundDelayMs?: number;
   /**
@@ -92,6 +95,16 @@ export interface WechatpaySandboxOptions {
   background?: Background;
 }
 
+/** What a test reads of a code payment: its state, whether WeChat Pay keeps the buyer's money, and the asks made of it. */
+export interface WechatpaySandboxCodepay {
+  state: string;
+  kept: boolean;
+  requests: number;
+  reverses: number;
+  /** A reverse gave the buyer's money back. */
+  givenBack: boolean;
+}
+
 export interface WechatpaySandbox {
   router: Router;
   keys: WechatpaySandboxKeys;
@@ -111,6 +124,8 @@ export interface WechatpaySandbox {
   abnormalRefundApplication(subMchid: string, outRefundNo: string): AbnormalRefundApplication | undefined;
   /** An applyment by business_code as submitted, its sealed fields opened; a look does not move it. */
   applyment(businessCode: string): ApplymentRecord | undefined;
+  /** A code payment as WeChat Pay holds it (undefined for an out_trade_no it never saw as one). */
+  codepay(outTradeNo: string): WechatpaySandboxCodepay | undefined;
   /** The platform certificates `GET /v3/certificates` lists, oldest first. */
   platformCertificates(): readonly PlatformCertificate[];
   /**
@@ -266,6 +281,8 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     answer(res, 401, { code: 'SIGN_ERROR', message: `签名错误: ${reason}` });
   });
 
+  // Before paymentRoutes, whose /v3/pay/partner/transactions/:kind knows only the prepayments.
+  codepayRoutes(router, ctx, (options.buyerConfirmMs ?? DEFAULT_BUYER_CONFIRM_MS) * scale);
   paymentRoutes(router, ctx);
   sharingRoutes(router, ctx);
   statementRoutes(router, ctx, statements, base);
@@ -324,6 +341,18 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     abnormalRefundApplication: (subMchid, outRefundNo) => {
       const application = store.findRefund(subMchid, outRefundNo)?.abnormalApplication;
       return application && { ...application };
+    },
+    codepay: (outTradeNo) => {
+      const order = store.peekOrder(keys.spMchid, outTradeNo);
+      if (!order?.codepay) return undefined;
+      const { requests, reverses, givenBack } = order.codepay;
+      return {
+        state: order.state,
+        kept: order.state === 'SUCCESS' || order.state === 'REFUND',
+        requests,
+        reverses,
+        givenBack,
+      };
     },
     applyment: (businessCode) => applyments.peek(keys.spMchid, businessCode),
     platformCertificates: () => platform.listCertificates(),

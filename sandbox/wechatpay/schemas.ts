@@ -11,7 +11,13 @@ import {
   type CreateSharingRequest,
   type UnfreezeRequest,
 } from './sharing';
-import type { AbnormalRefundRequest, BuyerResult, CreateOrderRequest, CreateRefundRequest } from './store';
+import type {
+  AbnormalRefundRequest,
+  BuyerResult,
+  CodepayRequest,
+  CreateOrderRequest,
+  CreateRefundRequest,
+} from './store';
 import type { CreateTransferRequest } from './transfers';
 import { parseRfc3339 } from './wire';
 
@@ -61,6 +67,47 @@ export const createOrderSchema = Joi.object<CreateOrderRequest>({
       package_name: Joi.string().max(128),
     }),
   }),
+}).required();
+
+/**
+ * The codepay body (付款码支付): the buyer's code in `payer.auth_code`, the shop in
+ * `scene_info.store_info.out_id`; no notify_url, no time_expire.
+ */
+export const codepaySchema = Joi.object<CodepayRequest>({
+  sp_appid: appid.required(),
+  sp_mchid: mchid.required(),
+  sub_appid: appid,
+  sub_mchid: mchid.required(),
+  description: Joi.string().min(1).max(127).required(),
+  out_trade_no: outTradeNo.required(),
+  attach: Joi.string().max(128),
+  goods_tag: Joi.string().max(32),
+  support_fapiao: Joi.boolean(),
+  payer: Joi.object({ auth_code: Joi.string().min(1).max(128).required() }).required(),
+  amount: Joi.object({ total: fen.required(), currency: Joi.string().valid('CNY') }).required(),
+  scene_info: Joi.object({
+    device_id: Joi.string().max(32),
+    device_ip: Joi.string().ip({ cidr: 'forbidden' }),
+    store_info: Joi.object({
+      out_id: Joi.string().min(1).max(32).required(),
+      id: Joi.string().max(32),
+    }).required(),
+  }).required(),
+  detail: Joi.object().unknown(true),
+  settle_info: Joi.object({ profit_sharing: Joi.boolean().required() }),
+}).required();
+
+/** The reverse body (撤销订单): the service provider and the sub-merchant. */
+export const reverseSchema = Joi.object<{
+  sp_appid?: string;
+  sp_mchid: string;
+  sub_mchid: string;
+  sub_appid?: string;
+}>({
+  sp_appid: appid,
+  sp_mchid: mchid.required(),
+  sub_appid: appid,
+  sub_mchid: mchid.required(),
 }).required();
 
 export const closeSchema = Joi.object<{ sp_mchid: string; sub_mchid: string }>({

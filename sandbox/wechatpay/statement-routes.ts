@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import type { SandboxContext } from './context';
 import { paramError, queryParam } from './http';
-import type { OrderRecord, RefundRecord } from './store';
+import { TRADE_TYPES, type OrderRecord, type RefundRecord } from './store';
 import {
   STATEMENT_AMOUNT_PLUS_ONE,
   STATEMENT_OMIT,
@@ -30,13 +30,6 @@ import { WechatpayError } from './wire';
 
 /** How long a download link works, as WeChat's (about five minutes). */
 export const STATEMENT_LINK_LIFETIME_MS = 5 * 60_000;
-
-const TRADE_TYPES: Record<OrderRecord['kind'], string> = {
-  jsapi: 'JSAPI',
-  app: 'APP',
-  h5: 'MWEB',
-  native: 'NATIVE',
-};
 
 const REFUND_STATES: Record<RefundRecord['status'], 'SUCCESS' | 'PROCESSING' | 'CHANGE' | 'FAIL'> = {
   SUCCESS: 'SUCCESS',
@@ -131,11 +124,13 @@ export function statementRoutes(
       const { description } = order.request;
       if (description.includes(STATEMENT_OMIT)) continue;
       const total = order.request.amount.total + (description.includes(STATEMENT_AMOUNT_PLUS_ONE) ? 1 : 0);
+      // A code payment its reverse gave back settles nothing: listed REVOKED, without a fee.
+      const revoked = order.state === 'REVOKED';
       out.push({
         ...common(order),
         at: order.successAt,
-        fee: feeOf(total),
-        entry: { kind: 'payment', total },
+        fee: revoked ? 0 : feeOf(total),
+        entry: { kind: 'payment', total, ...(revoked ? { revoked } : {}) },
       });
     }
     for (const refund of store.refundsOf(spMchid, subMchid)) {

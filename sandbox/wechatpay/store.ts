@@ -10,9 +10,11 @@
  * views of them are one model; split, each part would have to export its internals to the others.
  */
 import { randomBytes } from 'node:crypto';
+import type { SandboxBuyer } from '../../src/channels/sandbox/barcode';
 import { WechatpayError, randomAlphanumeric, randomDigits, rfc3339Cst } from './wire';
 
-export type TradeKind = 'jsapi' | 'app' | 'h5' | 'native';
+/** How the order was made: a prepayment the buyer pays (jsapi … native), or a code payment (codepay.ts). */
+export type TradeKind = 'jsapi' | 'app' | 'h5' | 'native' | 'micropay';
 export type TradeState = 'SUCCESS' | 'REFUND' | 'NOTPAY' | 'CLOSED' | 'REVOKED' | 'USERPAYING' | 'PAYERROR';
 export type RefundStatus = 'PROCESSING' | 'SUCCESS' | 'ABNORMAL' | 'CLOSED';
 export type BuyerResult = 'pay' | 'userpaying' | 'payerror';
@@ -32,7 +34,8 @@ export interface CreateOrderRequest {
   out_trade_no: string;
   time_expire?: string;
   attach?: string;
-  notify_url: string;
+  /** Every prepayment has one; a code payment (codepay) takes none. */
+  notify_url?: string;
   goods_tag?: string;
   support_fapiao?: boolean;
   settle_info?: { profit_sharing: boolean };
@@ -40,6 +43,11 @@ export interface CreateOrderRequest {
   payer?: Payer;
   detail?: Record<string, unknown>;
   scene_info?: Record<string, unknown>;
+}
+
+/** The codepay body, as validated by the router: the buyer's code, never kept as it is. */
+export interface CodepayRequest extends Omit<CreateOrderRequest, 'notify_url' | 'time_expire' | 'payer'> {
+  payer: { auth_code: string };
 }
 
 export interface CreateRefundRequest {
@@ -68,6 +76,22 @@ export interface OrderRecord {
   payerTotal?: number;
   payer?: Payer;
   refundKeys: string[];
+  /** A code payment's own state (codepay.ts). */
+  codepay?: CodepayRecord;
+}
+
+/** What the offline WeChat Pay keeps of a code payment besides its order. */
+export interface CodepayRecord {
+  /** What its buyer does (../wallet-buyers.ts). */
+  buyer: SandboxBuyer;
+  /** The sha-256 of the buyer's code: the code itself is a credential and is not kept. */
+  authCodeSha256: string;
+  /** codepay requests for its out_trade_no, repeats and refused ones included. */
+  requests: number;
+  /** Reverse requests for it, refused ones included. */
+  reverses: number;
+  /** Whether a reverse gave the buyer's money back (the payment had been taken). */
+  givenBack: boolean;
 }
 
 export interface RefundRecord {
@@ -107,7 +131,14 @@ export interface AbnormalRefundApplication {
   appliedAt: number;
 }
 
-const TRADE_TYPES: Record<TradeKind, string> = { jsapi: 'JSAPI', app: 'APP', h5: 'MWEB', native: 'NATIVE' };
+/** The trade_type WeChat Pay names each kind by, in queries and on the statement. */
+export const TRADE_TYPES: Record<TradeKind, string> = {
+  jsapi: 'JSAPI',
+  app: 'APP',
+  h5: 'MWEB',
+  native: 'NATIVE',
+  micropay: 'MICROPAY',
+};
 
 const STATE_DESCRIPTIONS: Record<TradeState, string> = {
   SUCCESS: '支付成功',
@@ -179,6 +210,22 @@ export class WechatpaySandboxStore {
       if (existing.state === 'CLOSED') throw new WechatpayError(400, 'ORDER_CLOSED', '该订单已关闭');
       return { order: existing, created: false };
     }
+    return { order: this.insert(kind, request, expiresAt), created: true };
+  }
+
+  /**
+   * A code payment's order: the one of its out_trade_no when there is one (codepay.ts decides
+   * what a repeat means), else a new NOTPAY one.
+   */
+  codepayOrder(request: CreateOrderRequest, codepay: CodepayRecord, now: number) {
+    const existing = this.orders.get(orderKey(request.sp_mchid, request.out_trade_no));
+    if (existing) return { order: this.refresh(existing, now), created: false };
+    const order = this.insert('micropay', request, undefined);
+    order.codepay = codepay;
+    return { order, created: true };
+  }
+
+  private insert(kind: TradeKind, request: CreateOrderRequest, expiresAt: number | undefined): OrderRecord {
     const order: OrderRecord = {
       kind,
       request,
@@ -189,10 +236,15 @@ export class WechatpaySandboxStore {
       payer: request.payer,
       refundKeys: [],
     };
-    this.orders.set(key, order);
+    this.orders.set(orderKey(request.sp_mchid, request.out_trade_no), order);
     this.byToken.set(order.token, order);
     this.byPrepayId.set(order.prepayId, order);
-    return { order, created: true };
+    return order;
+  }
+
+  /** Any order of this out_trade_no, whoever it belongs to (what a test reads). */
+  peekOrder(spMchid: string, outTradeNo: string): OrderRecord | undefined {
+    return this.orders.get(orderKey(spMchid, outTradeNo));
   }
 
   /** The order, if it exists and belongs to that sub-merchant. */

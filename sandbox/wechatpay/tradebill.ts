@@ -39,7 +39,12 @@ export interface TradebillLine {
   fee: number;
   /** A payment: its total; a refund: the refund's amount and its state as the statement shows it. */
   entry:
-    | { kind: 'payment'; total: number }
+    | {
+        kind: 'payment';
+        total: number;
+        /** A code payment its reverse gave back (REVOKED): listed, and no money settled. */
+        revoked?: boolean;
+      }
     | {
         kind: 'refund';
         refundId: string;
@@ -95,7 +100,7 @@ function values(line: TradebillLine, layout: TradebillLayout): string[] {
     line.outTradeNo,
     line.openid,
     line.tradeType,
-    refund ? 'REFUND' : 'SUCCESS',
+    refund ? 'REFUND' : entry.kind === 'payment' && entry.revoked ? 'REVOKED' : 'SUCCESS',
     'OTHERS',
     'CNY',
     yuan(payment, 2),
@@ -120,7 +125,7 @@ function summary(lines: readonly TradebillLine[], layout: TradebillLayout): stri
   let refunded = 0;
   let fees = 0;
   for (const line of lines) {
-    if (line.entry.kind === 'payment') paid += line.entry.total;
+    if (line.entry.kind === 'payment') paid += line.entry.revoked ? 0 : line.entry.total;
     else refunded += line.entry.refund;
     fees += line.fee;
   }

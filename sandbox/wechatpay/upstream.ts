@@ -11,7 +11,8 @@ import { createWechatpaySandbox, type WechatpaySandbox } from './router';
 
 /**
  * Its own options: the platform key's name, how long a kept-processing return lasts, which
- * sub_mchids stand for another service provider's, and how long a transfer's payee may take.
+ * sub_mchids stand for another service provider's, how long a transfer's payee may take, and
+ * how long a code payment's late buyer takes to confirm.
  */
 export interface WechatpayUpstreamOptions {
   /**
@@ -25,6 +26,8 @@ export interface WechatpayUpstreamOptions {
   foreignSubMchidPrefixes?: readonly string[];
   /** How long a transfer's payee has to confirm (24 h by default, before timeScale). */
   transferConfirmWindowMs?: number;
+  /** How long a code payment's buyer who confirms later takes (1 s by default, before timeScale). */
+  buyerConfirmMs?: number;
 }
 
 export const wechatpayUpstream: OfflineUpstream<

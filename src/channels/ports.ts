@@ -124,7 +124,13 @@ export type BarcodeAnswer =
  * `retry_flag: Y`). A channel that will not reverse a payment it holds throws
  * ChannelError('refused'); no answer throws ChannelError('unreachable' | 'timeout').
  */
-export type ReverseAnswer = { status: 'reversed'; refunded: boolean } | { status: 'retry'; reason: string };
+export type ReverseAnswer =
+  | {
+      status: 'reversed';
+      /** Whether the buyer had been charged and was given the money back, when the channel says (WeChat Pay's answer does not). */
+      refunded?: boolean;
+    }
+  | { status: 'retry'; reason: string };
 
 export interface BarcodePort {
   pay(ctx: CreateContext, input: BarcodePaymentInput): Promise<BarcodeAnswer>;

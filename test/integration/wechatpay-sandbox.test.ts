@@ -26,6 +26,7 @@ import {
 } from '../../sandbox/wechatpay';
 import { CALLBACK_RETRY_DELAYS_MS } from '../../sandbox/wechatpay/callbacks';
 import { loadConfig } from '../../src/config';
+import { walletAuthCode } from '../../sandbox/wallet-buyers';
 import { RecordedBackground } from '../support/background';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { until } from '../support/wait';
@@ -51,7 +52,17 @@ interface LibraryResponse {
  * filled from the config): its d.ts types that by an index signature, which strict indexing
  * reads as possibly undefined, so the segments used here are named.
  */
-type Segment = 'v3' | 'pay' | 'partner' | 'transactions' | Kind | 'outTradeNo' | '_out_trade_no_' | 'close';
+type Segment =
+  | 'v3'
+  | 'pay'
+  | 'partner'
+  | 'transactions'
+  | Kind
+  | 'codepay'
+  | 'outTradeNo'
+  | '_out_trade_no_'
+  | 'close'
+  | 'reverse';
 type SharingSegment =
   | 'profitsharing'
   | 'receivers'
@@ -462,6 +473,118 @@ describe('creating orders', () => {
     const res = await create('native', order({ description: 'boom [sandbox:system-error]' }));
     expect(res.status).toBe(500);
     expect(res.data.code).toBe('SYSTEM_ERROR');
+  });
+});
+
+describe('code payments (付款码)', () => {
+  /** WeChat Pay's own sample request of 付款码支付 (partner), with this sandbox's merchant and app. */
+  const publishedSample = () => ({
+    sp_appid: keys.spAppid,
+    sp_mchid: keys.spMchid,
+    sub_appid: 'wxd678efh567hg6787',
+    sub_mchid: SUB_MCHID,
+    description: 'Image形象店-深圳腾大-QQ公仔',
+    out_trade_no: tradeNo(),
+    attach: '自定义数据说明',
+    goods_tag: 'WXG',
+    support_fapiao: true,
+    payer: { auth_code: '130061098828009406' },
+    amount: { total: 100, currency: 'CNY' },
+    scene_info: {
+      device_id: '013467007045764',
+      device_ip: '128.0.0.1',
+      store_info: { id: '0001', out_id: 'A1111' },
+    },
+    detail: {
+      cost_price: 608800,
+      invoice_id: '微信123',
+      goods_detail: [
+        {
+          merchant_goods_id: '1246464644',
+          wxpay_goods_id: '1001',
+          goods_name: 'iPhoneX 256G',
+          quantity: 1,
+          unit_price: 528800,
+        },
+      ],
+    },
+    settle_info: { profit_sharing: true },
+  });
+  const codepay = (body: Record<string, unknown>) =>
+    call<Transaction & ErrorBody>(wxpay.v3.pay.partner.transactions.codepay.post(body, ANY_STATUS));
+  const reverse = (outTradeNo: string) =>
+    call<Record<string, string> & ErrorBody>(
+      wxpay.v3.pay.partner.transactions.outTradeNo._out_trade_no_.reverse.post(
+        { sp_appid: keys.spAppid, sp_mchid: keys.spMchid, sub_mchid: SUB_MCHID },
+        { out_trade_no: outTradeNo, ...ANY_STATUS },
+      ),
+    );
+
+  test('when WeChat Pay’s published sample request is sent, then it is paid at once: a signed SUCCESS transaction of trade_type MICROPAY, without the code', async () => {
+    const body = publishedSample();
+    const res = await codepay(body);
+    expect(res.status).toBe(200);
+    expect(res.data).toMatchObject({
+      out_trade_no: body.out_trade_no,
+      trade_type: 'MICROPAY',
+      trade_state: 'SUCCESS',
+      transaction_id: expect.stringMatching(/^4200\d+$/),
+      success_time: expect.stringMatching(RFC3339_CST),
+      amount: { total: 100, payer_total: 100, currency: 'CNY' },
+    });
+    expect(JSON.stringify(res.data)).not.toContain('130061098828009406');
+    expect((await query(String(body.out_trade_no))).data.trade_state).toBe('SUCCESS');
+  });
+
+  test('when the buyer must enter a password, then the answer is a signed 202 USERPAYING, a query reads USERPAYING, and the reverse closes it REVOKED', async () => {
+    const body = {
+      ...publishedSample(),
+      payer: { auth_code: walletAuthCode('wechatpay', 'never_confirms') },
+    };
+    const res = await codepay(body);
+    expect({ status: res.status, code: res.data.code }).toEqual({ status: 202, code: 'USERPAYING' });
+    expect(res.headers['wechatpay-signature']).toEqual(expect.any(String));
+    expect((await query(String(body.out_trade_no))).data.trade_state).toBe('USERPAYING');
+    const reversed = await reverse(String(body.out_trade_no));
+    expect(reversed).toMatchObject({
+      status: 200,
+      data: { out_trade_no: body.out_trade_no, sub_mchid: SUB_MCHID },
+    });
+    expect((await query(String(body.out_trade_no))).data.trade_state).toBe('REVOKED');
+    expect(sandbox.codepay(String(body.out_trade_no))).toMatchObject({
+      kept: false,
+      givenBack: false,
+      reverses: 1,
+    });
+  });
+
+  test('when a code is not WeChat Pay’s, has no store, or the balance is short, then it is refused: PARAM_ERROR naming the field, or NOT_ENOUGH', async () => {
+    const notWechat = await codepay({ ...publishedSample(), payer: { auth_code: '281234567890123456' } });
+    expect({ status: notWechat.status, code: notWechat.data.code }).toEqual({
+      status: 400,
+      code: 'PARAM_ERROR',
+    });
+    const noStore = await codepay({ ...publishedSample(), scene_info: { device_id: '013467007045764' } });
+    expect({ status: noStore.status, code: noStore.data.code }).toEqual({ status: 400, code: 'PARAM_ERROR' });
+    expect(noStore.data.message).toContain('store_info');
+    const short = await codepay({
+      ...publishedSample(),
+      payer: { auth_code: walletAuthCode('wechatpay', 'insufficient') },
+    });
+    expect({ status: short.status, code: short.data.code }).toEqual({ status: 403, code: 'NOT_ENOUGH' });
+  });
+
+  test('when a paid code payment is reversed, then the money is given back and it reads REVOKED; an unknown one is 404 ORDER_NOT_EXIST', async () => {
+    const body = publishedSample();
+    expect((await codepay(body)).status).toBe(200);
+    expect((await reverse(String(body.out_trade_no))).status).toBe(200);
+    expect((await query(String(body.out_trade_no))).data.trade_state).toBe('REVOKED');
+    expect(sandbox.codepay(String(body.out_trade_no))).toMatchObject({ kept: false, givenBack: true });
+    const unknown = await reverse(tradeNo());
+    expect({ status: unknown.status, code: unknown.data.code }).toEqual({
+      status: 404,
+      code: 'ORDER_NOT_EXIST',
+    });
   });
 });
 

@@ -10,6 +10,7 @@
 import type { Channel, ChannelCapabilities, ChannelDescriptor, ChannelFactory } from '../ports';
 import type {
   AccountsPort,
+  BarcodePort,
   CallbacksPort,
   OnboardingPort,
   PaymentsPort,
@@ -19,6 +20,7 @@ import type {
   TransfersPort,
 } from '../ports';
 import { WECHATPAY_ACCOUNTS, wechatpayAccounts } from './accounts';
+import { wechatpayBarcode } from './barcode';
 import { wechatpayCallbacks } from './callbacks';
 import { WechatpayClient, type WechatpayChannelOptions } from './client';
 import { WECHATPAY_SETTINGS, wechatpayConfig, type WechatpayConfig } from './config';
@@ -27,7 +29,7 @@ import { wechatpayPayments } from './payments';
 import { wechatpayRefunds } from './refunds';
 import { wechatpaySharing } from './sharing';
 import { wechatpayStatements } from './statements';
-import { WECHATPAY_PAY_METHODS } from './transformers';
+import { WECHATPAY_AUTH_CODE, WECHATPAY_PAY_METHODS } from './transformers';
 import { WECHATPAY_PAYEES, wechatpayTransfers } from './transfers';
 
 export type { WechatpayChannelOptions } from './client';
@@ -50,6 +52,8 @@ export class WechatpayChannel implements Channel {
   readonly capabilities = WECHATPAY_CAPABILITIES;
   readonly payments: PaymentsPort;
   readonly refunds: RefundsPort;
+  /** 付款码 by codepay, reversed (撤销) when the buyer does not confirm or the answer is lost. */
+  readonly barcode: BarcodePort;
   /**
    * Partner profit sharing: receivers are added to the sub-merchant first, then one sharing
    * order per durapay share, on the payment's transaction_id, with the rest unfrozen at the end.
@@ -72,6 +76,7 @@ export class WechatpayChannel implements Channel {
     const client = new WechatpayClient(options);
     this.payments = wechatpayPayments(client);
     this.refunds = wechatpayRefunds(client);
+    this.barcode = wechatpayBarcode(client, this.payments);
     this.profitSharing = wechatpaySharing(client);
     this.onboarding = wechatpayOnboarding(client);
     this.accounts = wechatpayAccounts(client);
@@ -96,6 +101,7 @@ export const wechatpayChannel = {
   label: 'WeChat Pay',
   accounts: WECHATPAY_ACCOUNTS,
   payees: WECHATPAY_PAYEES,
+  authCodes: WECHATPAY_AUTH_CODE,
   settings: { schema: WECHATPAY_SETTINGS, read: wechatpayConfig },
   describe: (settings) => `${settings.baseUrl} (sp_mchid ${settings.spMchid})`,
   /** The configured account (`default`), or undefined when WECHATPAY_SP_MCHID is not set. */

@@ -11,6 +11,8 @@ import Joi from 'joi';
 import type { PayMethod } from '../../modules/orders/rules';
 import { ChannelError } from '../errors';
 import type {
+  BarcodeAnswer,
+  BarcodePaymentInput,
   ChannelEvent,
   CreatePaymentInput,
   PaymentState,
@@ -32,7 +34,14 @@ export const CREATE_KIND: Partial<Record<PayMethod, 'jsapi' | 'app' | 'h5' | 'na
   qr_code: 'native',
 };
 
-export const WECHATPAY_PAY_METHODS = Object.keys(CREATE_KIND) as PayMethod[];
+/** Every pay method WeChat Pay takes: the prepayments above, and `barcode` by codepay (./barcode.ts). */
+export const WECHATPAY_PAY_METHODS = [...Object.keys(CREATE_KIND), 'barcode'] as PayMethod[];
+
+/**
+ * WeChat Pay's buyer codes (付款码): 18 digits starting 10 to 15, per its published rule. A till's
+ * code of another shape is not WeChat Pay's.
+ */
+export const WECHATPAY_AUTH_CODE = /^1[0-5]\d{16}$/;
 
 /** RFC 3339 in China Standard Time, as WeChat Pay writes and expects its times. */
 export function toWechatTime(at: Date): string {
@@ -85,6 +94,52 @@ export function toWireCreate(account: Account, subMchid: string, input: CreatePa
       ? { scene_info: { payer_client_ip: clientIp, ...(kind === 'h5' ? { h5_info: { type: 'Wap' } } : {}) } }
       : {}),
   };
+}
+
+/**
+ * The body of `POST /v3/pay/partner/transactions/codepay`. WeChat Pay wants the shop on every
+ * code payment (`scene_info.store_info.out_id`): the till's store_id, else its device, else
+ * `default`.
+ */
+export function toWireCodepay(account: Account, subMchid: string, input: BarcodePaymentInput) {
+  return {
+    sp_appid: account.spAppid,
+    sp_mchid: account.spMchid,
+    sub_mchid: subMchid,
+    description: [...input.subject].slice(0, 127).join(''),
+    out_trade_no: input.tradeNo,
+    payer: { auth_code: input.authCode },
+    amount: { total: input.amount, currency: 'CNY' },
+    scene_info: {
+      ...(input.deviceId ? { device_id: input.deviceId } : {}),
+      store_info: { out_id: input.storeId ?? input.deviceId ?? 'default' },
+    },
+    ...(input.profitSharing ? { settle_info: { profit_sharing: true } } : {}),
+  };
+}
+
+/**
+ * A codepay answer: 200 with the transaction (SUCCESS: paid), or 202 `USERPAYING` (the buyer
+ * is entering a password in the wallet: follow it by query). A 200 whose transaction is still
+ * USERPAYING is read the same way; any other state of a fresh code payment is an answer durapay
+ * cannot act on, so the payment is treated as unknown and reversed.
+ */
+export function barcodeAnswerOf(value: unknown): BarcodeAnswer {
+  const wire = (typeof value === 'object' && value !== null ? value : {}) as { code?: unknown };
+  if (wire.code === 'USERPAYING') return { status: 'paying', channelTradeNo: null };
+  const t = parseTransaction(value);
+  if (t.trade_state === 'SUCCESS') {
+    return {
+      status: 'paid',
+      channelTradeNo: t.transaction_id!,
+      paidAt: instant('success_time', t.success_time),
+      amount: t.amount.total,
+    };
+  }
+  if (t.trade_state === 'USERPAYING' || t.trade_state === 'NOTPAY') {
+    return { status: 'paying', channelTradeNo: t.transaction_id ?? null };
+  }
+  throw new ChannelError('invalid_response', `WeChat Pay codepay answered the trade ${t.trade_state}`);
 }
 
 /** The body of `POST /v3/refund/domestic/refunds`. */
