@@ -212,7 +212,8 @@ export class TradebillReader {
       return value === undefined || value === '' ? undefined : value;
     };
     const state = required('交易状态');
-    // 付款码 trades revoked (撤销) settle nothing, and durapay never creates 付款码 trades.
+    // A 付款码 trade its reverse (撤销) closed or gave back settles nothing: its order is closed
+    // (`reversed`), never a payment of the day.
     if (state === 'REVOKED') return null;
     const tradeNo = required('商户订单号');
     const channelTradeNo = present('微信订单号') ?? null;
