@@ -171,7 +171,10 @@ async function cancel(o: TransferShopperOptions, j: TransferJourney, copies: num
 /** One shopper: transfers one after another, of random kinds and sendings, until `until`. */
 export async function shopTransfers(o: TransferShopperOptions): Promise<void> {
   while (Date.now() < o.until && !o.done?.()) {
-    const kind = pick(o.random, KIND_WEIGHTS);
+    // The first transfers are one of each kind, so a short run meets every outcome by
+    // construction; the rest are drawn by weight.
+    const n = o.journeys.length;
+    const kind = n < KIND_WEIGHTS.length ? KIND_WEIGHTS[n]![0] : pick(o.random, KIND_WEIGHTS);
     const sending = pick(o.random, SENDING_WEIGHTS);
     const j: TransferJourney = {
       merchantTransferNo: `CT-${randomUUID()}`,
