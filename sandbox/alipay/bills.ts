@@ -6,6 +6,11 @@
  * ending with a tab, refunds as negative amounts. Built from the trades and refunds the gateway
  * holds for the calling merchant (its app_auth_token's, or the smid's) on that Beijing day.
  *
+ * A paid trade that alipay.trade.cancel gave back is on no line: a cancel reaches only the day's
+ * payments and undoes one whole, fee included, as if it had not happened (as durapay's reader,
+ * src/channels/alipay/statement-format.ts, takes Alipay's statement to be). A barcode payment's
+ * shop, operator and till are its 门店编号, 操作员 and 终端号.
+ *
  * Unlike Alipay, which only has a day's statement the morning after, today's is served too (a
  * test cannot wait a day); a day without a line answers isp.bill_not_exist, as Alipay does both
  * for a day without trades and for a statement not generated yet.
@@ -122,6 +127,11 @@ function cell(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** A text field of the order as a cell, or an empty one. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? cell(value) : '';
+}
+
 /** `2019年09月16日 00:00:00`, as the comment lines write a moment. */
 function chineseTime(ms: number): string {
   const t = beijingTime(ms);
@@ -138,10 +148,10 @@ function detailLine(line: Line): string {
     cell(trade.order.subject),
     beijingTime(trade.createdAt ?? line.at),
     beijingTime(line.at),
+    `${text(trade.order.store_id)}\t`,
     '\t',
-    '\t',
-    '\t',
-    '\t',
+    `${text(trade.order.operator_id)}\t`,
+    `${text(trade.order.terminal_id)}\t`,
     `${buyer}\t`,
     signedYuan(refund ? -line.amountFen : line.amountFen),
     signedYuan(refund ? -line.amountFen : line.amountFen),
@@ -321,7 +331,8 @@ export class StatementDesk {
       if (smid !== undefined && found.order.sub_merchant?.merchant_id !== smid) continue;
       const trade = gateway.touch(found, now);
       const subject = trade.order.subject;
-      if (inDay(trade.paidAt) && !subject.includes(STATEMENT_OMIT)) {
+      const givenBack = trade.cancelled?.action === 'refund';
+      if (inDay(trade.paidAt) && !givenBack && !subject.includes(STATEMENT_OMIT)) {
         const amountFen = trade.totalFen + (subject.includes(STATEMENT_AMOUNT_PLUS_ONE) ? 1 : 0);
         lines.push({ trade, amountFen, feeFen: feeOf(amountFen), at: trade.paidAt });
       }

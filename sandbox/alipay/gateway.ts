@@ -11,7 +11,7 @@ import { Notifier, signedForm } from './notify';
 import { expiryOf, readOrder } from './order';
 import type { Background } from '../background';
 import { Scheduler } from './scheduler';
-import { TradeStore, type PayMethod, type RefundRecord, type TradeRecord } from './store';
+import { TradeStore, type CancelAction, type PayMethod, type RefundRecord, type TradeRecord } from './store';
 import type { App } from './verify';
 import { notifyFields, refundAnswerView, yuan } from './views';
 import { API_VERSION, SIGN_TYPE, beijingTime, businessFailed, type Params } from './wire';
@@ -200,6 +200,22 @@ export class AlipayGateway {
     this.trades.close(trade, now);
     this.options.logger.info('alipay sandbox trade closed', { out_trade_no: trade.order.out_trade_no });
     this.notify(trade);
+  }
+
+  /**
+   * alipay.trade.cancel: the trade closed, or given back when paid. 当面付 notifies its
+   * payments only (TRADE_SUCCESS), so a cancel sends nothing.
+   */
+  cancelTrade(trade: TradeRecord, now: number): CancelAction {
+    const repeat = trade.cancelled !== undefined;
+    const action = this.trades.cancel(trade, now);
+    if (!repeat) {
+      this.options.logger.info('alipay sandbox trade cancelled', {
+        out_trade_no: trade.order.out_trade_no,
+        action,
+      });
+    }
+    return action;
   }
 
   /**

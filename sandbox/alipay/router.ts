@@ -6,8 +6,9 @@
  * the buyer's cashier (`/cashier/<trade_no>`), the merchant's authorisation of the app
  * (`/oauth2/appToAppAuth.htm`, app-auth-page.ts) and the links of trade statements (bills.ts). Any client with its answer verification on can
  * talk to it; it is written on node:crypto alone (./wire.ts) so that such a test is one of
- * interoperability. The methods are in trade-methods.ts, royalty-methods.ts, zft.ts, transfers.ts
- * and app-auth.ts (the exchange, refresh and query of app_auth_tokens, which a test may also mint).
+ * interoperability. The methods are in trade-methods.ts, barcode.ts (当面付 条码支付 and its
+ * cancel), royalty-methods.ts, zft.ts, transfers.ts and app-auth.ts (the exchange, refresh and
+ * query of app_auth_tokens, which a test may also mint).
  *
  * A trade whose subject holds `[sandbox:lost-until-released]` is paid as any other, but its
  * notification is never sent and every call naming it (a query, a close, a refund) has its
@@ -24,6 +25,7 @@ import {
   type AppAuthLifetimes,
 } from './app-auth';
 import { appAuthPageRoutes } from './app-auth-page';
+import { BARCODE_METHOD, BarcodeBook, barcodeHandlers, type BarcodeRequests } from './barcode';
 import { BILL_DOWNLOAD_PATH, BILL_METHOD, StatementDesk } from './bills';
 import { AlipayGateway, DroppedAnswer, type Call, type GatewayLogger, type Handler } from './gateway';
 import { pageOrScriptBody, parseBizContent, readGatewayRequest, type GatewayRequest } from './http';
@@ -87,6 +89,11 @@ export interface AlipaySandboxOptions {
    * still finds the transfer under way.
    */
   transferDelaysMs?: Partial<TransferDelays>;
+  /**
+   * How long a `confirms_later` buyer of a barcode payment (sandbox/wallet-buyers.ts) takes to
+   * confirm in the wallet, before timeScale; 1000 by default.
+   */
+  buyerConfirmMs?: number;
 }
 
 export interface AlipaySandbox {
@@ -115,6 +122,11 @@ export interface AlipaySandbox {
   zftOrder(externalId: string): AlipaySandboxZftOrder | undefined;
   /** How many requests of a method arrived (gateway.do and the app's submit), valid or not. */
   requests(method: string): number;
+  /**
+   * How many alipay.trade.pay and alipay.trade.cancel requests named an out_trade_no (valid or
+   * not, whether a trade was made or not): a barcode payment asked once is one charge at most.
+   */
+  barcodeRequests(outTradeNo: string): BarcodeRequests;
   /**
    * A merchant's authorisation of an app, as if the merchant had granted it: its app_auth_token,
    * which alipay.open.auth.token.app.query answers `valid` until its auth_end (`invalid` after),
@@ -162,6 +174,7 @@ const UNAVAILABLE = '[sandbox:unavailable]';
 const LOST = '[sandbox:lost-until-released]';
 /** The methods that make a trade: they reach a lost trade's gateway (it is the answers that get lost). */
 const OPENING_METHODS: readonly string[] = [
+  BARCODE_METHOD,
   'alipay.trade.precreate',
   'alipay.trade.create',
   'alipay.trade.app.pay',
@@ -191,6 +204,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   const royalty = new RoyaltyBook();
   const zft = new ZftBook();
   const statements = new StatementDesk();
+  const barcodes = new BarcodeBook();
   const transfers = new TransferBook({
     failMs: options.transferDelaysMs?.failMs ?? 1000,
     slowMs: options.transferDelaysMs?.slowMs ?? 3000,
@@ -200,6 +214,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   const appAuth = gateway.appAuth;
   const handlers: Record<string, Handler> = {
     ...tradeHandlers(gateway, royalty),
+    ...barcodeHandlers(gateway, barcodes, (options.buyerConfirmMs ?? 1000) * scale),
     ...royaltyHandlers(gateway, royalty),
     ...zftHandlers(zft),
     ...appAuthHandlers(appAuth),
@@ -334,9 +349,10 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     }
   });
 
+  /** A trade the cashier pays; a barcode trade has none (its buyer confirms in the wallet). */
   function cashierTrade(req: Request): TradeRecord | undefined {
     const trade = gateway.trades.peekByTradeNo(String(req.params.tradeNo));
-    return trade && gateway.touch(trade, Date.now());
+    return trade && trade.method !== BARCODE_METHOD ? gateway.touch(trade, Date.now()) : undefined;
   }
 
   router.get('/cashier/:tradeNo', (req, res) => {
@@ -461,6 +477,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     royaltyUnfreeze: (tradeNo) => royalty.unfreezeOf(tradeNo),
     zftOrder: (externalId) => zft.peek(externalId),
     requests: (method) => counts.get(method) ?? 0,
+    barcodeRequests: (outTradeNo) => barcodes.requests(outTradeNo),
     mintAppAuthToken: (grant) => appAuth.mint(grant),
     setAppAuthLifetimes: (lifetimes) => appAuth.setLifetimes(lifetimes),
     expireAppAuth: (value) => appAuth.expire(value, Date.now()),

@@ -1,14 +1,17 @@
 /**
  * The Alipay gateway's trades and their refunds, in memory (a restart forgets them; the keys
  * persist, see keys.ts), and the only transitions Alipay allows between their states. A trade is
- * keyed by out_trade_no. It exists at Alipay from trade.create, from the first visit of a page or
- * wap payment URL and from the app's submit; a precreated one only once its code is scanned (the
- * cashier opened): until then a query or a close answers ACQ.TRADE_NOT_EXIST, as Alipay's do.
+ * keyed by out_trade_no. It exists at Alipay from trade.create and trade.pay (a buyer's code
+ * scanned at a till), from the first visit of a page or wap payment URL and from the app's
+ * submit; a precreated one only once its code is scanned (the cashier opened): until then a query
+ * or a close answers ACQ.TRADE_NOT_EXIST, as Alipay's do.
  */
-import { businessFailed, newTradeNo, randomDigits, userId } from './wire';
+import type { SandboxBuyer } from '../../src/channels/sandbox/barcode';
+import { beijingTime, businessFailed, newTradeNo, randomDigits, userId } from './wire';
 
 export type TradeStatus = 'WAIT_BUYER_PAY' | 'TRADE_SUCCESS' | 'TRADE_FINISHED' | 'TRADE_CLOSED';
 export type PayMethod =
+  | 'alipay.trade.pay'
   | 'alipay.trade.precreate'
   | 'alipay.trade.create'
   | 'alipay.trade.page.pay'
@@ -50,6 +53,17 @@ export interface RefundRecord {
   doneAt?: number;
 }
 
+/** How alipay.trade.cancel undid a trade: closed it unpaid, or gave a paid one back (退款). */
+export type CancelAction = 'close' | 'refund';
+
+/** What a barcode trade (alipay.trade.pay) keeps of its code and its buyer. */
+export interface BarcodeOfTrade {
+  /** The code is a credential of one payment: only its sha-256 is kept. */
+  authCodeSha256: string;
+  /** What the code's buyer does (sandbox/wallet-buyers.ts). */
+  buyer: SandboxBuyer;
+}
+
 export interface TradeRecord {
   method: PayMethod;
   order: TradeOrder;
@@ -68,6 +82,10 @@ export interface TradeRecord {
   buyerOpenId?: string;
   buyerLogonId?: string;
   refunds: RefundRecord[];
+  /** A barcode trade's code and buyer. */
+  barcode?: BarcodeOfTrade;
+  /** How and when alipay.trade.cancel undid it; a repeated cancel answers the same. */
+  cancelled?: { action: CancelAction; at: number };
 }
 
 /** The fields whose change makes a repeat with the same out_trade_no another trade (篡改). */
@@ -91,6 +109,9 @@ export function refundedFen(trade: TradeRecord, includeProcessing = false): numb
 }
 
 const tradeNotExist = () => businessFailed('ACQ.TRADE_NOT_EXIST', '交易不存在');
+
+/** How long after its Beijing day ends a paid trade can still be cancelled. */
+const CANCEL_GRACE_MS = 15 * 60_000;
 
 export class TradeStore {
   private readonly byOutTradeNo = new Map<string, TradeRecord>();
@@ -207,6 +228,41 @@ export class TradeStore {
     }
     trade.status = 'TRADE_CLOSED';
     trade.closedAt = now;
+  }
+
+  /**
+   * alipay.trade.cancel (撤销): a trade waiting for its buyer closes; a paid one of the day (its
+   * Beijing day, or within 15 minutes after that day ends) is given back whole, fee and all, as if
+   * it had not happened; a trade cancelled before answers as it was. A paid trade refunded in
+   * part, finished, or of an earlier day is refused; so is one closed after refunds in full.
+   */
+  cancel(trade: TradeRecord, now: number): CancelAction {
+    if (trade.cancelled) return trade.cancelled.action;
+    let action: CancelAction;
+    if (
+      trade.status === 'WAIT_BUYER_PAY' ||
+      (trade.status === 'TRADE_CLOSED' && trade.paidAt === undefined)
+    ) {
+      action = 'close';
+    } else if (trade.status === 'TRADE_FINISHED') {
+      throw businessFailed('ACQ.TRADE_HAS_FINISHED', '交易已经完结');
+    } else if (trade.refunds.length > 0 || trade.status === 'TRADE_CLOSED') {
+      throw businessFailed(
+        'ACQ.REASON_TRADE_REFUND_FEE_ERR',
+        '退款金额无效: the trade has refunds; a refunded trade cannot be cancelled',
+      );
+    } else if (beijingTime(now - CANCEL_GRACE_MS).slice(0, 10) > beijingTime(trade.paidAt!).slice(0, 10)) {
+      throw businessFailed(
+        'ACQ.TRADE_CANCEL_TIME_OUT',
+        "超过撤销时间范围: only the day's trades are cancelled; refund this one",
+      );
+    } else {
+      action = 'refund';
+    }
+    trade.status = 'TRADE_CLOSED';
+    trade.closedAt ??= now;
+    trade.cancelled = { action, at: now };
+    return action;
   }
 
   /**

@@ -13,6 +13,7 @@ import { PRICE, fenOfPrice, invalidArgument } from './wire';
 
 /** The product_code each paying method takes: required where the method documents it so. */
 const PRODUCT_CODES: Record<PayMethod, { code?: string; required: boolean }> = {
+  'alipay.trade.pay': { code: 'FACE_TO_FACE_PAYMENT', required: false },
   'alipay.trade.precreate': { required: false },
   'alipay.trade.create': { required: false },
   'alipay.trade.page.pay': { code: 'FAST_INSTANT_TRADE_PAY', required: true },

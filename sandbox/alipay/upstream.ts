@@ -10,12 +10,16 @@ import {
 import { createAlipaySandbox, type AlipaySandbox, type AlipaySandboxOptions } from './router';
 
 /**
- * Its own options beyond every upstream's: how long the app authorisations it grants last, and
- * how long steered transfers stay DEALING.
+ * Its own options beyond every upstream's: how long the app authorisations it grants last, how
+ * long steered transfers stay DEALING, and how long a barcode buyer who confirms later takes.
  */
 export type AlipayUpstreamOptions = Pick<
   AlipaySandboxOptions,
-  'appAuthExpiresInSeconds' | 'appAuthReExpiresInSeconds' | 'appAuthCodeTtlMs' | 'transferDelaysMs'
+  | 'appAuthExpiresInSeconds'
+  | 'appAuthReExpiresInSeconds'
+  | 'appAuthCodeTtlMs'
+  | 'transferDelaysMs'
+  | 'buyerConfirmMs'
 >;
 
 export const alipayUpstream: OfflineUpstream<

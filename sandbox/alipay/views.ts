@@ -47,6 +47,31 @@ export function queryView(trade: TradeRecord): Record<string, string> {
   });
 }
 
+/**
+ * alipay.trade.pay's business fields, paid (10000) or still waiting for the buyer (10003, whose
+ * amounts received are nil).
+ */
+export function barcodePayView(trade: TradeRecord): Record<string, unknown> {
+  const paid = trade.paidAt !== undefined;
+  const total = yuan(trade.totalFen);
+  const received = paid ? total : '0.00';
+  return {
+    ...present({
+      trade_no: trade.tradeNo,
+      out_trade_no: trade.order.out_trade_no,
+      buyer_logon_id: trade.buyerLogonId,
+      total_amount: total,
+      receipt_amount: received,
+      buyer_pay_amount: received,
+      point_amount: '0.00',
+      invoice_amount: received,
+      gmt_payment: time(trade.paidAt),
+      buyer_user_id: trade.buyerId,
+    }),
+    ...(paid ? { fund_bill_list: [{ fund_channel: 'ALIPAYACCOUNT', amount: total }] } : {}),
+  };
+}
+
 /** alipay.trade.refund's business fields; fund_change says whether this call moved money. */
 export function refundAnswerView(
   trade: TradeRecord,
@@ -157,6 +182,13 @@ export interface AlipaySandboxTrade extends Record<string, unknown> {
   gmt_close?: string;
   /** When it stops waiting for its buyer (time_expire, or from timeout_express). */
   time_expire: string;
+  /** A barcode trade's (alipay.trade.pay): the sha-256 of the buyer's code, never the code. */
+  auth_code_sha256?: string;
+  /** A barcode trade's: what its buyer does (sandbox/wallet-buyers.ts). */
+  buyer?: string;
+  /** How alipay.trade.cancel undid it: `close` (unpaid) or `refund` (paid, given back whole). */
+  cancel_action?: 'close' | 'refund';
+  gmt_cancel?: string;
   refunds: {
     out_request_no: string;
     refund_amount: string;
@@ -185,6 +217,10 @@ export function tradeSnapshot(trade: TradeRecord): AlipaySandboxTrade {
     gmt_payment: time(trade.paidAt),
     gmt_close: time(trade.closedAt),
     time_expire: beijingTime(trade.expiresAt),
+    auth_code_sha256: trade.barcode?.authCodeSha256,
+    buyer: trade.barcode?.buyer,
+    cancel_action: trade.cancelled?.action,
+    gmt_cancel: time(trade.cancelled?.at),
     refunds: trade.refunds.map((r) => ({
       out_request_no: r.outRequestNo,
       refund_amount: yuan(r.amountFen),

@@ -59,10 +59,11 @@ export function signedAnswer(key: string, value: Record<string, unknown>, privat
   return `{${JSON.stringify(key)}:${json},"sign":${JSON.stringify(rsa2Sign(json, privateKey))}}`;
 }
 
-export type AnswerCode = '10000' | '20000' | '20001' | '40001' | '40002' | '40004';
+export type AnswerCode = '10000' | '10003' | '20000' | '20001' | '40001' | '40002' | '40004';
 
 const MESSAGES: Record<AnswerCode, string> = {
   '10000': 'Success',
+  '10003': 'order success pay inprocess',
   '20000': 'Service Currently Unavailable',
   '20001': 'Insufficient Token Permissions',
   '40001': 'Missing Required Arguments',
@@ -70,14 +71,27 @@ const MESSAGES: Record<AnswerCode, string> = {
   '40004': 'Business Failed',
 };
 
+/** Where a method's fields say they are answered under a code other than 10000; JSON never carries it. */
+const ANSWER_CODE = Symbol('alipay answer code');
+
+/**
+ * A method's fields answered under 10003 (业务处理中) instead of 10000: alipay.trade.pay's trade
+ * made, its buyer still confirming in the wallet. The only code trade.pay answers besides 10000
+ * that is not a failure.
+ */
+export function inProcess(fields: Record<string, unknown>): Record<string, unknown> {
+  return { ...fields, [ANSWER_CODE]: '10003' };
+}
+
 export function success(fields: Record<string, unknown>): Record<string, unknown> {
-  return { code: '10000', msg: MESSAGES['10000'], ...fields };
+  const code = (fields as Record<symbol, unknown>)[ANSWER_CODE] === '10003' ? '10003' : '10000';
+  return { code, msg: MESSAGES[code], ...fields };
 }
 
 /** A failure answer: the public code and message, with the method's sub_code and sub_msg. */
 export class AlipayError extends Error {
   constructor(
-    readonly code: Exclude<AnswerCode, '10000'>,
+    readonly code: Exclude<AnswerCode, '10000' | '10003'>,
     readonly subCode: string,
     readonly subMsg: string,
   ) {

@@ -76,11 +76,34 @@ export class AlipayClient {
    * (`SUB_CODE: message`); 20000, no connection or an unreadable or unverifiable answer is
    * "unreachable" (every call is idempotent, so the caller may try again); no answer in time, "timeout".
    */
-  async call(
+  call(
     what: string,
     method: string,
     params: { bizContent?: Record<string, unknown> } & CallParams,
     formData?: AlipayFormData,
+  ): Promise<Answer | undefined> {
+    return this.request(what, method, params, formData, []);
+  }
+
+  /**
+   * `call`, with answers of the given codes besides 10000 handed back as they are: trade.pay's
+   * 10003 (the buyer is confirming in the wallet) is where the payment stands, not a failure.
+   */
+  callAnswering(
+    what: string,
+    method: string,
+    params: { bizContent?: Record<string, unknown> } & CallParams,
+    codes: readonly string[],
+  ): Promise<Answer | undefined> {
+    return this.request(what, method, params, undefined, codes);
+  }
+
+  private async request(
+    what: string,
+    method: string,
+    params: { bizContent?: Record<string, unknown> } & CallParams,
+    formData: AlipayFormData | undefined,
+    answered: readonly string[],
   ): Promise<Answer | undefined> {
     let answer: Answer;
     try {
@@ -110,7 +133,7 @@ export class AlipayClient {
       throw new ChannelError('unreachable', `Alipay could not ${what}: ${why}`);
     }
     const code = String(answer.code ?? '');
-    if (code === '10000') return answer;
+    if (code === '10000' || answered.includes(code)) return answer;
     const subCode = typeof answer.sub_code === 'string' ? answer.sub_code : `CODE_${code}`;
     // A signature failure's sub_msg quotes the signed string, biz_content and all (identity
     // numbers, for an application): never passed on. Any other is cut short and masked.

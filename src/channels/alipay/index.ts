@@ -4,10 +4,11 @@
  * builds the page, wap and app payment strings, and verifies notifications. This adapter maps
  * durapay's ports onto Alipay's methods; a secondary merchant (直付通) is named on each trade.
  * One file per port (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts,
- * callbacks.ts, statements.ts, transfers.ts) over the app's transport (client.ts); wire types and
- * state mapping in transformers.ts, onboarding's body in zft.ts.
+ * callbacks.ts, statements.ts, transfers.ts, barcode.ts) over the app's transport (client.ts);
+ * wire types and state mapping in transformers.ts, onboarding's body in zft.ts.
  */
 import type {
+  BarcodePort,
   CallbackCheck,
   CallbackRequest,
   CallbacksPort,
@@ -23,6 +24,7 @@ import type {
   TransfersPort,
 } from '../ports';
 import { ALIPAY_ACCOUNTS, alipayAccounts, type AlipayAccountsPort } from './accounts';
+import { alipayBarcode } from './barcode';
 import { alipayCallbacks, verifyNotify } from './callbacks';
 import { AlipayClient, type AlipayChannelOptions } from './client';
 import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from './config';
@@ -32,7 +34,7 @@ import { alipayRefunds } from './refunds';
 import { alipaySharing } from './sharing';
 import { alipayStatements } from './statements';
 import { ALIPAY_PAYEES, alipayTransfers } from './transfers';
-import { ALIPAY_MAX_AMOUNT_FEN, ALIPAY_PAY_METHODS } from './transformers';
+import { ALIPAY_AUTH_CODE, ALIPAY_MAX_AMOUNT_FEN, ALIPAY_PAY_METHODS } from './transformers';
 
 export { safeText, type AlipayChannelOptions } from './client';
 
@@ -59,6 +61,8 @@ export class AlipayChannel implements Channel {
   readonly statements: StatementsPort;
   /** Payouts to an Alipay account (单笔无密转账), from the merchant's account when it authorised the app. */
   readonly transfers: TransfersPort;
+  /** 当面付 条码支付: alipay.trade.pay with the buyer's code, reversed by alipay.trade.cancel. */
+  readonly barcode: BarcodePort;
   private readonly client: AlipayClient;
 
   constructor(options: AlipayChannelOptions) {
@@ -71,6 +75,7 @@ export class AlipayChannel implements Channel {
     this.callbacks = alipayCallbacks(this.client);
     this.statements = alipayStatements(this.client);
     this.transfers = alipayTransfers(this.client);
+    this.barcode = alipayBarcode(this.client);
   }
 
   /** Is a notification Alipay's? RSA2 over its sorted fields, by the SDK, on the decoded values. */
@@ -94,6 +99,8 @@ export const alipayChannel = {
   label: 'Alipay',
   accounts: ALIPAY_ACCOUNTS,
   payees: ALIPAY_PAYEES,
+  /** Alipay's buyer codes (付款码): an order without channel_code whose auth_code is one comes here. */
+  authCodes: ALIPAY_AUTH_CODE,
   settings: { schema: ALIPAY_SETTINGS, read: alipayConfig },
   describe: (settings) => `${settings.gatewayUrl} (app_id ${settings.appId})`,
   /** The configured app (`default`), or undefined when ALIPAY_APP_ID is not set. */

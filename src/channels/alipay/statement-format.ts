@@ -14,6 +14,11 @@
  * Amounts are yuan with two decimals and a refund's are negative; they are converted on the
  * digits (a float multiply turns 0.29 into 28.999…). 服务费 is converted to thousandths of a
  * fen, as StatementRow keeps fees.
+ *
+ * A barcode payment that alipay.trade.cancel gave back has no line: a cancel reaches only the
+ * day's payments and undoes one whole, fee included, so there is neither a payment nor a refund
+ * to state, and its order, closed `reversed`, has none to match (the offline gateway's bills.ts
+ * writes the day the same way).
  */
 import { ChannelError } from '../errors';
 import type { StatementRow } from '../ports';

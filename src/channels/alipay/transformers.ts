@@ -9,12 +9,15 @@ import { ChannelError } from '../errors';
 import type {
   ApplicationState,
   AuthorizedToken,
+  BarcodeAnswer,
+  BarcodePaymentInput,
   ChannelEvent,
   CreatePaymentInput,
   PaymentState,
   ProfitShareState,
   RefundInput,
   RefundState,
+  ReverseAnswer,
 } from '../ports';
 import type { PayMethod } from '../../modules/orders/rules';
 
@@ -25,6 +28,8 @@ export const ALIPAY_PAY_METHODS: readonly PayMethod[] = [
   'app',
   'jsapi',
   'mini_program',
+  // alipay.trade.pay with the buyer's code (./barcode.ts); never an order the buyer opens.
+  'barcode',
 ];
 
 /** Alipay's ceiling for one trade: 100 000 000.00 yuan. */
@@ -175,6 +180,86 @@ export function paymentStateOf(answer: Answer): PaymentState {
     paidAt: paidAt ?? new Date(),
     amount: amount(answer, 'total_amount', 'trade query'),
   };
+}
+
+// ---- barcode payments (当面付 条码支付) ----
+
+/**
+ * The buyer codes (付款码) of Alipay's wallet, as alipay.trade.pay documents auth_code: 16 to 24
+ * digits starting 25 to 30.
+ */
+export const ALIPAY_AUTH_CODE = /^(2[5-9]|30)\d{14,22}$/;
+
+/**
+ * The biz_content of `alipay.trade.pay` for a code the cashier scanned: the till and the shop as
+ * Alipay's terminal_id and store_id, and the sub-merchant and profit sharing as a create names
+ * them. The code travels here and nowhere else: it is a credential of one payment.
+ */
+export function toWireBarcodePay(input: BarcodePaymentInput, subMerchantNo: string | undefined) {
+  return {
+    out_trade_no: input.tradeNo,
+    scene: 'bar_code',
+    auth_code: input.authCode,
+    product_code: 'FACE_TO_FACE_PAYMENT',
+    subject: input.subject,
+    total_amount: yuanOf(input.amount),
+    ...(input.deviceId ? { terminal_id: input.deviceId } : {}),
+    ...(input.storeId ? { store_id: input.storeId } : {}),
+    ...(subMerchantNo ? { sub_merchant: { merchant_id: subMerchantNo } } : {}),
+    ...(input.profitSharing ? { extend_params: { royalty_freeze: 'true' } } : {}),
+  };
+}
+
+/** trade.pay's code for a payment the buyer is still confirming (WAIT_BUYER_PAY). */
+export const PAYING_CODE = '10003';
+
+/**
+ * `alipay.trade.pay`'s answer: 10000 is the payment taken (the answer has no trade_status, the
+ * code says it: trade_no, total_amount, gmt_payment); 10003 is the buyer confirming in the
+ * wallet (entering a password), to be followed by query.
+ */
+export function barcodeAnswerOf(answer: Answer): BarcodeAnswer {
+  if (String(answer.code) === PAYING_CODE) {
+    return { status: 'paying', channelTradeNo: text(answer, 'trade_no') ?? null };
+  }
+  return {
+    status: 'paid',
+    channelTradeNo: required(answer, 'trade_no', 'barcode payment'),
+    paidAt: parseBeijingTime(answer.gmt_payment) ?? new Date(),
+    amount: amount(answer, 'total_amount', 'barcode payment'),
+  };
+}
+
+/**
+ * `alipay.trade.cancel`'s answer: retry_flag Y asks for the cancel again (the buyer's payment
+ * is under way); N is the trade undone, its `action` saying how: `close` (not paid), `refund`
+ * (paid, and the money went back to the buyer). Without an action Alipay had no such trade.
+ */
+export function reverseAnswerOf(answer: Answer, tradeNo: string): ReverseAnswer {
+  const retry = answer.retry_flag;
+  if (retry === 'Y') {
+    return { status: 'retry', reason: `Alipay asks for the cancel of ${tradeNo} to be made again` };
+  }
+  if (retry !== 'N') {
+    throw new ChannelError('invalid_response', `Alipay trade cancel: retry_flag ${String(retry)}`);
+  }
+  return { status: 'reversed', refunded: answer.action === 'refund' };
+}
+
+/**
+ * After a cancel Alipay refused, what its query of the trade says (undefined: no such trade): a
+ * trade that holds the payment (paid, not refunded in full) stands, and the refusal is the
+ * answer; one closed holds nothing, given back when it had been paid; one still waiting for its
+ * buyer is not decided, and the cancel is to be asked again.
+ */
+export function reverseStateOf(answer: Answer | undefined, refusal: ChannelError): ReverseAnswer {
+  if (answer === undefined) return { status: 'reversed', refunded: false };
+  const status = tradeStatus(answer, 'trade query');
+  if (status === 'TRADE_CLOSED') {
+    return { status: 'reversed', refunded: parseBeijingTime(answer.send_pay_date) !== undefined };
+  }
+  if (status === 'WAIT_BUYER_PAY') return { status: 'retry', reason: refusal.message };
+  throw refusal;
 }
 
 // ---- refunds ----
