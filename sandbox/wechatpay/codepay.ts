@@ -12,10 +12,10 @@
  * TRADE_ERROR for an expired one. A reverse of an unknown out_trade_no is 404 ORDER_NOT_EXIST.
  */
 import { createHash } from 'node:crypto';
-import type { Response, Router } from 'express';
+import type { Router } from 'express';
 import { walletBuyerOf } from '../wallet-buyers';
 import type { SandboxContext } from './context';
-import { jsonBody, validate } from './http';
+import { jsonBody, requirePartner, validate } from './http';
 import { codepaySchema, reverseSchema } from './schemas';
 import { transactionView, type CodepayRequest, type OrderRecord } from './store';
 import { WechatpayError } from './wire';
@@ -31,16 +31,6 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 export function codepayRoutes(router: Router, ctx: SandboxContext, buyerConfirmMs: number): void {
   const { store, logger, answer, callbacks } = ctx;
 
-  function requireSpMchid(res: Response, spMchid: string): void {
-    if (spMchid !== res.locals.mchid) {
-      throw new WechatpayError(
-        400,
-        'INVALID_REQUEST',
-        `sp_mchid ${spMchid} is not the mchid that signed the request`,
-      );
-    }
-  }
-
   /** The buyer confirms in the wallet: the payment is taken, once. */
   function pay(order: OrderRecord): void {
     if (order.state !== 'USERPAYING' && order.state !== 'NOTPAY') return;
@@ -50,14 +40,7 @@ export function codepayRoutes(router: Router, ctx: SandboxContext, buyerConfirmM
 
   router.post('/v3/pay/partner/transactions/codepay', (req, res) => {
     const body = validate(codepaySchema, jsonBody(req));
-    requireSpMchid(res, body.sp_mchid);
-    if (body.sp_appid !== ctx.keys.spAppid) {
-      throw new WechatpayError(
-        400,
-        'APPID_MCHID_NOT_MATCH',
-        `sp_appid ${body.sp_appid} is not bound to sp_mchid ${body.sp_mchid}`,
-      );
-    }
+    requirePartner(res, body, ctx.keys.spAppid);
     const code = body.payer.auth_code;
     if (!WECHAT_AUTH_CODE.test(code)) {
       throw new WechatpayError(
@@ -124,7 +107,7 @@ export function codepayRoutes(router: Router, ctx: SandboxContext, buyerConfirmM
 
   router.post('/v3/pay/partner/transactions/out-trade-no/:out_trade_no/reverse', (req, res) => {
     const body = validate(reverseSchema, jsonBody(req));
-    requireSpMchid(res, body.sp_mchid);
+    requirePartner(res, body, ctx.keys.spAppid);
     const now = Date.now();
     const order = store.findOrder(body.sp_mchid, req.params.out_trade_no, body.sub_mchid, now);
     if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');

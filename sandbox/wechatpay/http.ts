@@ -1,8 +1,9 @@
 /**
  * The WeChat Pay sandbox's request reading: a JSON body from its exact bytes, a query parameter,
- * a schema check whose failure is v3's PARAM_ERROR, shared by the router and its applyment part.
+ * a schema check whose failure is v3's PARAM_ERROR, shared by the router and its applyment part;
+ * and the partner fields every payment names, checked against who signed the request.
  */
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type Joi from 'joi';
 import { validateStrictly } from '../../src/platform/http/strict';
 import { WechatpayError } from './wire';
@@ -45,4 +46,29 @@ export function pageOrScriptBody(req: Request): { body: unknown; fromPage: boole
     ? Object.fromEntries(new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString('utf8')))
     : jsonBody(req);
   return { body, fromPage: form && req.accepts(['json', 'html']) === 'html' };
+}
+
+/**
+ * A partner payment's sp_mchid must be the mchid that signed the request (the router's check
+ * leaves it in `res.locals.mchid`), and its sp_appid, when it names one, the app bound to it.
+ */
+export function requirePartner(
+  res: Response,
+  body: { sp_mchid: string; sp_appid?: string },
+  spAppid: string,
+): void {
+  if (body.sp_mchid !== res.locals.mchid) {
+    throw new WechatpayError(
+      400,
+      'INVALID_REQUEST',
+      `sp_mchid ${body.sp_mchid} is not the mchid that signed the request`,
+    );
+  }
+  if (body.sp_appid !== undefined && body.sp_appid !== spAppid) {
+    throw new WechatpayError(
+      400,
+      'APPID_MCHID_NOT_MATCH',
+      `sp_appid ${body.sp_appid} is not bound to sp_mchid ${body.sp_mchid}`,
+    );
+  }
 }

@@ -5,7 +5,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import type { SandboxContext } from './context';
-import { jsonBody, paramError, queryParam, validate } from './http';
+import { jsonBody, paramError, queryParam, requirePartner, validate } from './http';
 import { abnormalRefundSchema, closeSchema, createOrderSchema, createRefundSchema } from './schemas';
 import {
   refundView,
@@ -19,31 +19,14 @@ import { WechatpayError, parseRfc3339 } from './wire';
 const KINDS: readonly TradeKind[] = ['jsapi', 'app', 'h5', 'native'];
 
 export function paymentRoutes(router: Router, ctx: SandboxContext): void {
-  const { keys, store, logger, callbacks, refundDelayMs, answer, unseal, checkoutUrl } = ctx;
-
-  function requireSpMchid(res: Response, spMchid: string): void {
-    if (spMchid !== res.locals.mchid) {
-      throw new WechatpayError(
-        400,
-        'INVALID_REQUEST',
-        `sp_mchid ${spMchid} is not the mchid that signed the request`,
-      );
-    }
-  }
+  const { store, logger, callbacks, refundDelayMs, answer, unseal, checkoutUrl } = ctx;
 
   router.post('/v3/pay/partner/transactions/:kind', (req, res) => {
     const kind = req.params.kind as TradeKind;
     if (!KINDS.includes(kind))
       throw new WechatpayError(404, 'NOT_FOUND', `no such API: ${req.method} ${req.path}`);
     const body = validate(createOrderSchema, jsonBody(req));
-    requireSpMchid(res, body.sp_mchid);
-    if (body.sp_appid !== keys.spAppid) {
-      throw new WechatpayError(
-        400,
-        'APPID_MCHID_NOT_MATCH',
-        `sp_appid ${body.sp_appid} is not bound to sp_mchid ${body.sp_mchid}`,
-      );
-    }
+    requirePartner(res, body, ctx.keys.spAppid);
     if (body.payer?.sub_openid !== undefined && body.sub_appid === undefined) {
       throw paramError('sub_appid is required when payer.sub_openid is given');
     }
@@ -72,7 +55,7 @@ export function paymentRoutes(router: Router, ctx: SandboxContext): void {
   ) {
     const spMchid = queryParam(req, 'sp_mchid');
     const subMchid = queryParam(req, 'sub_mchid');
-    requireSpMchid(res, spMchid);
+    requirePartner(res, { sp_mchid: spMchid }, ctx.keys.spAppid);
     const order = find(spMchid, subMchid);
     if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
     return order;
@@ -103,7 +86,7 @@ export function paymentRoutes(router: Router, ctx: SandboxContext): void {
 
   router.post('/v3/pay/partner/transactions/out-trade-no/:out_trade_no/close', (req, res) => {
     const body = validate(closeSchema, jsonBody(req));
-    requireSpMchid(res, body.sp_mchid);
+    requirePartner(res, body, ctx.keys.spAppid);
     const now = Date.now();
     const order = store.findOrder(body.sp_mchid, req.params.out_trade_no, body.sub_mchid, now);
     if (!order) throw new WechatpayError(404, 'ORDER_NOT_EXIST', '订单不存在');
