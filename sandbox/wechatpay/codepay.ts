@@ -23,12 +23,23 @@ import { WechatpayError } from './wire';
 /** WeChat Pay's codes: 18 digits starting 10 to 15. */
 const WECHAT_AUTH_CODE = /^1[0-5]\d{16}$/;
 
+/** A description holding this reaches WeChat Pay late: see the codepay route. */
+export const CODEPAY_LATE = '[sandbox:codepay-late]';
+
 /** How long a buyer who confirms later takes, before timeScale. */
 export const DEFAULT_BUYER_CONFIRM_MS = 1_000;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-export function codepayRoutes(router: Router, ctx: SandboxContext, buyerConfirmMs: number): void {
+/** How long a late request takes to reach WeChat Pay, before timeScale. */
+export const DEFAULT_CODEPAY_LATE_MS = 500;
+
+export function codepayRoutes(
+  router: Router,
+  ctx: SandboxContext,
+  timings: { buyerConfirmMs: number; lateMs: number },
+): void {
+  const { buyerConfirmMs, lateMs } = timings;
   const { store, logger, answer, callbacks } = ctx;
 
   /** The buyer confirms in the wallet: the payment is taken, once. */
@@ -52,6 +63,26 @@ export function codepayRoutes(router: Router, ctx: SandboxContext, buyerConfirmM
     const buyer = walletBuyerOf(code);
     const { payer: _code, ...rest } = body;
     const request = rest as Omit<CodepayRequest, 'payer'>;
+    // Fault injection: the request reaches WeChat Pay late. Its connection is lost at once (the
+    // till hears nothing) and the payment is taken a moment afterwards, as a request still on its
+    // way when the till gave up would be: a reverse sent at once finds no such payment yet.
+    if (body.description.includes(CODEPAY_LATE) && !store.peekOrder(body.sp_mchid, body.out_trade_no)) {
+      const codeHash = sha256(code);
+      callbacks.later(
+        lateMs,
+        () => {
+          const { order } = store.codepayOrder(
+            request,
+            { buyer, authCodeSha256: codeHash, requests: 1, reverses: 0, givenBack: false },
+            Date.now(),
+          );
+          pay(order);
+        },
+        body.out_trade_no,
+      );
+      req.socket.destroy();
+      return;
+    }
     const { order, created } = store.codepayOrder(
       request,
       { buyer, authCodeSha256: sha256(code), requests: 0, reverses: 0, givenBack: false },

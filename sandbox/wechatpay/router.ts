@@ -27,7 +27,7 @@ import type { SandboxContext, WechatpaySandboxLogger } from './context';
 import { describeError } from './http';
 import { LostTrades } from './lost-trades';
 import type { WechatpaySandboxKeys } from './keys';
-import { DEFAULT_BUYER_CONFIRM_MS, codepayRoutes } from './codepay';
+import { DEFAULT_BUYER_CONFIRM_MS, DEFAULT_CODEPAY_LATE_MS, codepayRoutes } from './codepay';
 import { paymentRoutes } from './payment-routes';
 import { PlatformKey } from './platform-key';
 import {
@@ -282,7 +282,10 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   });
 
   // Before paymentRoutes, whose /v3/pay/partner/transactions/:kind knows only the prepayments.
-  codepayRoutes(router, ctx, (options.buyerConfirmMs ?? DEFAULT_BUYER_CONFIRM_MS) * scale);
+  codepayRoutes(router, ctx, {
+    buyerConfirmMs: (options.buyerConfirmMs ?? DEFAULT_BUYER_CONFIRM_MS) * scale,
+    lateMs: DEFAULT_CODEPAY_LATE_MS * scale,
+  });
   paymentRoutes(router, ctx);
   sharingRoutes(router, ctx);
   statementRoutes(router, ctx, statements, base);

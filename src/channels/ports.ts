@@ -129,6 +129,11 @@ export type ReverseAnswer =
       status: 'reversed';
       /** Whether the buyer had been charged and was given the money back, when the channel says (WeChat Pay's answer does not). */
       refunded?: boolean;
+      /**
+       * The channel has no such payment: nothing taken yet. A payment request still on its way
+       * may yet arrive, which is why the order's workflow asks such a reverse again for a while.
+       */
+      unseen?: boolean;
     }
   | { status: 'retry'; reason: string };
 

@@ -191,6 +191,19 @@ describe('barcode payments on WeChat Pay (codepay)', () => {
     expect(await outcome(tradeNo)).toMatchObject({ ...whenReversed, givenBack: true, channelCalls: 1 });
   });
 
+  test('when the payment request reaches WeChat Pay only after its reverse found nothing, then the reverse is asked again and gives the money back', async () => {
+    const body = order('pays', { subject: 'Counter sale [sandbox:codepay-late]' });
+    const answer = await pay.post('/api/v1/pay/unified-order', body);
+    expect({ status: answer.status, code: answer.code }).toEqual({ status: 502, code: 'channel_timeout' });
+    const tradeNo = await tradeNoOf(body.merchant_order_no);
+    await until('WeChat Pay takes the late payment', async () =>
+      held(tradeNo)?.requests ? true : undefined,
+    );
+    expect(await outcome(tradeNo)).toMatchObject({ ...whenReversed, givenBack: true });
+    // The first reverse found no such payment; a later one found it and gave it back.
+    expect(held(tradeNo)!.reverses).toBeGreaterThanOrEqual(1);
+  });
+
   test('when the buyer confirms just as the reverse arrives, then the reverse gives the money back and the order is never announced paid', async () => {
     const created = await create(order('confirms_at_reverse'));
     expect(created.status).toBe('paying');

@@ -154,7 +154,11 @@ describe('barcode payments at the sandbox', () => {
   });
 
   test('when a payment the simulator never heard of is reversed, then it is reversed with nothing to give back', async () => {
-    expect(await barcode.reverse(ctx, `B${Date.now()}`)).toEqual({ status: 'reversed', refunded: false });
+    expect(await barcode.reverse(ctx, `B${Date.now()}`)).toEqual({
+      status: 'reversed',
+      refunded: false,
+      unseen: true,
+    });
   });
 
   test('when the buyer confirms later but the payment was reversed first, then the confirmation changes nothing', async () => {

@@ -137,8 +137,9 @@ export function alipayBarcode(client: AlipayClient): BarcodePort {
         if (err instanceof ChannelError && err.kind === 'refused') return afterRefusal(ctx, tradeNo, err);
         throw err;
       }
-      // Alipay never had the trade: nothing was taken, nothing to give back.
-      if (answer === undefined) return { status: 'reversed', refunded: false };
+      // Alipay never had the trade: nothing was taken, nothing to give back (yet: the workflow
+      // asks again while the payment's request may still be on its way).
+      if (answer === undefined) return { status: 'reversed', refunded: false, unseen: true };
       return reverseAnswerOf(answer, tradeNo);
     },
   };

@@ -243,6 +243,9 @@ export function reverseAnswerOf(answer: Answer, tradeNo: string): ReverseAnswer 
   if (retry !== 'N') {
     throw new ChannelError('invalid_response', `Alipay trade cancel: retry_flag ${String(retry)}`);
   }
+  // No action: Alipay had no such trade, and closed nothing (a trade.pay on its way may yet arrive).
+  if (answer.action === undefined || answer.action === '')
+    return { status: 'reversed', refunded: false, unseen: true };
   return { status: 'reversed', refunded: answer.action === 'refund' };
 }
 
@@ -253,7 +256,7 @@ export function reverseAnswerOf(answer: Answer, tradeNo: string): ReverseAnswer 
  * buyer is not decided, and the cancel is to be asked again.
  */
 export function reverseStateOf(answer: Answer | undefined, refusal: ChannelError): ReverseAnswer {
-  if (answer === undefined) return { status: 'reversed', refunded: false };
+  if (answer === undefined) return { status: 'reversed', refunded: false, unseen: true };
   const status = tradeStatus(answer, 'trade query');
   if (status === 'TRADE_CLOSED') {
     return { status: 'reversed', refunded: parseBeijingTime(answer.send_pay_date) !== undefined };

@@ -69,7 +69,9 @@ export function sandboxBarcode(client: SandboxClient): BarcodePort {
     reverse: async (_ctx, tradeNo) => {
       const answer = await client.call('POST', `/v1/orders/${encodeURIComponent(tradeNo)}/reverse`, {});
       // The simulator never heard of the payment: nothing was taken, nothing to give back.
-      if (client.isUnknown(answer, 'order_not_found')) return { status: 'reversed', refunded: false };
+      if (client.isUnknown(answer, 'order_not_found')) {
+        return { status: 'reversed', refunded: false, unseen: true };
+      }
       // A refusal (4xx, the payment stands) throws ChannelError('refused') with the simulator's words.
       return parseReverseAnswer(client.ok('reverse barcode payment', answer));
     },

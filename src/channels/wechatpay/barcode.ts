@@ -11,7 +11,7 @@
  * unknown, and it is reversed.
  */
 import { ChannelError } from '../errors';
-import type { BarcodePort, ChannelContext, PaymentsPort, ReverseAnswer } from '../ports';
+import type { BarcodeAnswer, BarcodePort, ChannelContext, PaymentsPort, ReverseAnswer } from '../ports';
 import type { WechatpayClient } from './client';
 import { barcodeAnswerOf, toWireCodepay } from './transformers';
 
@@ -19,17 +19,27 @@ export function wechatpayBarcode(client: WechatpayClient, payments: PaymentsPort
   /**
    * A reverse WeChat Pay refused: whether it holds the payment decides what that means. Paid:
    * the payment stands (ChannelError 'refused'; the order is paid). Closed or never seen:
-   * nothing was kept, as reversed. Still open: not an answer, asked again.
+   * nothing was kept, as reversed. Still open, or the query not answered: asked again.
    */
   async function afterRefusal(
     ctx: ChannelContext,
     tradeNo: string,
     refusal: ChannelError,
   ): Promise<ReverseAnswer> {
-    const state = await payments.query(ctx, tradeNo);
+    let state;
+    try {
+      state = await payments.query(ctx, tradeNo);
+    } catch (err) {
+      // Not answered, or refused too: nothing says WeChat Pay holds the payment. Asked again.
+      if (!(err instanceof ChannelError)) throw err;
+      throw new ChannelError(
+        'unreachable',
+        `WeChat Pay refused the reverse of ${tradeNo} (${refusal.message}) and its query did not say where it stands: ${err.message}`,
+      );
+    }
     if (state.status === 'paid') throw refusal;
-    if (state.status === 'closed' || state.status === 'not_found')
-      return { status: 'reversed', refunded: false };
+    if (state.status === 'not_found') return { status: 'reversed', refunded: false, unseen: true };
+    if (state.status === 'closed') return { status: 'reversed', refunded: false };
     throw new ChannelError(
       'unreachable',
       `WeChat Pay would not reverse the open payment ${tradeNo}: ${refusal.message}`,
@@ -39,9 +49,24 @@ export function wechatpayBarcode(client: WechatpayClient, payments: PaymentsPort
   return {
     pay: async (ctx, input) => {
       const body = toWireCodepay(client.account, client.subMchid(ctx), input);
-      return barcodeAnswerOf(
-        await client.call('take a code payment', 'POST', 'v3/pay/partner/transactions/codepay', body),
-      );
+      let answer: BarcodeAnswer;
+      try {
+        answer = barcodeAnswerOf(
+          await client.call('take a code payment', 'POST', 'v3/pay/partner/transactions/codepay', body),
+        );
+      } catch (err) {
+        // WeChat Pay's words reach the till and the logs: never a run of digits that could be the code.
+        if (err instanceof ChannelError) throw new ChannelError(err.kind, withoutLongNumbers(err.message));
+        throw err;
+      }
+      // A payment of another amount is not this one: unknown, and reversed.
+      if (answer.status === 'paid' && answer.amount !== input.amount) {
+        throw new ChannelError(
+          'invalid_response',
+          `WeChat Pay answered the code payment ${input.tradeNo} paid with ${answer.amount}, not ${input.amount}`,
+        );
+      }
+      return answer;
     },
     reverse: async (ctx, tradeNo) => {
       try {
@@ -57,7 +82,8 @@ export function wechatpayBarcode(client: WechatpayClient, payments: PaymentsPort
           { notFoundCode: 'ORDER_NOT_EXIST' },
         );
         // WeChat Pay never heard of the payment: nothing was taken, nothing to give back.
-        if (answer === undefined) return { status: 'reversed', refunded: false };
+        // (yet: the workflow asks again while the payment's request may still be on its way).
+        if (answer === undefined) return { status: 'reversed', refunded: false, unseen: true };
         // Its answer does not say whether the buyer had been charged; either way nothing is kept.
         return { status: 'reversed' };
       } catch (err) {
@@ -66,4 +92,9 @@ export function wechatpayBarcode(client: WechatpayClient, payments: PaymentsPort
       }
     },
   };
+}
+
+/** A message with every run of ten or more digits cut to its ends (a buyer's code is 18). */
+function withoutLongNumbers(text: string): string {
+  return text.replace(/\d{10,}/g, (digits) => `${digits.slice(0, 2)}…${digits.slice(-2)}`);
 }

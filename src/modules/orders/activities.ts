@@ -133,7 +133,7 @@ export type BarcodeOutcome =
 
 /** What a reverse did, for the workflow: reversed, asked to repeat, refused (the payment stands), or unknown. */
 export type ReverseOutcome =
-  | { outcome: 'reversed'; refunded?: boolean }
+  | { outcome: 'reversed'; refunded?: boolean; unseen?: boolean }
   | { outcome: 'retry'; message: string }
   | { outcome: 'refused'; message: string }
   | { outcome: 'unknown'; message: string };
@@ -408,7 +408,11 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
           input.tradeNo,
         );
         return answer.status === 'reversed'
-          ? { outcome: 'reversed', ...(answer.refunded === undefined ? {} : { refunded: answer.refunded }) }
+          ? {
+              outcome: 'reversed',
+              ...(answer.refunded === undefined ? {} : { refunded: answer.refunded }),
+              ...(answer.unseen ? { unseen: true } : {}),
+            }
           : { outcome: 'retry', message: answer.reason };
       } catch (err) {
         const failure = channelFailure(err, 'reverse');

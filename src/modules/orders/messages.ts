@@ -61,6 +61,11 @@ export interface BarcodeTimings {
   pollGapsMs: number[];
   /** Gaps between asks of a reverse the channel did not answer or asked to repeat; the last repeats. */
   reverseGapsMs: number[];
+  /**
+   * After the payment was asked, how long a reverse that finds no such payment is asked again
+   * rather than taken (BARCODE_IN_FLIGHT_MS); absent in runs started before it, taken at once there.
+   */
+  inFlightMs?: number;
 }
 
 export interface OrderInput {

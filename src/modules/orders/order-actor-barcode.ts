@@ -42,6 +42,8 @@ export interface BarcodeFollow {
   reverse: boolean;
   /** Asks of the reverse made (their backoff's place). */
   reverseAsks: number;
+  /** When the payment was asked of the channel (absent in runs started before it was kept). */
+  askedAtMs?: number;
   /** Why it closed, with the channel's words for a refused code. */
   closeReason?: CloseReason;
   refusal?: string;
@@ -130,7 +132,13 @@ export class OrderBarcode {
         state.book = openBook(req.amount, req.profitSharingAmount);
         state.payCredential = {};
         state.expireAtMs = now + this.timings.waitMs;
-        state.barcode = { untilMs: now + this.timings.waitMs, queries: 0, reverse: false, reverseAsks: 0 };
+        state.barcode = {
+          untilMs: now + this.timings.waitMs,
+          queries: 0,
+          reverse: false,
+          reverseAsks: 0,
+          askedAtMs: now,
+        };
         state.phase = 'open';
         upsertSearchAttributes([
           { key: searchAttributes.TradeNo, value: state.tradeNo },
@@ -264,6 +272,16 @@ export class OrderBarcode {
     const answer: ReverseOutcome = await barcodeActivities
       .reverse(target)
       .catch((err: unknown) => ({ outcome: 'unknown', message: failureOf(err, 'channel_timeout').message }));
+    const inFlightUntil = (follow.askedAtMs ?? 0) + (this.timings.inFlightMs ?? 0);
+    if (answer.outcome === 'reversed' && answer.unseen && Date.now() < inFlightUntil) {
+      // The channel has not seen the payment, and its request may still be on its way: a
+      // reverse taken now would leave a payment landing later with a closed order.
+      log.warn('the channel has not seen the barcode payment yet; its reverse is asked again', {
+        trade_no: state.tradeNo,
+        ask: follow.reverseAsks,
+      });
+      return false;
+    }
     switch (answer.outcome) {
       case 'reversed':
         follow.closeReason = 'reversed';

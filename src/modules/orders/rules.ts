@@ -42,6 +42,14 @@ export const BARCODE_ANSWER_MS = 8_000;
 export const BARCODE_POLL_GAPS_MS = [1_000, 2_000, 3_000, 5_000];
 /** The gaps between asks to reverse a payment whose reverse got no answer; the last one repeats. */
 export const BARCODE_REVERSE_GAPS_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+/**
+ * How long a barcode payment's request may still reach the channel after it was sent: its HTTP
+ * call outlives the till's answer (the channel's 8 s idle timeout, the SDK's one resend of a cut
+ * request; WeChat Pay asks for 15 s before a reverse). A reverse that finds no such payment within
+ * this window is asked again, so a payment landing late is reversed, not left with a closed order.
+ * Real time, never scaled: the HTTP calls it covers are not.
+ */
+export const BARCODE_IN_FLIGHT_MS = 30_000;
 
 /** The refusal of a repeated barcode create that carries another buyer code (SPEC §14). */
 export const ANOTHER_AUTH_CODE: Refusal = {

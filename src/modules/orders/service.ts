@@ -51,6 +51,7 @@ import {
   REFUND_POLL_WINDOW_MS,
   repeatCreateRefusal,
   BARCODE_ANSWER_MS,
+  BARCODE_IN_FLIGHT_MS,
   BARCODE_POLL_GAPS_MS,
   BARCODE_REVERSE_GAPS_MS,
   BARCODE_WAIT_MS,
@@ -75,6 +76,8 @@ export interface OrderServiceDeps {
    * unscaled (SPEC §14, 60 s); its queries' and reverses' backoff keeps its proportion to it.
    */
   barcodeWaitMs?: number;
+  /** How long after a barcode payment's ask a reverse that finds nothing is asked again (BARCODE_IN_FLIGHT_MS), unscaled. */
+  barcodeInFlightMs?: number;
   /** The deadline of work done inside one request (workflow updates that call a channel). */
   requestTimeoutMs: number;
   /** Open the Alipay tokens of merchants' channel accounts (SPEC §5.8). */
@@ -203,6 +206,7 @@ export class OrderService {
       answerMs: BARCODE_ANSWER_MS,
       pollGapsMs: inProportion(BARCODE_POLL_GAPS_MS),
       reverseGapsMs: inProportion(BARCODE_REVERSE_GAPS_MS),
+      inFlightMs: this.deps.barcodeInFlightMs ?? BARCODE_IN_FLIGHT_MS,
     };
   }
 
