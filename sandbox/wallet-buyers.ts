@@ -17,7 +17,8 @@ export type Wallet = keyof typeof WALLET_PREFIX;
 
 /** What the buyer of a code does at the offline upstream: a test buyer's digit, else `pays`. */
 export function walletBuyerOf(authCode: string): SandboxBuyer {
-  if (authCode.length < 5 || authCode.slice(2, 4) !== '99') return 'pays';
+  const wallet = (Object.values(WALLET_PREFIX) as string[]).includes(authCode.slice(0, 2));
+  if (!wallet || authCode.slice(2, 4) !== '99') return 'pays';
   const digit = authCode[4];
   return (Object.keys(SANDBOX_BUYERS) as SandboxBuyer[]).find((b) => SANDBOX_BUYERS[b] === digit) ?? 'pays';
 }
