@@ -276,6 +276,13 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
         callbackUrl: input.callbackUrl,
         profitSharing: input.profitSharing,
       });
+      if (answer.status === 'paid' && answer.amount !== input.amount) {
+        // A payment of another amount is not this order's: unknown, and reversed.
+        throw new ChannelError(
+          'invalid_response',
+          `the channel answered ${input.tradeNo} paid with ${answer.amount}, not ${input.amount}`,
+        );
+      }
       return answer.status === 'paid'
         ? { outcome: 'paid', channelTradeNo: answer.channelTradeNo, paidAt: answer.paidAt.toISOString() }
         : { outcome: 'paying' };
