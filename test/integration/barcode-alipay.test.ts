@@ -12,7 +12,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import type { SandboxBuyer } from '../../src/channels/sandbox';
 import { orderWorkflowId } from '../../src/modules/orders/messages';
@@ -101,13 +100,7 @@ async function create(body: Record<string, unknown>): Promise<Created> {
   return answer.body.data!;
 }
 
-async function tradeNoOf(merchantOrderNo: string): Promise<string> {
-  const [row] = await stack.database.db.sequelize.query<{ trade_no: string }>(
-    'SELECT trade_no FROM orders WHERE merchant_order_no = :merchantOrderNo',
-    { replacements: { merchantOrderNo }, type: QueryTypes.SELECT },
-  );
-  return row!.trade_no;
-}
+const tradeNoOf = async (merchantOrderNo: string) => (await pay.tradeNoOf(merchantOrderNo))!;
 
 /**
  * The gateway's ledger of the trade: whether Alipay keeps the buyer's money (paid, not closed

@@ -156,14 +156,6 @@ async function perform(a: Action, body: Record<string, unknown>, tradeNo: () => 
   }
 }
 
-async function tradeNoOf(merchantOrderNo: string): Promise<string | undefined> {
-  const [row] = await stack.database.db.sequelize.query<{ trade_no: string }>(
-    'SELECT trade_no FROM orders WHERE app_id = :app AND merchant_order_no = :merchantOrderNo',
-    { replacements: { app: app.app_id, merchantOrderNo }, type: QueryTypes.SELECT },
-  );
-  return row?.trade_no;
-}
-
 /** One order through its scenario; the invariants checked once it has settled. */
 async function run(s: Scenario): Promise<void> {
   const body = {
@@ -183,7 +175,7 @@ async function run(s: Scenario): Promise<void> {
     if (!ANSWERS.create.includes(said(a))) throw new Error(`a create answered ${said(a)}`);
   }
   const tradeNo =
-    opening.find((a) => a.data?.trade_no)?.data?.trade_no ?? (await tradeNoOf(body.merchant_order_no));
+    opening.find((a) => a.data?.trade_no)?.data?.trade_no ?? (await pay.tradeNoOf(body.merchant_order_no));
   for (const batch of s.batches) {
     await Promise.all(batch.map((a) => perform(a, body, () => tradeNo)));
   }

@@ -85,17 +85,8 @@ async function create(body: Record<string, unknown>): Promise<Created> {
   return a.data!;
 }
 
-async function query(tradeNo: string): Promise<Record<string, unknown>> {
-  return (await pay.get(`/api/v1/pay/query/${tradeNo}`)).data!;
-}
-
-async function tradeNoOf(merchantOrderNo: string): Promise<string> {
-  const [row] = await stack.database.db.sequelize.query<{ trade_no: string }>(
-    'SELECT trade_no FROM orders WHERE merchant_order_no = :merchantOrderNo',
-    { replacements: { merchantOrderNo }, type: QueryTypes.SELECT },
-  );
-  return row!.trade_no;
-}
+const query = (tradeNo: string) => pay.query(tradeNo);
+const tradeNoOf = async (merchantOrderNo: string) => (await pay.tradeNoOf(merchantOrderNo))!;
 
 const held = (tradeNo: string) => stack.wechatpay!.sandbox.codepay(tradeNo);
 

@@ -15,6 +15,7 @@ import { orderWorkflowId } from '../../src/modules/orders/messages';
 import { billDateOf } from '../../src/modules/reconciliation/rules';
 import { startTestStack, type TestStack } from '../support/harness';
 import { envelope, type Envelope } from '../support/http';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
 import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
@@ -30,11 +31,13 @@ const TIME_SCALE = 0.05;
 let stack: TestStack;
 let app: AppCredentials;
 let receiver: Receiver;
+let pay: PaymentsClient;
 
 beforeAll(async () => {
   stack = await startTestStack({ timeScale: TIME_SCALE, sandboxBuyerConfirmMs: 1_000 });
   app = await stack.createApp(['payments']);
   receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
 });
 afterAll(async () => {
   await receiver?.stop();
@@ -77,18 +80,8 @@ async function create(body: Record<string, unknown>): Promise<Created> {
   return answer.body.data!;
 }
 
-async function query(tradeNo: string): Promise<Record<string, unknown>> {
-  const res = await signedFetch(stack.baseUrl, app, 'GET', `/api/v1/pay/query/${tradeNo}`);
-  return (await envelope(res)).data!;
-}
-
-async function tradeNoOf(merchantOrderNo: string): Promise<string> {
-  const [row] = await stack.database.db.sequelize.query<{ trade_no: string }>(
-    'SELECT trade_no FROM orders WHERE merchant_order_no = :merchantOrderNo',
-    { replacements: { merchantOrderNo }, type: QueryTypes.SELECT },
-  );
-  return row!.trade_no;
-}
+const query = (tradeNo: string) => pay.query(tradeNo);
+const tradeNoOf = async (merchantOrderNo: string) => (await pay.tradeNoOf(merchantOrderNo))!;
 
 /** The simulator's row of the payment: what the channel holds, and how often it was asked. */
 async function ledger(tradeNo: string) {
@@ -108,12 +101,7 @@ async function ledger(tradeNo: string) {
 /** Whether the channel keeps the buyer's money: its payment is paid, not closed or given back. */
 const channelKeepsMoney = (row: Awaited<ReturnType<typeof ledger>>) => row?.status === 'paid';
 
-function notified(tradeNo: string, type: string): number {
-  return receiver.received.filter((r) => {
-    const body = JSON.parse(r.body) as { type: string; data: { trade_no?: string } };
-    return body.type === type && body.data.trade_no === tradeNo;
-  }).length;
-}
+const notified = (tradeNo: string, type: string) => pay.notificationsFor(tradeNo, type).length;
 
 /**
  * Once nothing more can come of the order (the simulator's callbacks, its workflow, the

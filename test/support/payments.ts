@@ -80,6 +80,15 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
 
   const query = async (tradeNo: string) => (await get(`/api/v1/pay/query/${tradeNo}`)).data!;
 
+  /** The trade_no of this app's order, for a create whose answer did not carry it; undefined: none. */
+  const tradeNoOf = async (merchantOrderNo: string): Promise<string | undefined> => {
+    const [row] = await stack.database.db.sequelize.query<{ trade_no: string }>(
+      'SELECT trade_no FROM orders WHERE app_id = :app AND merchant_order_no = :merchantOrderNo',
+      { replacements: { app: app.app_id, merchantOrderNo }, type: QueryTypes.SELECT },
+    );
+    return row?.trade_no;
+  };
+
   const statusIs = (tradeNo: string, status: string, timeoutMs?: number) =>
     until(
       `order ${tradeNo} ${status}`,
@@ -172,6 +181,7 @@ export function paymentsClient(stack: TestStack, app: AppCredentials, receiver: 
     orderBody,
     count,
     query,
+    tradeNoOf,
     statusIs,
     buyerPays,
     create,
