@@ -16,6 +16,7 @@
  */
 import iconv from 'iconv-lite';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
+import { BUYER_CODE_LIFETIME_MS, BuyerAuthBook, buyerAuthHandlers, buyerAuthRoutes } from './buyer-auth';
 import { readRawBody } from '../../src/platform/http/raw-body';
 import type { Background } from '../background';
 import {
@@ -108,6 +109,8 @@ export interface AlipaySandbox {
   close(): void;
   /** A copy of a trade as it stands now, or undefined when the gateway never saw it. */
   trade(outTradeNo: string): AlipaySandboxTrade | undefined;
+  /** Every trade the gateway holds, as a query would see it now: the ledger a test counts. */
+  trades(): AlipaySandboxTrade[];
   /** Every notification POST made for a trade. */
   notifications(outTradeNo: string): NotificationHistory;
   /** A trade's royalty settle orders, as a query would see them now. */
@@ -212,12 +215,14 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   /** Lost trades a test released, by out_trade_no. */
   const released = new Set<string>();
   const appAuth = gateway.appAuth;
+  const buyerAuth = new BuyerAuthBook(gateway.app.appId, BUYER_CODE_LIFETIME_MS);
   const handlers: Record<string, Handler> = {
     ...tradeHandlers(gateway, royalty),
     ...barcodeHandlers(gateway, barcodes, (options.buyerConfirmMs ?? 1000) * scale),
     ...royaltyHandlers(gateway, royalty),
     ...zftHandlers(zft),
     ...appAuthHandlers(appAuth),
+    ...buyerAuthHandlers(buyerAuth),
     ...transferHandlers(gateway, transfers),
     [BILL_METHOD]: statements.handler(gateway),
   };
@@ -421,6 +426,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   });
 
   appAuthPageRoutes(router, appAuth);
+  buyerAuthRoutes(router, gateway, buyerAuth, options.publicBaseUrl.replace(/\/+$/, ''));
 
   // A statement link: the zip while it works; after its 30 seconds, Alipay's page saying so.
   router.get(BILL_DOWNLOAD_PATH, (req, res) => {
@@ -466,6 +472,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     router,
     idle: (outTradeNo) => gateway.scheduler.idle(outTradeNo),
     close: () => gateway.stop(),
+    trades: () => [...gateway.trades.all()].map((t) => tradeSnapshot(gateway.touch(t, Date.now()))),
     trade(outTradeNo) {
       const trade = gateway.trades.peek(outTradeNo);
       return trade && tradeSnapshot(gateway.touch(trade, Date.now()));

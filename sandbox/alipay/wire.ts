@@ -83,7 +83,13 @@ export function inProcess(fields: Record<string, unknown>): Record<string, unkno
   return { ...fields, [ANSWER_CODE]: '10003' };
 }
 
+/** A method's fields answered with no code at all: alipay.system.oauth.token's success, as Alipay answers it. */
+export function withoutCode(fields: Record<string, unknown>): Record<string, unknown> {
+  return { ...fields, [ANSWER_CODE]: 'none' };
+}
+
 export function success(fields: Record<string, unknown>): Record<string, unknown> {
+  if ((fields as Record<symbol, unknown>)[ANSWER_CODE] === 'none') return { ...fields };
   const code = (fields as Record<symbol, unknown>)[ANSWER_CODE] === '10003' ? '10003' : '10000';
   return { code, msg: MESSAGES[code], ...fields };
 }

@@ -4,6 +4,7 @@
  * PUB_KEY_ID_ id, and the APIv3 key. All are made up here, so nothing real is ever needed; a
  * development stack keeps them in a directory so that durapay's settings survive a restart.
  */
+import { spAppSecretOf } from './oauth';
 import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { keyStore, rsaKeyPair } from '../key-store';
@@ -71,6 +72,8 @@ export function wechatpaySettings(
     WECHATPAY_SP_APPID: keys.spAppid,
     WECHATPAY_MERCHANT_SERIAL: keys.merchantSerial,
     WECHATPAY_PUBLIC_KEY_ID: keys.platformPublicKeyId,
+    // The sandbox's AppSecret is derived from its keys (oauth.ts): the checkout's WeChat sign-in.
+    WECHATPAY_SP_APP_SECRET: spAppSecretOf(keys),
   };
   if (mode === 'certificate') {
     // The sandbox names its key by certificate: durapay downloads the certificates instead.

@@ -23,6 +23,7 @@ import { WechatpayApplymentStore, applymentRoutes, readMediaForm, type Applyment
 import { Callbacks } from './callbacks';
 import { certificatesView, type PlatformCertificate } from './certificates';
 import { checkoutRoutes } from './checkout';
+import { oauthRoutes } from './oauth';
 import type { SandboxContext, WechatpaySandboxLogger } from './context';
 import { describeError } from './http';
 import { LostTrades } from './lost-trades';
@@ -126,6 +127,14 @@ export interface WechatpaySandbox {
   applyment(businessCode: string): ApplymentRecord | undefined;
   /** A code payment as WeChat Pay holds it (undefined for an out_trade_no it never saw as one). */
   codepay(outTradeNo: string): WechatpaySandboxCodepay | undefined;
+  /** Every payment order WeChat Pay holds, as a query would see it now: the ledger a test counts. */
+  transactions(): {
+    out_trade_no: string;
+    description: string;
+    trade_state: string;
+    total: number;
+    sp_openid?: string;
+  }[];
   /** The platform certificates `GET /v3/certificates` lists, oldest first. */
   platformCertificates(): readonly PlatformCertificate[];
   /**
@@ -247,6 +256,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   // Its own bodies, as sent: the signature covers the exact bytes (a host that kept them is fine).
   router.use(readRawBody({ limit: MAX_BODY_BYTES }));
   checkoutRoutes(router, ctx);
+  oauthRoutes(router, ctx, { base, merchantKey: merchant.publicKey });
   transferConfirmRoutes(router, ctx, transfers);
 
   // Everything under /v3 is the merchant's API: signed by the merchant's key, or refused.
@@ -345,6 +355,14 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       const application = store.findRefund(subMchid, outRefundNo)?.abnormalApplication;
       return application && { ...application };
     },
+    transactions: () =>
+      store.allOrders(Date.now()).map((o) => ({
+        out_trade_no: o.request.out_trade_no,
+        description: o.request.description,
+        trade_state: o.state,
+        total: o.request.amount.total,
+        ...(o.request.payer?.sp_openid ? { sp_openid: o.request.payer.sp_openid } : {}),
+      })),
     codepay: (outTradeNo) => {
       const order = store.peekOrder(keys.spMchid, outTradeNo);
       if (!order?.codepay) return undefined;

@@ -260,6 +260,11 @@ export class WechatpaySandboxStore {
       : undefined;
   }
 
+  /** Every payment order (a test's view of the ledger), each brought up to date. */
+  allOrders(now: number): OrderRecord[] {
+    return [...this.orders.values()].map((o) => this.refresh(o, now));
+  }
+
   findOrderByToken(token: string, now: number): OrderRecord | undefined {
     const order = this.byToken.get(token);
     return order && this.refresh(order, now);

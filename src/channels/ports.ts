@@ -50,6 +50,8 @@ export interface ChannelCapabilities {
   /** Largest amount the channel accepts, in minor units. */
   maxAmount: number;
   currency: string;
+  /** Orders need a merchant's account at the channel (a service provider's sub-merchant): none without one. */
+  merchantRequired?: true;
 }
 
 // ---- payments ----
@@ -718,6 +720,25 @@ export interface TransfersPort {
   cancel?(ctx: ChannelContext, transferNo: string): Promise<TransferState>;
 }
 
+/**
+ * A buyer's identity at the channel from its wallet's silent web sign-in (SPEC §15): WeChat's
+ * OAuth `snsapi_base` (an openid of the service provider's app), Alipay's `auth_base` (a
+ * buyer_id). The hosted checkout sends the buyer's browser to `authorizeUrl`; the wallet brings
+ * it back to `redirectUri` with a one-time code and the state; `buyerOf` exchanges the code.
+ */
+export interface BuyerSignInPort {
+  /** Whether a user agent is this channel's wallet (its in-app browser). */
+  isWallet(userAgent: string): boolean;
+  authorizeUrl(p: { redirectUri: string; state: string }): string;
+  /** The one-time code in the query the wallet came back with; undefined when it brought none. */
+  codeOf(query: Record<string, unknown>): string | undefined;
+  /**
+   * The buyer the code names, as the `extra` of a `jsapi` create at this channel takes it
+   * (`{sp_openid}`, `{buyer_id}`). A code unknown, used or expired: ChannelError('refused').
+   */
+  buyerOf(code: string): Promise<{ buyer: string; extra: Record<string, string> }>;
+}
+
 // ---- the channel ----
 
 export interface Channel {
@@ -732,6 +753,7 @@ export interface Channel {
   readonly statements?: StatementsPort;
   readonly transfers?: TransfersPort;
   readonly barcode?: BarcodePort;
+  readonly buyerSignIn?: BuyerSignInPort;
 }
 
 export type ChannelPortName = Exclude<keyof Channel, 'code' | 'capabilities' | 'payments'>;
@@ -745,6 +767,7 @@ const PORT_WORDS: Record<ChannelPortName, string> = {
   statements: 'statements',
   transfers: 'transfers',
   barcode: 'barcode payments',
+  buyerSignIn: 'buyer sign-in',
 };
 
 /** The channel's port for a capability, or a ChannelError('not_supported') naming what is missing. */

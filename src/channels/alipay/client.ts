@@ -20,6 +20,9 @@ const NOT_FOUND = new Set(['ACQ.TRADE_NOT_EXIST', 'ORDER_NOT_EXIST', 'ACQ.TRADE_
 interface CallParams {
   notify_url?: string;
   app_auth_token?: string;
+  /** alipay.system.oauth.token's, which are request parameters, not biz_content. */
+  grant_type?: string;
+  code?: string;
 }
 
 export class AlipayClient {

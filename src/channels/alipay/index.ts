@@ -8,6 +8,7 @@
  * wire types and state mapping in transformers.ts, onboarding's body in zft.ts.
  */
 import type {
+  BuyerSignInPort,
   BarcodePort,
   CallbackCheck,
   CallbackRequest,
@@ -25,6 +26,7 @@ import type {
 } from '../ports';
 import { ALIPAY_ACCOUNTS, alipayAccounts, type AlipayAccountsPort } from './accounts';
 import { alipayBarcode } from './barcode';
+import { alipayBuyerSignIn } from './buyer-sign-in';
 import { alipayCallbacks, verifyNotify } from './callbacks';
 import { AlipayClient, type AlipayChannelOptions } from './client';
 import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from './config';
@@ -63,6 +65,8 @@ export class AlipayChannel implements Channel {
   readonly transfers: TransfersPort;
   /** 当面付 条码支付: alipay.trade.pay with the buyer's code, reversed by alipay.trade.cancel. */
   readonly barcode: BarcodePort;
+  /** 网页授权 auth_base: a buyer's user id for the hosted checkout's JSAPI order. */
+  readonly buyerSignIn: BuyerSignInPort;
   private readonly client: AlipayClient;
 
   constructor(options: AlipayChannelOptions) {
@@ -76,6 +80,7 @@ export class AlipayChannel implements Channel {
     this.statements = alipayStatements(this.client);
     this.transfers = alipayTransfers(this.client);
     this.barcode = alipayBarcode(this.client);
+    this.buyerSignIn = alipayBuyerSignIn(this.client);
   }
 
   /** Is a notification Alipay's? RSA2 over its sorted fields, by the SDK, on the decoded values. */

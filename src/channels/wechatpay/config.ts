@@ -26,6 +26,11 @@ export interface WechatpayConfig {
   publicKey?: string;
   /** Platform-certificate mode: durapay downloads, checks and rotates `/v3/certificates`. */
   platformCertificates?: boolean;
+  /**
+   * The AppSecret of sp_appid (the 公众号's 开发者密码), when set: the hosted checkout signs WeChat
+   * buyers in with web OAuth `snsapi_base` for their openid. Unset: no checkout in WeChat.
+   */
+  spAppSecret?: string;
 }
 
 /** The variables' schema (WECHATPAY_SANDBOX_ENABLED is the development hook's). */
@@ -44,6 +49,8 @@ export const WECHATPAY_SETTINGS = {
   WECHATPAY_PUBLIC_KEY: Joi.string(),
   WECHATPAY_PUBLIC_KEY_FILE: Joi.string(),
   WECHATPAY_PLATFORM_CERTIFICATES: Joi.string().valid('download'),
+  WECHATPAY_SP_APP_SECRET: Joi.string().pattern(/^[0-9A-Za-z]{16,64}$/, 'an AppSecret'),
+  WECHATPAY_SP_APP_SECRET_FILE: Joi.string(),
 };
 
 const WECHATPAY_REQUIRED = [
@@ -88,6 +95,7 @@ export function wechatpayConfig(str: SettingReader, cwd: string): WechatpayConfi
     merchantSerial: values.WECHATPAY_MERCHANT_SERIAL!.toUpperCase(),
     merchantPrivateKey,
     apiV3Key,
+    ...appSecretOf(str, cwd),
   };
   const certificates = str('WECHATPAY_PLATFORM_CERTIFICATES') === 'download';
   const publicKeyId = str('WECHATPAY_PUBLIC_KEY_ID');
@@ -117,4 +125,16 @@ export function wechatpayConfig(str: SettingReader, cwd: string): WechatpayConfi
     );
   }
   return { ...account, publicKeyId: publicKeyId!, publicKey, platformCertificates: certificates };
+}
+
+/** WECHATPAY_SP_APP_SECRET (or its _FILE), checked: a secret, so never quoted in an error. */
+function appSecretOf(str: SettingReader, cwd: string): { spAppSecret?: string } {
+  const secret = secretSetting(str, 'WECHATPAY_SP_APP_SECRET', cwd)?.trim();
+  if (secret === undefined) return {};
+  if (!/^[0-9A-Za-z]{16,64}$/.test(secret)) {
+    throw new ConfigError(
+      'invalid configuration: "WECHATPAY_SP_APP_SECRET" must be 16 to 64 letters and digits (the AppSecret of WECHATPAY_SP_APPID)',
+    );
+  }
+  return { spAppSecret: secret };
 }

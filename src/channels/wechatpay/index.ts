@@ -11,6 +11,7 @@ import type { Channel, ChannelCapabilities, ChannelDescriptor, ChannelFactory } 
 import type {
   AccountsPort,
   BarcodePort,
+  BuyerSignInPort,
   CallbacksPort,
   OnboardingPort,
   PaymentsPort,
@@ -21,6 +22,7 @@ import type {
 } from '../ports';
 import { WECHATPAY_ACCOUNTS, wechatpayAccounts } from './accounts';
 import { wechatpayBarcode } from './barcode';
+import { wechatpayBuyerSignIn } from './buyer-sign-in';
 import { wechatpayCallbacks } from './callbacks';
 import { WechatpayClient, type WechatpayChannelOptions } from './client';
 import { WECHATPAY_SETTINGS, wechatpayConfig, type WechatpayConfig } from './config';
@@ -45,6 +47,7 @@ export const WECHATPAY_CAPABILITIES: ChannelCapabilities = {
   payMethods: WECHATPAY_PAY_METHODS,
   maxAmount: WECHATPAY_MAX_AMOUNT_FEN,
   currency: 'CNY',
+  merchantRequired: true,
 };
 
 export class WechatpayChannel implements Channel {
@@ -71,6 +74,8 @@ export class WechatpayChannel implements Channel {
    * configured WECHATPAY_SP_APPID, so a payee's openid must be of the service provider's app.
    */
   readonly transfers: TransfersPort;
+  /** Web OAuth snsapi_base for a buyer's openid of sp_appid, when its AppSecret is configured. */
+  readonly buyerSignIn?: BuyerSignInPort;
 
   constructor(options: WechatpayChannelOptions) {
     const client = new WechatpayClient(options);
@@ -83,6 +88,7 @@ export class WechatpayChannel implements Channel {
     this.callbacks = wechatpayCallbacks(client);
     this.statements = wechatpayStatements(client);
     this.transfers = wechatpayTransfers(client);
+    this.buyerSignIn = wechatpayBuyerSignIn(options);
   }
 }
 
