@@ -14,6 +14,7 @@ import { OrderService, paymentRoutes } from '../modules/orders';
 import { RefundService, refundRoutes } from '../modules/refunds';
 import { ReconciliationService, reconciliationRoutes } from '../modules/reconciliation';
 import { TransferService, transferRoutes } from '../modules/transfers';
+import { CheckoutService, checkoutPageRoutes, paymentLinkRoutes } from '../modules/checkout';
 import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
@@ -69,6 +70,7 @@ export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {
   '/api/v1/notifications': 'payments',
   '/api/v1/reconciliation': 'payments',
   '/api/v1/transfer': 'payments',
+  '/api/v1/payment-links': 'payments',
   '/api/v1/merchant': 'merchants',
 };
 
@@ -103,6 +105,9 @@ export function createApp(deps: ApiDeps): Express {
   const metricsAccess = deps.metricsAccess ?? { onApiPort: true };
   if (metricsAccess.onApiPort) app.get('/metrics', metrics.handler(metricsAccess.token));
   app.use(openApiRoutes());
+  // The buyer's hosted checkout (SPEC §15): pages, unsigned; its links' API is signed below.
+  const checkout = new CheckoutService(deps.services, orders);
+  app.use(checkoutPageRoutes(checkout));
   // The operator console: its own sessions, never an app's signature (SPEC §12).
   // Its actions call the same services as the API's routes, so every rule of the API holds.
   app.use(
@@ -137,6 +142,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(applicationRoutes(new ApplicationService(deps.services)));
   app.use(notificationRoutes(deps.services));
   app.use(transferRoutes(transfers));
+  app.use(paymentLinkRoutes(checkout));
   app.use(reconciliationRoutes(new ReconciliationService(deps.services)));
   app.use(notFound());
   app.use(errorHandler(deps.logger));

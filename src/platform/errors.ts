@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   notification_not_found: 404,
   reconciliation_not_found: 404,
+  link_not_found: 404,
   order_not_found: 422,
   order_already_paid: 422,
   order_closed: 422,

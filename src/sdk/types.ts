@@ -86,6 +86,8 @@ export interface Order {
   /** A barcode order's till and shop. */
   device_id: string | null;
   store_id: string | null;
+  /** An order a buyer made through a payment link (§15). */
+  payment_link_id: string | null;
 }
 
 /** §3.5 */
@@ -377,7 +379,8 @@ export type ErrorCode =
   | 'rate_limited'
   | 'not_found'
   | 'notification_not_found'
-  | 'reconciliation_not_found';
+  | 'reconciliation_not_found'
+  | 'link_not_found';
 
 /** §10 */
 export type ReconciliationCategory =

@@ -71,6 +71,10 @@ export interface ScenarioOptions {
   name?: string;
   /** The page's size; Playwright's default (1280×720) when not given. */
   viewport?: { width: number; height: number };
+  /** The browser's user agent (a wallet's in-app browser, say); Chromium's own when not given. */
+  userAgent?: string;
+  /** The browser's language (Accept-Language and navigator.language); Chromium's default when not given. */
+  locale?: string;
 }
 
 export interface TestBrowser {
@@ -165,7 +169,11 @@ export async function launchBrowser(): Promise<TestBrowser> {
       // A passing run leaves no artifact of an earlier failure behind.
       for (const ext of ['png', 'html'])
         fs.rmSync(path.join(BROWSER_ARTIFACTS_DIR, `${name}.${ext}`), { force: true });
-      const context = await browser.newContext(options.viewport ? { viewport: options.viewport } : {});
+      const context = await browser.newContext({
+        ...(options.viewport ? { viewport: options.viewport } : {}),
+        ...(options.userAgent ? { userAgent: options.userAgent } : {}),
+        ...(options.locale ? { locale: options.locale } : {}),
+      });
       context.setDefaultTimeout(ACTION_TIMEOUT_MS);
       context.setDefaultNavigationTimeout(NAVIGATION_TIMEOUT_MS);
       try {

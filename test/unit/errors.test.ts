@@ -35,7 +35,12 @@ describe('error codes', () => {
       ].sort(),
     );
     expect(byStatus(500)).toEqual(['database_error', 'internal_system']);
-    expect(byStatus(404)).toEqual(['not_found', 'notification_not_found', 'reconciliation_not_found']);
+    expect(byStatus(404)).toEqual([
+      'link_not_found',
+      'not_found',
+      'notification_not_found',
+      'reconciliation_not_found',
+    ]);
     expect(byStatus(429)).toEqual(['rate_limited']);
   });
 

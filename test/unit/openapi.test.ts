@@ -57,10 +57,12 @@ function routedOperations(): string[] {
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
   // The console's page and its API (/console, /console/…) are not the apps' API either (its API
-  // has a document of its own, test/unit/console-openapi.test.ts); the document of it is.
+  // has a document of its own, test/unit/console-openapi.test.ts); the document of it is. Nor are
+  // the buyer's checkout pages (/checkout/…: HTML for a browser, docs/payment-links.md).
   return found.filter(
     (op) =>
       !op.startsWith('GET /docs/') &&
+      !/^\w+ \/checkout\//.test(op) &&
       (op === 'GET /console/openapi.json' || !/^\w+ \/console(\/|$)/.test(op)),
   );
 }

@@ -5,6 +5,7 @@ import { reconciliationOperations } from '../../modules/reconciliation';
 import { paymentOperations } from '../../modules/orders';
 import { refundOperations } from '../../modules/refunds';
 import { transferOperations } from '../../modules/transfers';
+import { paymentLinkOperations } from '../../modules/checkout';
 import { type ApiOperation } from '../../platform/http/openapi';
 import { apiPaths } from './api-paths';
 import { DATA_SCHEMAS, ENVELOPE_SCHEMAS, schemaRef } from './response-schemas';
@@ -31,6 +32,7 @@ const OPERATIONS: ApiOperation[] = [
   ...applicationOperations,
   ...notificationOperations,
   ...transferOperations,
+  ...paymentLinkOperations,
   ...reconciliationOperations,
 ];
 
@@ -76,6 +78,11 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
     servers: [{ url: '/', description: 'This durapay API.' }],
     tags: [
       { name: 'Payments', description: 'Orders and refunds; every call needs the `payments` scope.' },
+      {
+        name: 'Payment links',
+        description:
+          "Links and QR codes that buyers pay on durapay's hosted checkout; every call needs the `payments` scope.",
+      },
       {
         name: 'Merchants',
         description:

@@ -76,6 +76,7 @@ export const ERROR_CODES = [
   'not_found',
   'notification_not_found',
   'reconciliation_not_found',
+  'link_not_found',
 ] as const;
 export type DocumentedErrorCode = (typeof ERROR_CODES)[number];
 
@@ -162,6 +163,27 @@ const channelAccount = {
   additionalProperties: false,
 } satisfies Schema & { required: string[]; properties: Record<string, Schema> };
 
+const paymentLinkFields: Record<string, Schema> = {
+  link_id: { type: 'string', pattern: '^pl_[a-z2-7]{20}$', description: 'Service-generated, unguessable.' },
+  merchant_link_no: text,
+  merchant_id: textOrNull,
+  amount: money,
+  subject: text,
+  notify_url: text,
+  expires_at: timeOrNull,
+  max_payments: { type: 'integer', minimum: 1 },
+  paid_count: { type: 'integer', minimum: 0, description: 'Its paid orders, refunded ones included.' },
+  status: {
+    type: 'string',
+    enum: ['active', 'deactivated', 'expired', 'completed'],
+    description: '`completed`: it has taken `max_payments` payments.',
+  },
+  url: { type: 'string', description: 'The page buyers open (in WeChat, in Alipay, or any browser).' },
+  qr_code: { type: 'string', description: 'The same `url` as a QR image: an SVG `data:` URL.' },
+  created_at: time,
+  deactivated_at: timeOrNull,
+};
+
 /** The data of each successful answer, by name under `components.schemas`. */
 export const DATA_SCHEMAS: Record<string, Schema> = {
   // `status` is a barcode order's only (SPEC §14): the one field not always present.
@@ -232,6 +254,10 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       },
       device_id: { ...textOrNull, description: 'A barcode order: the till that scanned the code.' },
       store_id: { ...textOrNull, description: 'A barcode order: the shop.' },
+      payment_link_id: {
+        ...textOrNull,
+        description: 'An order a buyer made through a payment link: the link. Null otherwise.',
+      },
     },
     'An order as durapay has recorded it.',
   ),
@@ -451,6 +477,23 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
     offset: { type: 'integer', minimum: 0 },
   }),
   ResentNotification: record({ notification_id: text, status: { const: 'pending' } }),
+  PaymentLink: record(
+    paymentLinkFields,
+    'A payment link: each payment through it is an ordinary order with `payment_link_id`.',
+  ),
+  CreatedPaymentLink: record(
+    {
+      ...paymentLinkFields,
+      is_idempotent: { type: 'boolean', description: 'A repeat of the same `merchant_link_no`.' },
+    },
+    'The link, new or (a repeat of the same `merchant_link_no`) as it was.',
+  ),
+  PaymentLinkPage: record({
+    list: { type: 'array', items: ref('PaymentLink') },
+    total: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 0, maximum: 100 },
+    offset: { type: 'integer', minimum: 0 },
+  }),
   ReconciliationRun: record(
     {
       run_id: { type: 'string', description: '`{channel_code}:{account}:{bill_date}`.' },

@@ -37,6 +37,7 @@ const EXAMPLE_MESSAGES: Record<DocumentedErrorCode, string> = {
   not_found: 'no route for GET /api/v1/pay/querry/P1',
   notification_not_found: 'notification not found',
   reconciliation_not_found: 'reconciliation run or mismatch not found',
+  link_not_found: 'payment link not found',
 };
 
 /** What every signed endpoint may answer besides its own codes (SPEC §2, §1). */

@@ -119,6 +119,8 @@ export interface CreateOrderRequest {
    * order's state, which keeps its hash), and the till and shop.
    */
   barcode?: { authCode?: string; authCodeSha256: string; deviceId: string | null; storeId: string | null };
+  /** The payment link a buyer made the order through on the hosted checkout (SPEC §15). */
+  paymentLinkId?: string;
 }
 
 /** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
@@ -139,6 +141,7 @@ export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderR
     expireTime: expireAt,
     profitSharingAmount: req.profitSharingAmount,
     extra: req.extra,
+    ...(req.paymentLinkId ? { paymentLinkId: req.paymentLinkId } : {}),
     createdAt: input.createdAt,
   };
 }

@@ -32,6 +32,7 @@ export class Order extends Model {
   declare authCodeSha256: string | null;
   declare deviceId: string | null;
   declare storeId: string | null;
+  declare paymentLinkId: string | null;
   declare closeReason: 'refused' | 'reversed' | null;
   declare extra: Record<string, unknown> | null;
   declare createdAt: Date;
@@ -69,6 +70,7 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       authCodeSha256: { type: DataTypes.STRING(64) },
       deviceId: { type: DataTypes.STRING(64) },
       storeId: { type: DataTypes.STRING(64) },
+      paymentLinkId: { type: DataTypes.STRING(32) },
       closeReason: { type: DataTypes.STRING(16) },
       extra: { type: DataTypes.JSONB },
       createdAt: { type: DataTypes.DATE, allowNull: false },

@@ -100,6 +100,8 @@ export interface CreateOrderBody {
   auth_code?: string;
   device_id?: string;
   store_id?: string;
+  /** Not a field of the API: the hosted checkout's order for a payment link (SPEC §15). */
+  payment_link_id?: string;
 }
 
 /** How a callback names its order: by durapay's trade number or by the channel's. */
@@ -357,6 +359,7 @@ export class OrderService {
         ? { shareReturns: channel.profitSharing.returns }
         : {}),
       extra: body.extra ?? null,
+      ...(body.payment_link_id ? { paymentLinkId: body.payment_link_id } : {}),
       ...(barcode
         ? {
             barcode: {

@@ -25,5 +25,6 @@ export function orderView(o: Order) {
     close_reason: o.closeReason ?? null,
     device_id: o.deviceId ?? null,
     store_id: o.storeId ?? null,
+    payment_link_id: o.paymentLinkId ?? null,
   };
 }

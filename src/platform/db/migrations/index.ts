@@ -22,6 +22,7 @@ import { transfers } from './0019-transfers';
 import { consoleOperators } from './0020-console';
 import { consoleIndexes } from './0021-console-indexes';
 import { barcodeOrders } from './0022-barcode-orders';
+import { paymentLinks } from './0023-payment-links';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -52,4 +53,5 @@ export const migrations: Migration[] = [
   consoleOperators,
   consoleIndexes,
   barcodeOrders,
+  paymentLinks,
 ];

@@ -1,0 +1,372 @@
+/**
+ * The hosted checkout (SPEC §15): payment links, and the buyer's way through durapay's page to an
+ * ordinary order at the channel the buyer's browser belongs to.
+ *
+ * A buyer in WeChat or Alipay is signed in by the wallet's silent OAuth (its BuyerSignInPort):
+ * the state sent along is signed and bound to the link and the channel, and its row makes it
+ * single use. Back with a code, the buyer gets a JSAPI order of the link's amount and subject
+ * (never anything from the page's query), made by the orders service like any other, with the
+ * link's notify_url and its id. A link never has more orders pending or paid than its
+ * max_payments: each order takes a place under the link row's lock first (repository.hold).
+ * Any other browser sees the link's QR code, to scan with either app, and H5 pay where a channel
+ * offers it.
+ */
+import type { Channel, BuyerSignInPort } from '../../channels/ports';
+import { ChannelError } from '../../channels/errors';
+import type { ChannelRegistry } from '../../channels/registry';
+import type { Keyring } from '../../platform/crypto/keyring';
+import type { Database } from '../../platform/db';
+import { AppError } from '../../platform/errors';
+import { randomBase32 } from '../../platform/ids';
+import type { Logger } from '../../platform/logger';
+import { qrImage } from '../../platform/qr';
+import { ChannelAccountRepository, MerchantRepository } from '../merchants';
+import type { Order, OrderService } from '../orders';
+import { CheckoutRepository, type CountedLink } from './repository';
+import { linkOrderMinutes, linkOrderNo, linkStatusOf, SIGN_IN_STATE_MS, type LinkStatus } from './rules';
+import { CheckoutSigner } from './state';
+
+export interface CheckoutServiceDeps {
+  db: Database;
+  channels: ChannelRegistry;
+  /** Where buyers reach this service: the links' and pages' addresses. */
+  publicBaseUrl: string;
+  payloadKeys: Keyring;
+}
+
+export interface PaymentLinkBody {
+  merchant_link_no: string;
+  merchant_id?: string;
+  amount: number;
+  subject: string;
+  notify_url: string;
+  expires_at?: string;
+  max_payments?: number;
+}
+
+/** What a buyer's visit comes to: a page to show, or where to send the browser. */
+export type Visit =
+  | { kind: 'redirect'; to: string }
+  | { kind: 'message'; status: number; message: CheckoutMessage }
+  | { kind: 'landing'; link: CountedLink; qrImage: string; url: string; h5: string[] };
+
+/** The pages that say why there is nothing to pay (pages.ts words each). */
+export type CheckoutMessage =
+  | 'not_found'
+  | 'deactivated'
+  | 'expired'
+  | 'completed'
+  | 'taken'
+  | 'state_invalid'
+  | 'state_used'
+  | 'sign_in_failed'
+  | 'no_channel'
+  | 'create_failed';
+
+const LINK_STATUS_MESSAGE: Record<Exclude<LinkStatus, 'active'>, CheckoutMessage> = {
+  deactivated: 'deactivated',
+  expired: 'expired',
+  completed: 'completed',
+};
+
+export class CheckoutService {
+  readonly repository: CheckoutRepository;
+  private readonly merchants: MerchantRepository;
+  private readonly accounts: ChannelAccountRepository;
+
+  constructor(
+    private readonly deps: CheckoutServiceDeps,
+    private readonly orders: OrderService,
+  ) {
+    this.repository = new CheckoutRepository(deps.db);
+    this.merchants = new MerchantRepository(deps.db);
+    this.accounts = new ChannelAccountRepository(deps.db, deps.payloadKeys);
+  }
+
+  private signerOf: CheckoutSigner | undefined;
+
+  /** Made on first use: its keys are derived from the payload keyring. */
+  get signer(): CheckoutSigner {
+    this.signerOf ??= new CheckoutSigner(this.deps.payloadKeys);
+    return this.signerOf;
+  }
+
+  linkUrl(linkId: string): string {
+    return `${this.deps.publicBaseUrl}/checkout/l/${linkId}`;
+  }
+
+  orderPageUrl(tradeNo: string): string {
+    return `${this.deps.publicBaseUrl}/checkout/o/${this.signer.orderToken(tradeNo)}`;
+  }
+
+  private signInReturnUrl(channelCode: string): string {
+    return `${this.deps.publicBaseUrl}/checkout/signed-in/${channelCode}`;
+  }
+
+  // ---- the API's links ----
+
+  async createLink(
+    appId: string,
+    body: PaymentLinkBody,
+  ): Promise<{ link: CountedLink; isIdempotent: boolean }> {
+    const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
+    const maxPayments = body.max_payments ?? 1;
+    const asked = {
+      merchantId: body.merchant_id ?? null,
+      amount: body.amount,
+      subject: body.subject,
+      notifyUrl: body.notify_url,
+      expiresAt,
+      maxPayments,
+    };
+    const repeat = async (): Promise<{ link: CountedLink; isIdempotent: boolean } | undefined> => {
+      const existing = await this.repository.findByMerchantLinkNo(appId, body.merchant_link_no);
+      if (!existing) return undefined;
+      const same =
+        existing.merchantId === asked.merchantId &&
+        Number(existing.amount) === asked.amount &&
+        existing.subject === asked.subject &&
+        existing.notifyUrl === asked.notifyUrl &&
+        (existing.expiresAt?.getTime() ?? null) === (asked.expiresAt?.getTime() ?? null) &&
+        existing.maxPayments === asked.maxPayments;
+      if (!same) {
+        throw new AppError(
+          'invalid_param',
+          `merchant_link_no ${body.merchant_link_no} already names a link with other fields`,
+        );
+      }
+      return { link: existing, isIdempotent: true };
+    };
+    const earlier = await repeat();
+    if (earlier) return earlier;
+    if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
+      throw new AppError('invalid_param', '"expires_at" must be in the future');
+    }
+    if (body.merchant_id !== undefined && !(await this.merchants.find(appId, body.merchant_id))) {
+      throw new AppError('order_not_found', 'merchant not found');
+    }
+    const linkId = `pl_${randomBase32(20)}`;
+    const inserted = await this.repository.insertLink({
+      linkId,
+      appId,
+      merchantLinkNo: body.merchant_link_no,
+      ...asked,
+    });
+    // Two creates of one merchant_link_no at once: the one that lost answers the winner's link.
+    if (!inserted) return (await repeat())!;
+    return { link: (await this.repository.findLink(linkId))!, isIdempotent: false };
+  }
+
+  async findLink(appId: string, linkId: string): Promise<CountedLink> {
+    const link = await this.repository.findLinkOfApp(appId, linkId);
+    if (!link) throw new AppError('link_not_found', 'payment link not found');
+    return link;
+  }
+
+  async deactivateLink(appId: string, linkId: string): Promise<CountedLink> {
+    if (!(await this.repository.deactivate(appId, linkId))) {
+      throw new AppError('link_not_found', 'payment link not found');
+    }
+    return this.findLink(appId, linkId);
+  }
+
+  async linkView(link: CountedLink, now = new Date()) {
+    const url = this.linkUrl(link.linkId);
+    return {
+      link_id: link.linkId,
+      merchant_link_no: link.merchantLinkNo,
+      merchant_id: link.merchantId,
+      amount: Number(link.amount),
+      subject: link.subject,
+      notify_url: link.notifyUrl,
+      expires_at: link.expiresAt?.toISOString() ?? null,
+      max_payments: link.maxPayments,
+      paid_count: link.paidCount,
+      status: linkStatusOf(link, now),
+      url,
+      qr_code: await qrImage(url),
+      created_at: link.createdAt.toISOString(),
+      deactivated_at: link.deactivatedAt?.toISOString() ?? null,
+    };
+  }
+
+  // ---- the buyer's visit ----
+
+  /** The channels a link's buyer may pay at: configured, and where its merchant has an account. */
+  private async channelsFor(link: CountedLink): Promise<Channel[]> {
+    const all = this.deps.channels
+      .codes()
+      .map((code) => this.deps.channels.get(code))
+      .filter((c): c is Channel => c !== undefined);
+    if (link.merchantId === null) return all.filter((c) => !c.capabilities.merchantRequired);
+    const merchantId = link.merchantId;
+    const held = await Promise.all(
+      all.map(async (c) => ((await this.accounts.attachedAt(link.appId, merchantId, c.code)) ? c : null)),
+    );
+    return held.filter((c): c is Channel => c !== null);
+  }
+
+  /** The buyer opened a link: sent to the wallet's sign-in, or shown the link's page or why not. */
+  async openLink(linkId: string, userAgent: string): Promise<Visit> {
+    const link = await this.repository.findLink(linkId);
+    if (!link) return { kind: 'message', status: 404, message: 'not_found' };
+    const status = linkStatusOf(link, new Date());
+    if (status !== 'active') return { kind: 'message', status: 410, message: LINK_STATUS_MESSAGE[status] };
+    const channels = await this.channelsFor(link);
+    const wallet = channels.find((c) => c.buyerSignIn?.isWallet(userAgent));
+    if (wallet) {
+      const signIn = wallet.buyerSignIn!;
+      const subject = { kind: 'link' as const, ref: link.linkId, channelCode: wallet.code };
+      const { nonce, state } = this.signer.newState(subject);
+      await this.repository.insertState({ nonce, ...subject }, new Date(Date.now() + SIGN_IN_STATE_MS));
+      return {
+        kind: 'redirect',
+        to: signIn.authorizeUrl({ redirectUri: this.signInReturnUrl(wallet.code), state }),
+      };
+    }
+    if (isAnyWallet(userAgent, this.deps.channels)) {
+      // A wallet whose channel this link cannot take (no account): say so, never a QR of itself.
+      return { kind: 'message', status: 409, message: 'no_channel' };
+    }
+    const url = this.linkUrl(link.linkId);
+    return {
+      kind: 'landing',
+      link,
+      url,
+      qrImage: await qrImage(url),
+      h5: channels.filter((c) => c.capabilities.payMethods.includes('h5')).map((c) => c.code),
+    };
+  }
+
+  /** The wallet brought the buyer back: the state checked and taken, the buyer's order made. */
+  async signedIn(channelCode: string, query: Record<string, unknown>, log: Logger): Promise<Visit> {
+    const stateText = typeof query.state === 'string' ? query.state : '';
+    const nonce = CheckoutSigner.nonceIn(stateText);
+    const row = nonce ? await this.repository.findState(nonce) : null;
+    // A state this service did not sign, or signed for another link or channel: no order, whatever the code.
+    if (!row || row.channelCode !== channelCode || !this.signer.nonceOf(stateText, row)) {
+      log.warn('checkout sign-in with a state that does not verify', { channel_code: channelCode });
+      return { kind: 'message', status: 400, message: 'state_invalid' };
+    }
+    if (!(await this.repository.takeState(row.nonce))) {
+      return { kind: 'message', status: 409, message: 'state_used' };
+    }
+    const channel = this.deps.channels.get(channelCode);
+    const signIn: BuyerSignInPort | undefined = channel?.buyerSignIn;
+    const code = signIn?.codeOf(query);
+    if (!channel || !signIn || code === undefined) {
+      return { kind: 'message', status: 400, message: 'sign_in_failed' };
+    }
+    let buyer;
+    try {
+      buyer = await signIn.buyerOf(code);
+    } catch (err) {
+      if (!(err instanceof ChannelError)) throw err;
+      log.warn('checkout sign-in refused by the channel', { channel_code: channelCode, error: err.message });
+      return { kind: 'message', status: 400, message: 'sign_in_failed' };
+    }
+    const link = await this.repository.findLink(row.ref);
+    if (!link) return { kind: 'message', status: 404, message: 'not_found' };
+    return this.orderFor(link, channel, 'jsapi', buyer.extra, log);
+  }
+
+  /** A buyer in another browser chose H5 pay at a channel: its order, and the channel's page. */
+  async payByH5(linkId: string, channelCode: string, clientIp: string, log: Logger): Promise<Visit> {
+    const link = await this.repository.findLink(linkId);
+    if (!link) return { kind: 'message', status: 404, message: 'not_found' };
+    const channel = (await this.channelsFor(link)).find((c) => c.code === channelCode);
+    if (!channel || !channel.capabilities.payMethods.includes('h5')) {
+      return { kind: 'message', status: 409, message: 'no_channel' };
+    }
+    const visit = await this.orderFor(link, channel, 'h5', { client_ip: clientIp }, log);
+    if (visit.kind !== 'redirect' || !visit.to.includes('/checkout/o/')) return visit;
+    // Straight on to the channel's own page.
+    const tradeNo = this.signer.tradeNoOf(visit.to.split('/checkout/o/')[1]!)!;
+    const order = await this.orders.repository.findOrderByTradeNo(tradeNo);
+    const next = h5Url(order?.payCredential);
+    return next ? { kind: 'redirect', to: next } : visit;
+  }
+
+  /**
+   * The buyer's order for a link: the one this buyer already has pending, or a new one in a
+   * place the link holds for it (never more pending and paid orders than max_payments).
+   */
+  private async orderFor(
+    link: CountedLink,
+    channel: Channel,
+    payMethod: 'jsapi' | 'h5',
+    extra: Record<string, string>,
+    log: Logger,
+  ): Promise<Visit> {
+    const status = linkStatusOf(link, new Date());
+    if (status !== 'active') return { kind: 'message', status: 410, message: LINK_STATUS_MESSAGE[status] };
+    if (payMethod === 'jsapi') {
+      // The same buyer back again (a reload, a second sign-in): the order it has.
+      const mine = await this.repository.pendingOrderOf(link.linkId, extra);
+      if (mine) return { kind: 'redirect', to: this.orderPageUrl(mine) };
+    }
+    const held = await this.repository.hold(link.linkId, new Date());
+    if ('refused' in held) {
+      if (held.refused === 'taken') return { kind: 'message', status: 409, message: 'taken' };
+      const now = await this.repository.findLink(link.linkId);
+      const why = now ? linkStatusOf(now, new Date()) : 'deactivated';
+      return {
+        kind: 'message',
+        status: 410,
+        message: why === 'active' ? 'deactivated' : LINK_STATUS_MESSAGE[why],
+      };
+    }
+    try {
+      const created = await this.orders.create(
+        link.appId,
+        {
+          merchant_order_no: linkOrderNo(link.linkId, held.holdId),
+          pay_method: payMethod,
+          channel_code: channel.code,
+          amount: Number(link.amount),
+          subject: link.subject,
+          notify_url: link.notifyUrl,
+          expire_minutes: linkOrderMinutes(link.expiresAt, new Date()),
+          ...(link.merchantId === null ? {} : { merchant_id: link.merchantId }),
+          extra,
+          payment_link_id: link.linkId,
+        },
+        log,
+      );
+      log.info('checkout order made for a payment link', {
+        trade_no: created.trade_no,
+        link_id: link.linkId,
+        channel_code: channel.code,
+      });
+      return { kind: 'redirect', to: this.orderPageUrl(created.trade_no) };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      log.warn('checkout order could not be made', {
+        link_id: link.linkId,
+        code: err.code,
+        error: err.message,
+      });
+      return { kind: 'message', status: 502, message: 'create_failed' };
+    } finally {
+      // The order's row counts from now on (or there is none): the hold has done its work.
+      await this.repository.releaseHold(held.holdId);
+    }
+  }
+
+  /** The order a page token names, when the token's MAC holds. */
+  async orderOfToken(token: string): Promise<Order | null> {
+    const tradeNo = this.signer.tradeNoOf(token);
+    return tradeNo ? this.orders.repository.findOrderByTradeNo(tradeNo) : null;
+  }
+}
+
+/** Whether a user agent is any configured channel's wallet. */
+function isAnyWallet(userAgent: string, channels: ChannelRegistry): boolean {
+  return channels.codes().some((code) => channels.get(code)?.buyerSignIn?.isWallet(userAgent) ?? false);
+}
+
+/** Where an H5 order's credential sends the buyer: WeChat's h5_url, Alipay's or the sandbox's pay_url. */
+function h5Url(credential: Record<string, unknown> | undefined): string | undefined {
+  const url = credential?.h5_url ?? credential?.pay_url;
+  return typeof url === 'string' && /^https?:\/\//.test(url) ? url : undefined;
+}

@@ -1,0 +1,177 @@
+/**
+ * The hosted checkout (SPEC §15) in a real browser (Debian's Chromium): a payment link opened with
+ * WeChat's user agent, with Alipay's and with a plain browser's. The wallets' in-app browsers give
+ * a page their JS bridge; here the offline upstreams' emulation of it (/wechatpay/js-bridge.js,
+ * /alipay/js-bridge.js) is put into the page before its own script runs, as the wallet would, and
+ * the page itself loads nothing but its own script. Each payment is counted at the upstream's
+ * ledger. The screenshots are docs/images/checkout's (test-artifacts/checkout/).
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import type { AppCredentials } from '../../src/modules/apps/repository';
+import { ROOT_DIR } from '../../src/platform/paths';
+import { launchBrowser, readQrOnScreen, type TestBrowser } from '../support/browser';
+import { ALIPAY_UA, PLAIN_UA, WECHAT_UA } from '../support/checkout-buyer';
+import { startTestStack, type TestStack } from '../support/harness';
+import { paymentsClient, type PaymentsClient } from '../support/payments';
+import { Receiver } from '../support/receiver';
+
+jest.setTimeout(180_000);
+
+/** Where the pages' screenshots go; docs/payment-links.md shows copies of them (docs/images/checkout/). */
+const SHOTS_DIR = path.join(ROOT_DIR, 'test-artifacts', 'checkout');
+const PHONE = { width: 390, height: 760 };
+
+let stack: TestStack;
+let app: AppCredentials;
+let receiver: Receiver;
+let pay: PaymentsClient;
+let browser: TestBrowser;
+let merchantId: string;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  stack = await startTestStack({ timeScale: 1, wechatpay: {}, alipay: {} });
+  app = await stack.createApp(['payments', 'merchants']);
+  receiver = await new Receiver().answer(200).start();
+  pay = paymentsClient(stack, app, receiver);
+  merchantId = await pay.merchant();
+  await pay.attach(merchantId, 'wechatpay', { sub_mchid: '1900000109' });
+  await pay.attach(merchantId, 'alipay', { smid: '2088000000000778' });
+  fs.mkdirSync(SHOTS_DIR, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.stop();
+  await stack?.stop();
+});
+
+async function makeLink(overrides: Record<string, unknown> = {}) {
+  const made = await pay.post<{ link_id: string; url: string; subject: string }>('/api/v1/payment-links', {
+    merchant_link_no: `L-${randomUUID()}`,
+    merchant_id: merchantId,
+    amount: 4_800,
+    subject: `Pottery class ${randomUUID().slice(0, 6)}`,
+    notify_url: receiver.url,
+    ...overrides,
+  });
+  if (made.code !== 'success') throw new Error(`link failed: ${made.code} ${made.message}`);
+  return made.data!;
+}
+
+/** The wallet's bridge, as its in-app browser provides it, before any script of the page runs. */
+async function withBridge(page: Page, wallet: 'wechatpay' | 'alipay'): Promise<void> {
+  const script = await (await fetch(`${stack.baseUrl}/${wallet}/js-bridge.js`)).text();
+  await page.addInitScript({ content: script });
+}
+
+const paidAt = (subject: string) => ({
+  wechatpay: stack
+    .wechatpay!.sandbox.transactions()
+    .filter((t) => t.description === subject && t.trade_state === 'SUCCESS').length,
+  alipay: stack.alipay!.sandbox.trades().filter((t) => t.subject === subject && t.status === 'TRADE_SUCCESS')
+    .length,
+});
+
+/** Only the page's own origin was asked for anything: no third-party script, style or image. */
+function sameOrigin(page: Page): string[] {
+  const foreign: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(stack.baseUrl) && !r.url().startsWith('data:')) foreign.push(r.url());
+  });
+  return foreign;
+}
+
+describe('a payment link in a browser', () => {
+  test("when a buyer opens it in WeChat, then WeChat's sign-in, the JSAPI pay sheet and durapay's status take the buyer to 'Payment succeeded', and WeChat Pay holds the one payment", async () => {
+    const link = await makeLink();
+    await browser.run(
+      async (page) => {
+        const foreign = sameOrigin(page);
+        await withBridge(page, 'wechatpay');
+        await page.goto(link.url);
+        await page.locator('#outcome', { hasText: '付款成功' }).waitFor();
+        expect(page.url()).toMatch(/\/checkout\/o\//);
+        expect(await page.locator('.amount').innerText()).toBe('¥48.00');
+        expect(await page.locator('h1').innerText()).toBe(link.subject);
+        expect(await page.locator('#status').textContent()).toBe('paid');
+        await page.screenshot({ path: path.join(SHOTS_DIR, 'wechat-paid.png') });
+        expect(foreign).toEqual([]);
+      },
+      { userAgent: WECHAT_UA, viewport: PHONE, locale: 'zh-CN' },
+    );
+    expect(paidAt(link.subject)).toEqual({ wechatpay: 1, alipay: 0 });
+  });
+
+  test('when a buyer opens it in Alipay and cancels the pay sheet once, then the page says so, and paying again takes the one payment', async () => {
+    const link = await makeLink();
+    await browser.run(
+      async (page) => {
+        await withBridge(page, 'alipay');
+        await page.addInitScript({ content: "window.__alipaySandboxBuyer = 'cancel';" });
+        await page.goto(`${link.url}?lang=en`);
+        await page.locator('#outcome', { hasText: 'Payment cancelled' }).waitFor();
+        expect(paidAt(link.subject).alipay).toBe(0);
+        await page.evaluate("window.__alipaySandboxBuyer = 'pay'");
+        await page.getByRole('button', { name: 'Pay now' }).click();
+        await page.locator('#outcome', { hasText: 'Payment succeeded' }).waitFor();
+        await page.screenshot({ path: path.join(SHOTS_DIR, 'alipay-paid.png') });
+      },
+      { userAgent: ALIPAY_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    expect(paidAt(link.subject)).toEqual({ wechatpay: 0, alipay: 1 });
+  });
+
+  test("when a buyer opens it in another browser, then the page shows the link's QR code and H5 pay, and WeChat Pay's H5 checkout takes the payment", async () => {
+    const link = await makeLink();
+    await browser.run(
+      async (page) => {
+        const foreign = sameOrigin(page);
+        await page.goto(link.url);
+        const qr = page.getByRole('img', { name: /QR code/ });
+        expect(await readQrOnScreen(qr)).toBe(link.url);
+        await page.screenshot({ path: path.join(SHOTS_DIR, 'landing.png') });
+        expect(foreign).toEqual([]);
+        await page.getByRole('button', { name: 'WeChat Pay' }).click();
+        // WeChat Pay's own H5 page (the offline one), where the buyer pays.
+        await page.getByRole('button', { name: 'Pay', exact: true }).click();
+        await page
+          .getByText(/SUCCESS/)
+          .first()
+          .waitFor();
+      },
+      { userAgent: PLAIN_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    const orders = await stack.database.db.sequelize.query<{ trade_no: string }>(
+      'SELECT trade_no FROM orders WHERE payment_link_id = :id',
+      { replacements: { id: link.link_id }, type: 'SELECT' as never },
+    );
+    expect(orders).toHaveLength(1);
+    await pay.statusIs(orders[0]!.trade_no, 'paid');
+    expect(paidAt(link.subject)).toEqual({ wechatpay: 1, alipay: 0 });
+  });
+
+  test('when a buyer opens a deactivated link or a forged sign-in, then each gets a clear page and no order', async () => {
+    const link = await makeLink();
+    await pay.post(`/api/v1/payment-links/${link.link_id}/deactivate`, {});
+    await browser.run(
+      async (page) => {
+        const answer = await page.goto(link.url);
+        expect(answer!.status()).toBe(410);
+        await page.getByRole('heading', { name: 'This link is no longer active' }).waitFor();
+        await page.screenshot({ path: path.join(SHOTS_DIR, 'deactivated.png') });
+        const forged = await page.goto(
+          `${stack.baseUrl}/checkout/signed-in/wechatpay?code=abc&state=${'A'.repeat(52)}`,
+        );
+        expect(forged!.status()).toBe(400);
+        await page.getByRole('heading', { name: 'This sign-in cannot be verified' }).waitFor();
+      },
+      { userAgent: WECHAT_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    expect(
+      await pay.count('SELECT count(*) AS n FROM orders WHERE payment_link_id = :id', { id: link.link_id }),
+    ).toBe(0);
+  });
+});
