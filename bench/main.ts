@@ -21,6 +21,7 @@ import { growthPhases, steadyPhase } from './population-phases';
 import { reconcilePhase } from './reconcile-phase';
 import { consolePhase } from './console-phase';
 import { barcodePhases } from './barcode-phase';
+import { checkoutPhases } from './checkout-phase';
 import { ratiosOf, targets } from './targets';
 
 function machine(): Record<string, unknown> {
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
           if (first.includes('reconcile')) await attempt('reconcile', () => reconcilePhase(b, phases));
           if (first.includes('console')) await attempt('console', () => consolePhase(b, phases));
           if (first.includes('barcode')) await attempt('barcode', () => barcodePhases(b, phases));
+          if (first.includes('checkout')) await attempt('checkout', () => checkoutPhases(b, phases));
         }),
       );
     }

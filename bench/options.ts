@@ -17,14 +17,15 @@ export const PHASES = [
   'reconcile',
   'console',
   'barcode',
+  'checkout',
 ] as const;
 export type PhaseKind = (typeof PHASES)[number];
 /**
  * What a run without --phases measures: reconcile and console, minutes of their own, and
- * barcode (its rates are the floor's: `--phases floor,barcode`), only when asked for.
+ * barcode and checkout (their rates are the floor's: `--phases floor,barcode`), only when asked for.
  */
 export const DEFAULT_PHASES: readonly PhaseKind[] = PHASES.filter(
-  (p) => p !== 'reconcile' && p !== 'console' && p !== 'barcode',
+  (p) => p !== 'reconcile' && p !== 'console' && p !== 'barcode' && p !== 'checkout',
 );
 
 export interface Options {
@@ -111,7 +112,7 @@ export function parseOptions(argv: string[]): Options {
     )
     .option(
       '--phases <list>',
-      `phases to run (${PHASES.join(',')}; all but reconcile, console and barcode by default)`,
+      `phases to run (${PHASES.join(',')}; all but reconcile, console, barcode and checkout by default)`,
       phaseList,
       [...DEFAULT_PHASES],
     )

@@ -14,7 +14,12 @@ import { OrderService, paymentRoutes } from '../modules/orders';
 import { RefundService, refundRoutes } from '../modules/refunds';
 import { ReconciliationService, reconciliationRoutes } from '../modules/reconciliation';
 import { TransferService, transferRoutes } from '../modules/transfers';
-import { CheckoutService, checkoutPageRoutes, paymentLinkRoutes } from '../modules/checkout';
+import {
+  CheckoutService,
+  checkoutPageRoutes,
+  merchantCodeRoutes,
+  paymentLinkRoutes,
+} from '../modules/checkout';
 import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
@@ -143,6 +148,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(notificationRoutes(deps.services));
   app.use(transferRoutes(transfers));
   app.use(paymentLinkRoutes(checkout));
+  app.use(merchantCodeRoutes(checkout));
   app.use(reconciliationRoutes(new ReconciliationService(deps.services)));
   app.use(notFound());
   app.use(errorHandler(deps.logger));

@@ -38,6 +38,9 @@ import type {
   ResentNotification,
   Transfer,
   TransferInput,
+  PaymentLink,
+  PaymentLinkInput,
+  ListPaymentLinksParams,
   UploadedFile,
   UploadMerchantFileInput,
 } from './types';
@@ -183,6 +186,28 @@ export class DurapayClient {
   /** Cancels a transfer its payee has not received yet (§11). */
   cancelTransfer(transferNo: string): Promise<Transfer> {
     return this.request('POST', '/api/v1/transfer/cancel', { json: { transfer_no: transferNo } });
+  }
+
+  /** Makes a payment link (§15); the same merchant_link_no and body again answers the same link. */
+  createPaymentLink(input: PaymentLinkInput): Promise<PaymentLink & { is_idempotent: boolean }> {
+    return this.request('POST', '/api/v1/payment-links', { json: input });
+  }
+
+  getPaymentLink(linkId: string): Promise<PaymentLink> {
+    return this.request('GET', `/api/v1/payment-links/${encodeURIComponent(linkId)}`);
+  }
+
+  listPaymentLinks(
+    params: ListPaymentLinksParams = {},
+  ): Promise<{ list: PaymentLink[]; total: number; limit: number; offset: number }> {
+    return this.request('GET', `/api/v1/payment-links${queryString(params)}`);
+  }
+
+  /** Stops a link taking new orders (§15); orders already made go on. */
+  deactivatePaymentLink(linkId: string): Promise<PaymentLink> {
+    return this.request('POST', `/api/v1/payment-links/${encodeURIComponent(linkId)}/deactivate`, {
+      json: {},
+    });
   }
 
   createMerchant(input: CreateMerchantInput): Promise<CreatedMerchant> {

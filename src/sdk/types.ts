@@ -88,6 +88,9 @@ export interface Order {
   store_id: string | null;
   /** An order a buyer made through a payment link (§15). */
   payment_link_id: string | null;
+  /** An order a buyer paid at a merchant's standing code (§15), and the note the buyer left. */
+  standing_code_id: string | null;
+  buyer_note: string | null;
 }
 
 /** §3.5 */
@@ -473,6 +476,46 @@ export interface ResolveMismatchRequest {
 export type TransferStatus = 'processing' | 'wait_user_confirm' | 'success' | 'failed' | 'cancelled';
 
 /** §11: POST /api/v1/transfer. */
+/** §15 */
+export interface PaymentLinkInput {
+  merchant_link_no: string;
+  merchant_id?: string;
+  amount: number;
+  subject: string;
+  notify_url: string;
+  /** ISO 8601, in the future; never expires when absent. */
+  expires_at?: string;
+  /** Default 1. */
+  max_payments?: number;
+}
+
+export interface PaymentLink {
+  link_id: string;
+  merchant_link_no: string;
+  merchant_id: string | null;
+  amount: number;
+  subject: string;
+  notify_url: string;
+  expires_at: string | null;
+  max_payments: number;
+  /** Its paid orders, refunded ones included. */
+  paid_count: number;
+  status: 'active' | 'deactivated' | 'expired' | 'completed';
+  /** The page buyers open. */
+  url: string;
+  /** `url` as a QR image (an SVG data: URL). */
+  qr_code: string;
+  created_at: string;
+  deactivated_at: string | null;
+}
+
+export interface ListPaymentLinksParams {
+  status?: 'active' | 'deactivated';
+  merchant_id?: string;
+  limit?: number;
+  offset?: number;
+}
+
 export interface TransferInput {
   merchant_transfer_no: string;
   channel_code: string;

@@ -175,3 +175,33 @@ describe('a payment link in a browser', () => {
     ).toBe(0);
   });
 });
+
+describe("a merchant's standing code in a browser", () => {
+  test('when a WeChat buyer scans it, enters an amount out of bounds and then one within, then the page says so, and the amount entered is paid', async () => {
+    const made = await pay.post<{ code_id: string; url: string; name: string }>(
+      `/api/v1/merchant/${merchantId}/codes`,
+      { name: `Tea stall ${randomUUID().slice(0, 6)}`, notify_url: receiver.url, max_amount: 10_000 },
+    );
+    const code = made.data!;
+    await browser.run(
+      async (page) => {
+        await withBridge(page, 'wechatpay');
+        await page.goto(`${code.url}?lang=en`);
+        await page.getByLabel('Amount (yuan)').fill('150');
+        await page.getByLabel('Note (optional)').fill('Two oolong');
+        await page.getByRole('button', { name: 'Pay' }).click();
+        await page.locator('#outcome', { hasText: 'Enter an amount from ¥0.01 to ¥100.00' }).waitFor();
+        await page.getByLabel('Amount (yuan)').fill('36.50');
+        await page.screenshot({ path: path.join(SHOTS_DIR, 'code-amount.png') });
+        await page.getByRole('button', { name: 'Pay' }).click();
+        await page.locator('#outcome', { hasText: 'Payment succeeded' }).waitFor();
+        expect(await page.locator('.amount').innerText()).toBe('¥36.50');
+      },
+      { userAgent: WECHAT_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    const paid = stack
+      .wechatpay!.sandbox.transactions()
+      .filter((t) => t.description === code.name && t.trade_state === 'SUCCESS');
+    expect(paid.map((t) => t.total)).toEqual([3_650]);
+  });
+});

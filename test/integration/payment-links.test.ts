@@ -9,6 +9,8 @@
  * link's subject), never only by durapay's answers.
  */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import jsQR from 'jsqr';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { ALIPAY_UA, CheckoutBuyer, PLAIN_UA, WECHAT_UA } from '../support/checkout-buyer';
@@ -16,7 +18,13 @@ import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { decodeQrDataUrl } from '../support/qr';
 import { Receiver } from '../support/receiver';
+import { signedFetch } from '../support/signing';
 import { until } from '../support/wait';
+
+/** pngjs (qrcode's own PNG codec) has no types of its own. */
+const { PNG } = createRequire(__filename)('pngjs') as {
+  PNG: { sync: { read(data: Buffer): { width: number; height: number; data: Buffer } } };
+};
 
 jest.setTimeout(180_000);
 
@@ -462,4 +470,173 @@ describe('a link opened by many buyers at once', () => {
       }
     },
   );
+});
+
+describe("a merchant's standing code (码牌)", () => {
+  interface Code {
+    code_id: string;
+    name: string;
+    min_amount: number;
+    max_amount: number;
+    status: string;
+    url: string;
+    qr_code: string;
+  }
+
+  const makeCode = async (overrides: Record<string, unknown> = {}): Promise<Code> => {
+    const made = await pay.post<Code>(`/api/v1/merchant/${merchantId}/codes`, {
+      name: `Counter ${randomUUID().slice(0, 6)}`,
+      notify_url: receiver.url,
+      ...overrides,
+    });
+    if (made.code !== 'success') throw new Error(`code failed: ${made.code} ${made.message}`);
+    return made.data!;
+  };
+
+  /** The buyer enters an amount and a note on the code's page (and, outside a wallet, picks H5 pay). */
+  const enter = (buyer: CheckoutBuyer, code: Code, fields: Record<string, string>) =>
+    buyer.open(code.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+
+  test('when a merchant makes a code, then it answers it with its page, a QR image of it, and printable PNG and SVG of the same', async () => {
+    const code = await makeCode({ min_amount: 100, max_amount: 20_000 });
+    expect(code).toEqual(expect.objectContaining({ min_amount: 100, max_amount: 20_000, status: 'active' }));
+    expect(code.code_id).toMatch(/^mc_[a-z2-7]{20}$/);
+    expect(code.url).toBe(`${stack.baseUrl}/checkout/c/${code.code_id}`);
+    expect(decodeQrDataUrl(code.qr_code)).toBe(code.url);
+    const svg = await signedFetch(
+      stack.baseUrl,
+      app,
+      'GET',
+      `/api/v1/merchant/${merchantId}/codes/${code.code_id}/qr.svg`,
+    );
+    expect(svg.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    const svgText = await svg.text();
+    expect(decodeQrDataUrl(`data:image/svg+xml;base64,${Buffer.from(svgText).toString('base64')}`)).toBe(
+      code.url,
+    );
+    const png = await signedFetch(
+      stack.baseUrl,
+      app,
+      'GET',
+      `/api/v1/merchant/${merchantId}/codes/${code.code_id}/qr.png`,
+    );
+    expect(png.headers.get('content-type')).toBe('image/png');
+    const image = PNG.sync.read(Buffer.from(await png.arrayBuffer()));
+    expect(image.width).toBe(1024);
+    // Read at a quarter of its size (every fourth pixel): what a phone sees of a print, and fast.
+    const side = image.width / 4;
+    const small = new Uint8ClampedArray(side * side * 4);
+    for (let y = 0; y < side; y++) {
+      for (let x = 0; x < side; x++) {
+        const from = (y * 4 * image.width + x * 4) * 4;
+        small.set(image.data.subarray(from, from + 4), (y * side + x) * 4);
+      }
+    }
+    expect(jsQR(small, side, side)?.data).toBe(code.url);
+    const list = await pay.get<{ list: Code[]; total: number }>(`/api/v1/merchant/${merchantId}/codes`);
+    expect(list.data!.list[0]!.code_id).toBe(code.code_id);
+  });
+
+  test('when a code is asked for with bad fields, an unknown merchant or an unknown code, then each is refused naming what is wrong', async () => {
+    const bad = await pay.post(`/api/v1/merchant/${merchantId}/codes`, {
+      name: '',
+      notify_url: receiver.url,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.message).toMatch(/"name"/);
+    const bounds = await pay.post(`/api/v1/merchant/${merchantId}/codes`, {
+      name: 'Till',
+      notify_url: receiver.url,
+      min_amount: 500,
+      max_amount: 100,
+    });
+    expect(bounds.status).toBe(400);
+    expect(bounds.message).toMatch(/"max_amount" must be at least "min_amount"/);
+    const nobody = await pay.post('/api/v1/merchant/nobody-here/codes', {
+      name: 'Till',
+      notify_url: receiver.url,
+    });
+    expect(nobody.status).toBe(404);
+    expect(nobody.code).toBe('order_not_found');
+    for (const path of ['', '/disable']) {
+      const unknown =
+        path === ''
+          ? await pay.get(`/api/v1/merchant/${merchantId}/codes/mc_aaaaaaaaaaaaaaaaaaaa`)
+          : await pay.post(`/api/v1/merchant/${merchantId}/codes/mc_aaaaaaaaaaaaaaaaaaaa${path}`, {});
+      expect(unknown.status).toBe(404);
+      expect(unknown.code).toBe('link_not_found');
+    }
+  });
+
+  test("when a WeChat buyer scans a code and enters an amount, then an amount out of bounds is refused on the page, and the entered one is the order's, paid at the bridge", async () => {
+    const code = await makeCode({ min_amount: 100, max_amount: 20_000 });
+    const buyer = new CheckoutBuyer(WECHAT_UA);
+    const page = await buyer.open(code.url);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('name="amount"');
+    for (const amount of ['0.99', '200.01', 'ten', '1.234', '']) {
+      const refused = await enter(buyer, code, { amount, note: '' });
+      expect(refused.status).toBe(400);
+      expect(refused.html).toMatch(/¥1\.00.*¥200\.00/);
+    }
+    const longNote = await enter(buyer, code, { amount: '12', note: 'x'.repeat(65) });
+    expect(longNote.status).toBe(400);
+
+    const paid = await enter(buyer, code, { amount: '12.5', note: 'Table 7' });
+    expect(paid.hops[1]).toMatch(/\/wechatpay\/connect\/oauth2\/authorize\?/);
+    const data = CheckoutBuyer.pageData(paid.html);
+    const tradeNo = /<span id="trade-no">([A-Z0-9]+)<\/span>/.exec(paid.html)![1]!;
+    expect(await pay.query(tradeNo)).toEqual(
+      expect.objectContaining({
+        amount: 1_250,
+        subject: code.name,
+        standing_code_id: code.code_id,
+        buyer_note: 'Table 7',
+        merchant_id: merchantId,
+        pay_method: 'jsapi',
+      }),
+    );
+    expect(await buyer.wechatBridgePay(stack.baseUrl, data.bridge!)).toBe('get_brand_wcpay_request:ok');
+    await pay.statusIs(tradeNo, 'paid');
+    expect(paidAtChannels(code.name)).toEqual({ wechatpay: 1, alipay: 0 });
+    // A code is paid any number of times: another buyer, another order.
+    const again = await enter(new CheckoutBuyer(ALIPAY_UA), code, { amount: '3', note: '' });
+    expect(CheckoutBuyer.pageData(again.html).wallet).toBe('alipay');
+  });
+
+  test('when a buyer in another browser enters an amount and picks Alipay, then an H5 order of that amount goes on to Alipay, and a disabled code gets its page and no order', async () => {
+    const code = await makeCode();
+    const buyer = new CheckoutBuyer(PLAIN_UA);
+    const page = await buyer.open(code.url);
+    expect(page.html).toContain('name="channel" value="alipay"');
+    const res = await buyer.fetch(code.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'amount=8.80&note=&channel=alipay',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toContain('/alipay/');
+    const orders = await stack.database.db.sequelize.query<{ amount: string; pay_method: string }>(
+      'SELECT amount, pay_method FROM orders WHERE standing_code_id = :id',
+      { replacements: { id: code.code_id }, type: QueryTypes.SELECT },
+    );
+    expect(orders).toEqual([{ amount: '880', pay_method: 'h5' }]);
+
+    const off = await pay.post<Code>(`/api/v1/merchant/${merchantId}/codes/${code.code_id}/disable`, {});
+    expect(off.data!.status).toBe('disabled');
+    for (const ua of [WECHAT_UA, PLAIN_UA]) {
+      const visit = await new CheckoutBuyer(ua).open(code.url);
+      expect(visit.status).toBe(410);
+      expect(CheckoutBuyer.messageOf(visit.html)).toBe('code_disabled');
+      const posted = await enter(new CheckoutBuyer(ua), code, { amount: '5', note: '' });
+      expect(CheckoutBuyer.messageOf(posted.html)).toBe('code_disabled');
+    }
+    expect(
+      await pay.count('SELECT count(*) AS n FROM orders WHERE standing_code_id = :id', { id: code.code_id }),
+    ).toBe(1);
+  });
 });

@@ -5,7 +5,7 @@ import { reconciliationOperations } from '../../modules/reconciliation';
 import { paymentOperations } from '../../modules/orders';
 import { refundOperations } from '../../modules/refunds';
 import { transferOperations } from '../../modules/transfers';
-import { paymentLinkOperations } from '../../modules/checkout';
+import { merchantCodeOperations, paymentLinkOperations } from '../../modules/checkout';
 import { type ApiOperation } from '../../platform/http/openapi';
 import { apiPaths } from './api-paths';
 import { DATA_SCHEMAS, ENVELOPE_SCHEMAS, schemaRef } from './response-schemas';
@@ -33,6 +33,7 @@ const OPERATIONS: ApiOperation[] = [
   ...notificationOperations,
   ...transferOperations,
   ...paymentLinkOperations,
+  ...merchantCodeOperations,
   ...reconciliationOperations,
 ];
 

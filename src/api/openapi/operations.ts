@@ -46,7 +46,15 @@ export function describeOperation(
   style: OperationStyle,
 ): Schema {
   const responses: Record<string, Schema> = {
-    200: jsonResponse(style.statusDescriptions[200]!, successEnvelope(op.data ? schemaRef(op.data) : null)),
+    200:
+      'file' in op && op.file
+        ? {
+            description: op.file.description,
+            content: {
+              [op.file.mediaType]: { schema: { type: 'string', contentMediaType: op.file.mediaType } },
+            },
+          }
+        : jsonResponse(style.statusDescriptions[200]!, successEnvelope(op.data ? schemaRef(op.data) : null)),
   };
   const errors: Partial<Record<number, DocumentedErrorCode[]>> = { ...op.errors };
   for (const [status, codes] of Object.entries(style.authErrors)) {

@@ -258,6 +258,15 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
         ...textOrNull,
         description: 'An order a buyer made through a payment link: the link. Null otherwise.',
       },
+      standing_code_id: {
+        ...textOrNull,
+        description: "An order a buyer paid at a merchant's standing code: the code. Null otherwise.",
+      },
+      buyer_note: {
+        ...textOrNull,
+        description:
+          "What the buyer wrote on a standing code's page (at most 64 characters). Null otherwise.",
+      },
     },
     'An order as durapay has recorded it.',
   ),
@@ -488,6 +497,32 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
     },
     'The link, new or (a repeat of the same `merchant_link_no`) as it was.',
   ),
+  MerchantCode: record(
+    {
+      code_id: {
+        type: 'string',
+        pattern: '^mc_[a-z2-7]{20}$',
+        description: 'Service-generated, unguessable.',
+      },
+      merchant_id: text,
+      name: text,
+      notify_url: text,
+      min_amount: money,
+      max_amount: money,
+      status: { type: 'string', enum: ['active', 'disabled'] },
+      url: { type: 'string', description: 'The page a buyer who scans the code opens.' },
+      qr_code: { type: 'string', description: 'The same `url` as a QR image: an SVG `data:` URL.' },
+      created_at: time,
+      disabled_at: timeOrNull,
+    },
+    "A merchant's standing QR code (码牌): each payment at it is an ordinary order with `standing_code_id`.",
+  ),
+  MerchantCodePage: record({
+    list: { type: 'array', items: ref('MerchantCode') },
+    total: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 0, maximum: 100 },
+    offset: { type: 'integer', minimum: 0 },
+  }),
   PaymentLinkPage: record({
     list: { type: 'array', items: ref('PaymentLink') },
     total: { type: 'integer', minimum: 0 },

@@ -1,6 +1,12 @@
 // The payment-link operations of the OpenAPI document, beside the routes that serve them.
 import { type ApiOperation } from '../../platform/http/openapi';
-import { createPaymentLinkSchema, listPaymentLinksQuery } from './schemas';
+import { merchantIdParameter } from '../merchants';
+import {
+  createMerchantCodeSchema,
+  createPaymentLinkSchema,
+  listMerchantCodesQuery,
+  listPaymentLinksQuery,
+} from './schemas';
 
 const linkIdParameter = {
   name: 'linkId',
@@ -59,4 +65,85 @@ export const paymentLinkOperations: ApiOperation[] = [
     data: 'PaymentLink',
     errors: { 404: ['link_not_found'] },
   },
+];
+
+const codeIdParameter = {
+  name: 'codeId',
+  description:
+    "The `code_id`. Unknown, or another merchant's: `404 link_not_found`, `standing code not found`.",
+  example: 'mc_abcdefghijklmnopqrst',
+};
+
+export const merchantCodeOperations: ApiOperation[] = [
+  {
+    method: 'post',
+    path: '/api/v1/merchant/{merchantID}/codes',
+    operationId: 'createMerchantCode',
+    tag: 'Payment links',
+    summary: "Make a merchant's standing QR code (码牌)",
+    description:
+      "A code to print once and be paid any number of times: the buyer scans it with WeChat or Alipay (or opens it in any browser), enters the amount (within `min_amount` and `max_amount`) and a note, and pays as on a payment link. Each payment is an ordinary order of the merchant with `standing_code_id` and `buyer_note`, its subject the code's `name`, notified to `notify_url`. The merchant takes payments at the channels where it has an account. Unknown merchant: `404 order_not_found`.",
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter],
+    body: { name: 'MerchantCodeRequest', schema: createMerchantCodeSchema, required: true },
+    data: 'MerchantCode',
+    errors: { 400: ['invalid_param', 'missing_param'], 404: ['order_not_found'] },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/merchant/{merchantID}/codes',
+    operationId: 'listMerchantCodes',
+    tag: 'Payment links',
+    summary: "List a merchant's standing codes",
+    description: 'Newest first, by offset.',
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter],
+    query: listMerchantCodesQuery,
+    data: 'MerchantCodePage',
+    errors: { 400: ['invalid_param'] },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/merchant/{merchantID}/codes/{codeId}',
+    operationId: 'getMerchantCode',
+    tag: 'Payment links',
+    summary: 'Read a standing code',
+    description: 'The code, its page URL and the same as a QR image.',
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter, codeIdParameter],
+    data: 'MerchantCode',
+    errors: { 404: ['link_not_found'] },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/merchant/{merchantID}/codes/{codeId}/disable',
+    operationId: 'disableMerchantCode',
+    tag: 'Payment links',
+    summary: 'Disable a standing code',
+    description:
+      'From now on a buyer who scans it is told it is no longer in use; orders already made go on. Disabling again changes nothing.',
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter, codeIdParameter],
+    data: 'MerchantCode',
+    errors: { 404: ['link_not_found'] },
+  },
+  ...(['png', 'svg'] as const).map((kind): ApiOperation => ({
+    method: 'get',
+    path: `/api/v1/merchant/{merchantID}/codes/{codeId}/qr.${kind}`,
+    operationId: kind === 'png' ? 'merchantCodePng' : 'merchantCodeSvg',
+    tag: 'Payment links',
+    summary: `The standing code as a printable ${kind.toUpperCase()}`,
+    description:
+      kind === 'png'
+        ? "The code's URL as a 1024 × 1024 PNG (error correction Q, a four-module quiet zone), to print."
+        : "The code's URL as an SVG (error correction Q, a four-module quiet zone), sharp at any size.",
+    scope: 'merchants',
+    pathParameters: [merchantIdParameter, codeIdParameter],
+    data: null,
+    file: {
+      mediaType: kind === 'png' ? 'image/png' : 'image/svg+xml',
+      description: 'The QR code image.',
+    },
+    errors: { 404: ['link_not_found'] },
+  })),
 ];

@@ -35,6 +35,11 @@ const WORDS = {
     failed: '付款未完成，请重试',
     noBridge: '请在微信或支付宝中打开此页面',
     order: '订单号',
+    amount: '金额（元）',
+    note: '备注（选填）',
+    next: '付款',
+    badAmount: (min: string, max: string) => `请输入 ${min} 至 ${max} 之间的金额`,
+    badNote: '备注最多 64 个字',
     messages: {
       not_found: ['链接不存在', '请向商家确认付款链接。'],
       deactivated: ['链接已停用', '商家已停用此付款链接。'],
@@ -47,6 +52,8 @@ const WORDS = {
       no_channel: ['暂不支持此钱包', '商家未开通此支付方式，请换用其他钱包扫码。'],
       create_failed: ['暂时无法下单', '支付渠道暂时不可用，请稍后重试。'],
       order_not_found: ['订单不存在', '请向商家确认付款链接。'],
+      code_not_found: ['收款码不存在', '请向商家确认收款码。'],
+      code_disabled: ['收款码已停用', '商家已停用此收款码。'],
     } as Record<CheckoutMessage | 'order_not_found', [string, string]>,
   },
   en: {
@@ -63,6 +70,11 @@ const WORDS = {
     failed: 'The payment did not go through: try again',
     noBridge: 'Open this page in WeChat or Alipay',
     order: 'Order',
+    amount: 'Amount (yuan)',
+    note: 'Note (optional)',
+    next: 'Pay',
+    badAmount: (min: string, max: string) => `Enter an amount from ${min} to ${max}`,
+    badNote: 'A note is at most 64 characters',
     messages: {
       not_found: ['No such link', 'Ask the merchant for the payment link.'],
       deactivated: ['This link is no longer active', 'The merchant has deactivated this payment link.'],
@@ -87,6 +99,8 @@ const WORDS = {
         'The payment channel is not available: try again shortly.',
       ],
       order_not_found: ['No such order', 'Ask the merchant for the payment link.'],
+      code_not_found: ['No such code', 'Ask the merchant for their payment code.'],
+      code_disabled: ['This code is no longer in use', 'The merchant has disabled this payment code.'],
     } as Record<CheckoutMessage | 'order_not_found', [string, string]>,
   },
 };
@@ -116,6 +130,8 @@ function layout(lang: Lang, title: string, body: string, script = ''): string {
   #outcome { min-height: 1.5rem; margin-top: 1rem; font-weight: 600; }
   #outcome.ok { color: #07a35a; } #outcome.bad { color: #d4380d; }
   form { margin: 0; }
+  label.field { display: block; text-align: left; font-size: .9rem; color: #646a73; margin: .75rem 0; }
+  label.field input { display: block; width: 100%; box-sizing: border-box; font-size: 1.4rem; padding: .6rem; margin-top: .3rem; border: 1px solid #d0d3d6; border-radius: 8px; color: #1f2329; }
 </style>
 </head>
 <body><main>${body}</main>${script}</body>
@@ -128,6 +144,54 @@ export function messagePage(lang: Lang, message: CheckoutMessage | 'order_not_fo
     lang,
     title,
     `<div class="card" data-message="${message}"><h1>${escapeHtml(title)}</h1><p class="muted">${escapeHtml(text)}</p></div>`,
+  );
+}
+
+export interface AmountView {
+  lang: Lang;
+  codeId: string;
+  merchantName: string;
+  name: string;
+  minAmount: number;
+  maxAmount: number;
+  /** In a wallet: one button (its sign-in follows); elsewhere a button per H5 channel. */
+  wallet: boolean;
+  h5: string[];
+  problem?: 'amount' | 'note';
+  amount?: string;
+  note?: string;
+}
+
+/** A standing code's page: the buyer enters the amount (within the code's bounds) and a note. */
+export function amountPage(v: AmountView): string {
+  const w = WORDS[v.lang];
+  const problem =
+    v.problem === 'amount'
+      ? w.badAmount(yuanOf(v.minAmount), yuanOf(v.maxAmount))
+      : v.problem === 'note'
+        ? w.badNote
+        : '';
+  const buttons = v.wallet
+    ? `<button class="sandbox" type="submit">${escapeHtml(w.next)}</button>`
+    : v.h5
+        .map(
+          (code) =>
+            `<button class="${escapeHtml(code)}" type="submit" name="channel" value="${escapeHtml(code)}">${escapeHtml(w.h5[code] ?? code)}</button>`,
+        )
+        .join('');
+  return layout(
+    v.lang,
+    `${w.title} · ${v.merchantName}`,
+    `<div class="card">
+<h1>${escapeHtml(v.merchantName)}</h1>
+<p class="muted">${escapeHtml(v.name)}</p>
+<form method="post" action="/checkout/c/${escapeHtml(v.codeId)}">
+<label class="field">${escapeHtml(w.amount)}<input name="amount" inputmode="decimal" autocomplete="off" required pattern="\\d{1,9}(\\.\\d{1,2})?" value="${escapeHtml(v.amount ?? '')}"></label>
+<label class="field">${escapeHtml(w.note)}<input name="note" maxlength="64" autocomplete="off" value="${escapeHtml(v.note ?? '')}"></label>
+<div id="outcome" class="${problem ? 'bad' : ''}" role="status">${escapeHtml(problem)}</div>
+${buttons}
+</form>
+</div>`,
   );
 }
 

@@ -48,10 +48,32 @@ const LINK_COLUMNS = `l.link_id AS "linkId", l.app_id AS "appId", l.merchant_lin
 
 export interface SignInState {
   nonce: string;
-  kind: 'link' | 'order';
+  kind: 'link' | 'order' | 'code';
   ref: string;
   channelCode: string;
+  /** A standing code's: the amount and note its buyer entered. */
+  amount?: number | null;
+  note?: string | null;
 }
+
+/** A merchant's standing QR code (码牌). */
+export interface MerchantCode {
+  codeId: string;
+  appId: string;
+  merchantId: string;
+  name: string;
+  notifyUrl: string;
+  minAmount: number;
+  maxAmount: number;
+  status: 'active' | 'disabled';
+  disabledAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const CODE_COLUMNS = `code_id AS "codeId", app_id AS "appId", merchant_id AS "merchantId", name,
+  notify_url AS "notifyUrl", min_amount::float8 AS "minAmount", max_amount::float8 AS "maxAmount", status,
+  disabled_at AS "disabledAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export class CheckoutRepository {
   constructor(private readonly db: Database) {}
@@ -184,9 +206,16 @@ export class CheckoutRepository {
 
   async insertState(state: SignInState, expiresAt: Date): Promise<void> {
     await this.db.sequelize.query(
-      `INSERT INTO checkout_states (nonce, kind, ref, channel_code, expires_at)
-       VALUES (:nonce, :kind, :ref, :channelCode, :expiresAt)`,
-      { replacements: { ...state, expiresAt: expiresAt.toISOString() } },
+      `INSERT INTO checkout_states (nonce, kind, ref, channel_code, amount, note, expires_at)
+       VALUES (:nonce, :kind, :ref, :channelCode, :amount, :note, :expiresAt)`,
+      {
+        replacements: {
+          ...state,
+          amount: state.amount ?? null,
+          note: state.note ?? null,
+          expiresAt: expiresAt.toISOString(),
+        },
+      },
     );
     // Old states go with each new one: a table that stays the size of ten minutes of sign-ins.
     await this.db.sequelize.query("DELETE FROM checkout_states WHERE expires_at < now() - interval '1 day'");
@@ -195,7 +224,8 @@ export class CheckoutRepository {
   /** The state's row, if it exists at all (used or not). */
   async findState(nonce: string): Promise<(SignInState & { usedAt: Date | null; expiresAt: Date }) | null> {
     const [row] = await this.select<SignInState & { usedAt: Date | null; expiresAt: Date }>(
-      `SELECT nonce, kind, ref, channel_code AS "channelCode", used_at AS "usedAt", expires_at AS "expiresAt"
+      `SELECT nonce, kind, ref, channel_code AS "channelCode", amount::float8 AS amount, note,
+              used_at AS "usedAt", expires_at AS "expiresAt"
          FROM checkout_states WHERE nonce = :nonce`,
       { nonce },
     );
@@ -209,6 +239,58 @@ export class CheckoutRepository {
         WHERE nonce = :nonce AND used_at IS NULL AND expires_at > now()
         RETURNING nonce`,
       { nonce },
+    );
+    return rows.length > 0;
+  }
+
+  // ---- standing codes ----
+
+  async insertCode(
+    c: Omit<MerchantCode, 'status' | 'disabledAt' | 'createdAt' | 'updatedAt'>,
+  ): Promise<void> {
+    await this.db.sequelize.query(
+      `INSERT INTO merchant_codes (code_id, app_id, merchant_id, name, notify_url, min_amount, max_amount)
+       VALUES (:codeId, :appId, :merchantId, :name, :notifyUrl, :minAmount, :maxAmount)`,
+      { replacements: c },
+    );
+  }
+
+  async findCode(codeId: string): Promise<MerchantCode | null> {
+    const [row] = await this.select<MerchantCode>(
+      `SELECT ${CODE_COLUMNS} FROM merchant_codes WHERE code_id = :codeId`,
+      {
+        codeId,
+      },
+    );
+    return row ?? null;
+  }
+
+  /** The merchant's codes, newest first, by offset; `total` counts them all. */
+  async listCodes(
+    appId: string,
+    merchantId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ rows: MerchantCode[]; total: number }> {
+    const rows = await this.select<MerchantCode>(
+      `SELECT ${CODE_COLUMNS} FROM merchant_codes WHERE app_id = :appId AND merchant_id = :merchantId
+        ORDER BY created_at DESC, code_id DESC LIMIT :limit OFFSET :offset`,
+      { appId, merchantId, ...page },
+    );
+    const [count] = await this.select<{ total: number }>(
+      'SELECT count(*)::int AS total FROM merchant_codes WHERE app_id = :appId AND merchant_id = :merchantId',
+      { appId, merchantId },
+    );
+    return { rows, total: count?.total ?? 0 };
+  }
+
+  /** Disables the code (again: nothing changes); false when the merchant has no such code. */
+  async disableCode(appId: string, merchantId: string, codeId: string): Promise<boolean> {
+    const rows = await this.select<{ code_id: string }>(
+      `UPDATE merchant_codes SET status = 'disabled', disabled_at = coalesce(disabled_at, now()),
+              updated_at = CASE WHEN status = 'disabled' THEN updated_at ELSE now() END
+        WHERE app_id = :appId AND merchant_id = :merchantId AND code_id = :codeId
+        RETURNING code_id`,
+      { appId, merchantId, codeId },
     );
     return rows.length > 0;
   }

@@ -7,9 +7,23 @@ import { apiRouter } from '../../platform/http/router';
 import { parsePage } from '../../platform/pagination';
 import type { Logger } from '../../platform/logger';
 import { CHECKOUT_SCRIPT } from './page-script';
-import { CHECKOUT_PAGE_CSP, landingPage, langOf, messagePage, orderPage, type Lang } from './pages';
-import { createPaymentLinkSchema, listPaymentLinksQuery } from './schemas';
-import type { CheckoutService, PaymentLinkBody, Visit } from './service';
+import {
+  amountPage,
+  CHECKOUT_PAGE_CSP,
+  landingPage,
+  langOf,
+  messagePage,
+  orderPage,
+  type Lang,
+} from './pages';
+import { toBuffer, toString } from 'qrcode';
+import {
+  createMerchantCodeSchema,
+  createPaymentLinkSchema,
+  listMerchantCodesQuery,
+  listPaymentLinksQuery,
+} from './schemas';
+import type { CheckoutService, MerchantCodeBody, PaymentLinkBody, Visit } from './service';
 
 /** SPEC §15: an app's payment links (signed, scope `payments`). */
 export function paymentLinkRoutes(checkout: CheckoutService): Router {
@@ -51,6 +65,61 @@ export function paymentLinkRoutes(checkout: CheckoutService): Router {
   return router;
 }
 
+/** SPEC §15: a merchant's standing codes (码牌), under the merchant (signed, scope `merchants`). */
+export function merchantCodeRoutes(checkout: CheckoutService): Router {
+  const router = apiRouter();
+  const base = '/api/v1/merchant/:merchantID/codes';
+  const merchantOf = (req: Request) => pathValue(req.params, 'merchantID', 'merchant_id');
+  const codeOf = (req: Request) => pathValue(req.params, 'codeId', 'code_id');
+
+  router.post(base, parseJsonBody(), async (req, res) => {
+    const body = validate(createMerchantCodeSchema, req.body) as MerchantCodeBody;
+    const code = await checkout.createCode(currentApp(res).appId, merchantOf(req), body);
+    sendData(res, await checkout.codeView(code));
+  });
+
+  router.get(base, async (req, res) => {
+    const query = validate(listMerchantCodesQuery, req.query) as { limit?: string; offset?: string };
+    const page = parsePage(query);
+    const { rows, total } = await checkout.repository.listCodes(currentApp(res).appId, merchantOf(req), page);
+    sendData(res, { list: await Promise.all(rows.map((c) => checkout.codeView(c))), total, ...page });
+  });
+
+  router.get(`${base}/:codeId`, async (req, res) => {
+    const code = await checkout.findCode(currentApp(res).appId, merchantOf(req), codeOf(req));
+    sendData(res, await checkout.codeView(code));
+  });
+
+  router.post(`${base}/:codeId/disable`, parseJsonBody(), async (req, res) => {
+    const code = await checkout.disableCode(currentApp(res).appId, merchantOf(req), codeOf(req));
+    sendData(res, await checkout.codeView(code));
+  });
+
+  // Printable: the code's URL at a size a printer keeps sharp, with a wide quiet zone.
+  router.get(`${base}/:codeId/qr.png`, async (req, res) => {
+    const code = await checkout.findCode(currentApp(res).appId, merchantOf(req), codeOf(req));
+    const png = await toBuffer(checkout.codeUrl(code.codeId), {
+      type: 'png',
+      errorCorrectionLevel: 'Q',
+      margin: 4,
+      width: 1024,
+    });
+    res.status(200).type('image/png').set('Cache-Control', 'no-store').send(png);
+  });
+
+  router.get(`${base}/:codeId/qr.svg`, async (req, res) => {
+    const code = await checkout.findCode(currentApp(res).appId, merchantOf(req), codeOf(req));
+    const svg = await toString(checkout.codeUrl(code.codeId), {
+      type: 'svg',
+      errorCorrectionLevel: 'Q',
+      margin: 4,
+    });
+    res.status(200).type('image/svg+xml').set('Cache-Control', 'no-store').send(svg);
+  });
+
+  return router;
+}
+
 /**
  * SPEC §15: the buyer's pages, unsigned (a buyer has no credentials): a link, the wallet's way
  * back from its sign-in, H5 pay, and an order's page and status.
@@ -75,6 +144,25 @@ export function checkoutPageRoutes(checkout: CheckoutService): Router {
     }
     if (visit.kind === 'message') {
       page(res, visit.status, messagePage(lang(req), visit.message));
+      return;
+    }
+    if (visit.kind === 'amount') {
+      page(
+        res,
+        visit.problem ? 400 : 200,
+        amountPage({
+          lang: lang(req),
+          codeId: visit.code.codeId,
+          merchantName: visit.merchantName,
+          name: visit.code.name,
+          minAmount: Number(visit.code.minAmount),
+          maxAmount: Number(visit.code.maxAmount),
+          wallet: visit.wallet,
+          h5: visit.h5,
+          ...(visit.problem ? { problem: visit.problem } : {}),
+          ...(visit.entered ? { amount: visit.entered.amount, note: visit.entered.note } : {}),
+        }),
+      );
       return;
     }
     page(
@@ -120,6 +208,37 @@ export function checkoutPageRoutes(checkout: CheckoutService): Router {
       req,
       res,
       await checkout.payByH5(linkId, channel, req.ip ?? '127.0.0.1', res.locals.log as Logger),
+    );
+  });
+
+  const codeIdOf = (req: Request) => {
+    const id = String(req.params.codeId);
+    return /^mc_[a-z2-7]{20}$/.test(id) ? id : undefined;
+  };
+
+  router.get('/checkout/c/:codeId', async (req, res) => {
+    const codeId = codeIdOf(req);
+    if (!codeId) return show(req, res, { kind: 'message', status: 404, message: 'code_not_found' });
+    return show(req, res, await checkout.openCode(codeId, req.get('User-Agent') ?? ''));
+  });
+
+  router.post('/checkout/c/:codeId', async (req, res) => {
+    const codeId = codeIdOf(req);
+    if (!codeId) return show(req, res, { kind: 'message', status: 404, message: 'code_not_found' });
+    const form = new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString('utf8'));
+    return show(
+      req,
+      res,
+      await checkout.payCode(
+        codeId,
+        {
+          amount: (form.get('amount') ?? '').slice(0, 32),
+          note: (form.get('note') ?? '').slice(0, 256),
+          ...(form.get('channel') ? { channel: form.get('channel')! } : {}),
+        },
+        { userAgent: req.get('User-Agent') ?? '', ip: req.ip ?? '127.0.0.1' },
+        res.locals.log as Logger,
+      ),
     );
   });
 

@@ -66,3 +66,39 @@ export const listPaymentLinksQuery = Joi.object({
   limit: lenientQueryValue.description('Default 20, at most 100.'),
   offset: lenientQueryValue.description('Default 0.'),
 });
+
+export const createMerchantCodeSchema = Joi.object({
+  name: Joi.string()
+    .min(1)
+    .max(64)
+    .required()
+    .description("What the code is (a till, a stall): the order's subject, shown on the buyer's page.")
+    .example('Front counter'),
+  notify_url: Joi.string()
+    .max(512)
+    .uri({ scheme: ['http', 'https'] })
+    .required()
+    .description(
+      "Where each payment's `payment.succeeded` and `payment.closed` are posted, with `standing_code_id`.",
+    )
+    .example('https://merchant.example/hooks/durapay'),
+  min_amount: Joi.number()
+    .integer()
+    .min(1)
+    .max(MAX_AMOUNT)
+    .description('The least a buyer may enter, in fen; default 1.')
+    .example(100),
+  max_amount: Joi.number()
+    .integer()
+    .min(1)
+    .max(MAX_AMOUNT)
+    .description(
+      'The most a buyer may enter, in fen; default 5 000 000 (¥50 000). Below `min_amount`: `400 invalid_param`.',
+    )
+    .example(500_000),
+}).required();
+
+export const listMerchantCodesQuery = Joi.object({
+  limit: lenientQueryValue.description('Default 20, at most 100.'),
+  offset: lenientQueryValue.description('Default 0.'),
+});

@@ -22,8 +22,15 @@ import type { Logger } from '../../platform/logger';
 import { qrImage } from '../../platform/qr';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
 import type { Order, OrderService } from '../orders';
-import { CheckoutRepository, type CountedLink } from './repository';
-import { linkOrderMinutes, linkOrderNo, linkStatusOf, SIGN_IN_STATE_MS, type LinkStatus } from './rules';
+import { CheckoutRepository, type CountedLink, type MerchantCode } from './repository';
+import {
+  LINK_ORDER_EXPIRE_MINUTES,
+  linkOrderMinutes,
+  linkOrderNo,
+  linkStatusOf,
+  SIGN_IN_STATE_MS,
+  type LinkStatus,
+} from './rules';
 import { CheckoutSigner } from './state';
 
 export interface CheckoutServiceDeps {
@@ -32,6 +39,13 @@ export interface CheckoutServiceDeps {
   /** Where buyers reach this service: the links' and pages' addresses. */
   publicBaseUrl: string;
   payloadKeys: Keyring;
+}
+
+export interface MerchantCodeBody {
+  name: string;
+  notify_url: string;
+  min_amount?: number;
+  max_amount?: number;
 }
 
 export interface PaymentLinkBody {
@@ -48,7 +62,16 @@ export interface PaymentLinkBody {
 export type Visit =
   | { kind: 'redirect'; to: string }
   | { kind: 'message'; status: number; message: CheckoutMessage }
-  | { kind: 'landing'; link: CountedLink; qrImage: string; url: string; h5: string[] };
+  | { kind: 'landing'; link: CountedLink; qrImage: string; url: string; h5: string[] }
+  | {
+      kind: 'amount';
+      code: MerchantCode;
+      merchantName: string;
+      wallet: boolean;
+      h5: string[];
+      problem?: 'amount' | 'note';
+      entered?: { amount: string; note: string };
+    };
 
 /** The pages that say why there is nothing to pay (pages.ts words each). */
 export type CheckoutMessage =
@@ -61,7 +84,9 @@ export type CheckoutMessage =
   | 'state_used'
   | 'sign_in_failed'
   | 'no_channel'
-  | 'create_failed';
+  | 'create_failed'
+  | 'code_not_found'
+  | 'code_disabled';
 
 const LINK_STATUS_MESSAGE: Record<Exclude<LinkStatus, 'active'>, CheckoutMessage> = {
   deactivated: 'deactivated',
@@ -265,6 +290,11 @@ export class CheckoutService {
       log.warn('checkout sign-in refused by the channel', { channel_code: channelCode, error: err.message });
       return { kind: 'message', status: 400, message: 'sign_in_failed' };
     }
+    if (row.kind === 'code') {
+      const code = await this.repository.findCode(row.ref);
+      if (!code) return { kind: 'message', status: 404, message: 'code_not_found' };
+      return this.codeOrder(code, channel, 'jsapi', Number(row.amount), row.note ?? null, buyer.extra, log);
+    }
     const link = await this.repository.findLink(row.ref);
     if (!link) return { kind: 'message', status: 404, message: 'not_found' };
     return this.orderFor(link, channel, 'jsapi', buyer.extra, log);
@@ -353,11 +383,228 @@ export class CheckoutService {
     }
   }
 
+  // ---- standing codes (码牌) ----
+
+  codeUrl(codeId: string): string {
+    return `${this.deps.publicBaseUrl}/checkout/c/${codeId}`;
+  }
+
+  async createCode(appId: string, merchantId: string, body: MerchantCodeBody): Promise<MerchantCode> {
+    if (!(await this.merchants.find(appId, merchantId))) {
+      throw new AppError('order_not_found', 'merchant not found', 404);
+    }
+    const minAmount = body.min_amount ?? 1;
+    const maxAmount = body.max_amount ?? DEFAULT_CODE_MAX_AMOUNT;
+    if (maxAmount < minAmount)
+      throw new AppError('invalid_param', '"max_amount" must be at least "min_amount"');
+    const codeId = `mc_${randomBase32(20)}`;
+    await this.repository.insertCode({
+      codeId,
+      appId,
+      merchantId,
+      name: body.name,
+      notifyUrl: body.notify_url,
+      minAmount,
+      maxAmount,
+    });
+    return (await this.repository.findCode(codeId))!;
+  }
+
+  async findCode(appId: string, merchantId: string, codeId: string): Promise<MerchantCode> {
+    const code = await this.repository.findCode(codeId);
+    if (!code || code.appId !== appId || code.merchantId !== merchantId) {
+      throw new AppError('link_not_found', 'standing code not found');
+    }
+    return code;
+  }
+
+  async disableCode(appId: string, merchantId: string, codeId: string): Promise<MerchantCode> {
+    if (!(await this.repository.disableCode(appId, merchantId, codeId))) {
+      throw new AppError('link_not_found', 'standing code not found');
+    }
+    return (await this.repository.findCode(codeId))!;
+  }
+
+  async codeView(code: MerchantCode) {
+    const url = this.codeUrl(code.codeId);
+    return {
+      code_id: code.codeId,
+      merchant_id: code.merchantId,
+      name: code.name,
+      notify_url: code.notifyUrl,
+      min_amount: Number(code.minAmount),
+      max_amount: Number(code.maxAmount),
+      status: code.status,
+      url,
+      qr_code: await qrImage(url),
+      created_at: code.createdAt.toISOString(),
+      disabled_at: code.disabledAt?.toISOString() ?? null,
+    };
+  }
+
+  /** The channels a code's buyer may pay at: where its merchant has an account. */
+  private async codeChannels(code: MerchantCode): Promise<Channel[]> {
+    const all = this.deps.channels
+      .codes()
+      .map((c) => this.deps.channels.get(c))
+      .filter((c): c is Channel => c !== undefined);
+    const held = await Promise.all(
+      all.map(async (c) =>
+        (await this.accounts.attachedAt(code.appId, code.merchantId, c.code)) ? c : null,
+      ),
+    );
+    return held.filter((c): c is Channel => c !== null);
+  }
+
+  private async activeCode(codeId: string): Promise<MerchantCode | Visit> {
+    const code = await this.repository.findCode(codeId);
+    if (!code) return { kind: 'message', status: 404, message: 'code_not_found' };
+    if (code.status !== 'active') return { kind: 'message', status: 410, message: 'code_disabled' };
+    return code;
+  }
+
+  /** The buyer scanned a code: the page where the amount is entered. */
+  async openCode(codeId: string, userAgent: string): Promise<Visit> {
+    const code = await this.activeCode(codeId);
+    if ('kind' in code) return code;
+    return this.amountVisit(code, userAgent);
+  }
+
+  private async amountVisit(
+    code: MerchantCode,
+    userAgent: string,
+    problem?: 'amount' | 'note',
+    entered?: { amount: string; note: string },
+  ): Promise<Visit> {
+    const merchant = await this.merchants.find(code.appId, code.merchantId);
+    const channels = await this.codeChannels(code);
+    return {
+      kind: 'amount',
+      code,
+      merchantName: merchant?.merchantName ?? code.name,
+      wallet: channels.some((c) => c.buyerSignIn?.isWallet(userAgent)),
+      h5: channels.filter((c) => c.capabilities.payMethods.includes('h5')).map((c) => c.code),
+      ...(problem ? { problem } : {}),
+      ...(entered ? { entered } : {}),
+    };
+  }
+
+  /**
+   * The buyer entered an amount (and a note): in a wallet, on to its sign-in with them bound to
+   * the state's row; in any other browser, H5 pay at the chosen channel.
+   */
+  async payCode(
+    codeId: string,
+    form: { amount: string; note: string; channel?: string },
+    buyer: { userAgent: string; ip: string },
+    log: Logger,
+  ): Promise<Visit> {
+    const code = await this.activeCode(codeId);
+    if ('kind' in code) return code;
+    const entered = { amount: form.amount, note: form.note };
+    const amount = fenOf(form.amount);
+    if (amount === undefined || amount < Number(code.minAmount) || amount > Number(code.maxAmount)) {
+      return this.amountVisit(code, buyer.userAgent, 'amount', entered);
+    }
+    const note = form.note.trim();
+    if ([...note].length > 64 || [...note].some((c) => c.charCodeAt(0) < 0x20)) {
+      return this.amountVisit(code, buyer.userAgent, 'note', entered);
+    }
+    const channels = await this.codeChannels(code);
+    const wallet = channels.find((c) => c.buyerSignIn?.isWallet(buyer.userAgent));
+    if (wallet) {
+      const subject = { kind: 'code' as const, ref: code.codeId, channelCode: wallet.code };
+      const { nonce, state } = this.signer.newState(subject);
+      await this.repository.insertState(
+        { nonce, ...subject, amount, note: note || null },
+        new Date(Date.now() + SIGN_IN_STATE_MS),
+      );
+      return {
+        kind: 'redirect',
+        to: wallet.buyerSignIn!.authorizeUrl({ redirectUri: this.signInReturnUrl(wallet.code), state }),
+      };
+    }
+    if (isAnyWallet(buyer.userAgent, this.deps.channels)) {
+      return { kind: 'message', status: 409, message: 'no_channel' };
+    }
+    const channel = channels.find((c) => c.code === form.channel && c.capabilities.payMethods.includes('h5'));
+    if (!channel) return { kind: 'message', status: 409, message: 'no_channel' };
+    const visit = await this.codeOrder(
+      code,
+      channel,
+      'h5',
+      amount,
+      note || null,
+      { client_ip: buyer.ip },
+      log,
+    );
+    if (visit.kind !== 'redirect') return visit;
+    const tradeNo = this.signer.tradeNoOf(visit.to.split('/checkout/o/')[1]!)!;
+    const order = await this.orders.repository.findOrderByTradeNo(tradeNo);
+    const next = h5Url(order?.payCredential);
+    return next ? { kind: 'redirect', to: next } : visit;
+  }
+
+  private async codeOrder(
+    code: MerchantCode,
+    channel: Channel,
+    payMethod: 'jsapi' | 'h5',
+    amount: number,
+    note: string | null,
+    extra: Record<string, string>,
+    log: Logger,
+  ): Promise<Visit> {
+    if (code.status !== 'active') return { kind: 'message', status: 410, message: 'code_disabled' };
+    try {
+      const created = await this.orders.create(
+        code.appId,
+        {
+          merchant_order_no: `${code.codeId}-${randomBase32(12)}`,
+          pay_method: payMethod,
+          channel_code: channel.code,
+          amount,
+          subject: code.name,
+          notify_url: code.notifyUrl,
+          expire_minutes: LINK_ORDER_EXPIRE_MINUTES,
+          merchant_id: code.merchantId,
+          extra,
+          standing_code_id: code.codeId,
+          ...(note ? { buyer_note: note } : {}),
+        },
+        log,
+      );
+      log.info('checkout order made at a standing code', {
+        trade_no: created.trade_no,
+        code_id: code.codeId,
+        channel_code: channel.code,
+      });
+      return { kind: 'redirect', to: this.orderPageUrl(created.trade_no) };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      log.warn('checkout order could not be made', {
+        code_id: code.codeId,
+        code: err.code,
+        error: err.message,
+      });
+      return { kind: 'message', status: 502, message: 'create_failed' };
+    }
+  }
+
   /** The order a page token names, when the token's MAC holds. */
   async orderOfToken(token: string): Promise<Order | null> {
     const tradeNo = this.signer.tradeNoOf(token);
     return tradeNo ? this.orders.repository.findOrderByTradeNo(tradeNo) : null;
   }
+}
+
+/** The most a standing code takes by default: ¥50 000, in fen. */
+export const DEFAULT_CODE_MAX_AMOUNT = 5_000_000;
+
+/** Yuan as a buyer types them (`12`, `12.5`, `12.50`) in fen; undefined for anything else. */
+export function fenOf(text: string): number | undefined {
+  const match = /^\s*(\d{1,9})(?:\.(\d{1,2}))?\s*$/.exec(text);
+  if (!match) return undefined;
+  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
 }
 
 /** Whether a user agent is any configured channel's wallet. */

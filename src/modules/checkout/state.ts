@@ -32,7 +32,7 @@ function randomAlnum(length: number): string {
 }
 
 export interface StateSubject {
-  kind: 'link' | 'order';
+  kind: 'link' | 'order' | 'code';
   ref: string;
   channelCode: string;
 }

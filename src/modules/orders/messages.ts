@@ -121,6 +121,9 @@ export interface CreateOrderRequest {
   barcode?: { authCode?: string; authCodeSha256: string; deviceId: string | null; storeId: string | null };
   /** The payment link a buyer made the order through on the hosted checkout (SPEC §15). */
   paymentLinkId?: string;
+  /** The merchant's standing code a buyer paid at, and the note the buyer left (SPEC §15). */
+  standingCodeId?: string;
+  buyerNote?: string;
 }
 
 /** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
@@ -142,6 +145,8 @@ export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderR
     profitSharingAmount: req.profitSharingAmount,
     extra: req.extra,
     ...(req.paymentLinkId ? { paymentLinkId: req.paymentLinkId } : {}),
+    ...(req.standingCodeId ? { standingCodeId: req.standingCodeId } : {}),
+    ...(req.buyerNote ? { buyerNote: req.buyerNote } : {}),
     createdAt: input.createdAt,
   };
 }

@@ -33,6 +33,8 @@ export class Order extends Model {
   declare deviceId: string | null;
   declare storeId: string | null;
   declare paymentLinkId: string | null;
+  declare standingCodeId: string | null;
+  declare buyerNote: string | null;
   declare closeReason: 'refused' | 'reversed' | null;
   declare extra: Record<string, unknown> | null;
   declare createdAt: Date;
@@ -71,6 +73,8 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       deviceId: { type: DataTypes.STRING(64) },
       storeId: { type: DataTypes.STRING(64) },
       paymentLinkId: { type: DataTypes.STRING(32) },
+      standingCodeId: { type: DataTypes.STRING(32) },
+      buyerNote: { type: DataTypes.STRING(64) },
       closeReason: { type: DataTypes.STRING(16) },
       extra: { type: DataTypes.JSONB },
       createdAt: { type: DataTypes.DATE, allowNull: false },

@@ -39,6 +39,9 @@ export interface NewOrder {
   barcode?: { authCodeSha256: string; deviceId: string | null; storeId: string | null };
   /** The payment link a buyer made the order through (SPEC §15). */
   paymentLinkId?: string;
+  /** The standing code a buyer paid at, and the note the buyer left (SPEC §15). */
+  standingCodeId?: string;
+  buyerNote?: string;
   /**
    * The polls the payment sweeper makes while the order is pending: the gaps between them and
    * when they stop (the order's expiry, whose final check is its workflow's close). Absent for
@@ -152,11 +155,11 @@ export class OrderRepository {
                            amount, currency,
                            subject, notify_url, status, channel_trade_no, pay_credential, expire_time,
                            profit_sharing_amount, profit_sharing_status, extra, auth_code_sha256, device_id,
-                           store_id, payment_link_id, created_at, updated_at)
+                           store_id, payment_link_id, standing_code_id, buyer_note, created_at, updated_at)
        VALUES (:tradeNo, :appId, :merchantOrderNo, :merchantId, :subMerchantNo, :channelAccountId, :channelCode, :payMethod, :amount, :currency,
                :subject, :notifyUrl, 'pending', :channelTradeNo, CAST(:payCredential AS jsonb), :expireTime,
                :profitSharingAmount, CASE WHEN :profitSharingAmount > 0 THEN 'pending' ELSE 'none' END,
-               CAST(:extra AS jsonb), :authCodeSha256, :deviceId, :storeId, :paymentLinkId, :createdAt, now())
+               CAST(:extra AS jsonb), :authCodeSha256, :deviceId, :storeId, :paymentLinkId, :standingCodeId, :buyerNote, :createdAt, now())
        ON CONFLICT (trade_no) DO NOTHING
        RETURNING trade_no`,
       {
@@ -171,6 +174,8 @@ export class OrderRepository {
           deviceId: o.barcode?.deviceId ?? null,
           storeId: o.barcode?.storeId ?? null,
           paymentLinkId: o.paymentLinkId ?? null,
+          standingCodeId: o.standingCodeId ?? null,
+          buyerNote: o.buyerNote ?? null,
         },
       },
     );

@@ -102,6 +102,9 @@ export interface CreateOrderBody {
   store_id?: string;
   /** Not a field of the API: the hosted checkout's order for a payment link (SPEC §15). */
   payment_link_id?: string;
+  /** Nor these: the hosted checkout's order at a merchant's standing code, and its buyer's note. */
+  standing_code_id?: string;
+  buyer_note?: string;
 }
 
 /** How a callback names its order: by durapay's trade number or by the channel's. */
@@ -360,6 +363,8 @@ export class OrderService {
         : {}),
       extra: body.extra ?? null,
       ...(body.payment_link_id ? { paymentLinkId: body.payment_link_id } : {}),
+      ...(body.standing_code_id ? { standingCodeId: body.standing_code_id } : {}),
+      ...(body.buyer_note ? { buyerNote: body.buyer_note } : {}),
       ...(barcode
         ? {
             barcode: {

@@ -26,5 +26,7 @@ export function orderView(o: Order) {
     device_id: o.deviceId ?? null,
     store_id: o.storeId ?? null,
     payment_link_id: o.paymentLinkId ?? null,
+    standing_code_id: o.standingCodeId ?? null,
+    buyer_note: o.buyerNote ?? null,
   };
 }

@@ -53,6 +53,8 @@ export interface ApiOperation {
   multipart?: Record<string, unknown>;
   /** The success data, by name under components.schemas; null for `data: null`. */
   data: string | null;
+  /** A success answered not in the envelope but as a file of this media type (an image). */
+  file?: { mediaType: string; description: string };
   /** The error codes this operation answers with, by status (authentication's are added). */
   errors: Partial<Record<OperationErrorStatus, ErrorCode[]>>;
 }

@@ -22,7 +22,7 @@ import { transfers } from './0019-transfers';
 import { consoleOperators } from './0020-console';
 import { consoleIndexes } from './0021-console-indexes';
 import { barcodeOrders } from './0022-barcode-orders';
-import { paymentLinks } from './0023-payment-links';
+import { checkout } from './0023-checkout';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -53,5 +53,5 @@ export const migrations: Migration[] = [
   consoleOperators,
   consoleIndexes,
   barcodeOrders,
-  paymentLinks,
+  checkout,
 ];
