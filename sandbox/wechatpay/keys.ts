@@ -53,6 +53,7 @@ export const WECHATPAY_SANDBOX_KEY_FILES = {
   merchantPrivateKey: 'merchant-private-key.pem',
   apiV3Key: 'apiv3.key',
   platformPublicKey: 'wechatpay-public-key.pem',
+  spAppSecret: 'sp-app-secret.txt',
 } as const;
 
 /**
@@ -72,15 +73,15 @@ export function wechatpaySettings(
     WECHATPAY_SP_APPID: keys.spAppid,
     WECHATPAY_MERCHANT_SERIAL: keys.merchantSerial,
     WECHATPAY_PUBLIC_KEY_ID: keys.platformPublicKeyId,
-    // The sandbox's AppSecret is derived from its keys (oauth.ts): the checkout's WeChat sign-in.
-    WECHATPAY_SP_APP_SECRET: spAppSecretOf(keys),
   };
   if (mode === 'certificate') {
     // The sandbox names its key by certificate: durapay downloads the certificates instead.
     delete settings.WECHATPAY_PUBLIC_KEY_ID;
     settings.WECHATPAY_PLATFORM_CERTIFICATES = 'download';
   }
+  // The sandbox's AppSecret is derived from its keys (oauth.ts): the checkout's WeChat sign-in.
   if (keyDir === undefined) {
+    settings.WECHATPAY_SP_APP_SECRET = spAppSecretOf(keys);
     settings.WECHATPAY_MERCHANT_PRIVATE_KEY = keys.merchantPrivateKeyPem;
     settings.WECHATPAY_APIV3_KEY = keys.apiV3Key;
     if (mode === 'public_key') settings.WECHATPAY_PUBLIC_KEY = keys.platformPublicKeyPem;
@@ -91,6 +92,7 @@ export function wechatpaySettings(
       WECHATPAY_SANDBOX_KEY_FILES.merchantPrivateKey,
     );
     settings.WECHATPAY_APIV3_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.apiV3Key);
+    settings.WECHATPAY_SP_APP_SECRET_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.spAppSecret);
     if (mode === 'public_key') {
       settings.WECHATPAY_PUBLIC_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey);
     }
@@ -150,6 +152,8 @@ const store = keyStore<WechatpaySandboxKeys>({
     [WECHATPAY_SANDBOX_KEY_FILES.merchantPrivateKey]: keys.merchantPrivateKeyPem,
     [WECHATPAY_SANDBOX_KEY_FILES.apiV3Key]: keys.apiV3Key,
     [WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey]: keys.platformPublicKeyPem,
+    // Derived from the keys (oauth.ts), written beside them so that a setting can name it.
+    [WECHATPAY_SANDBOX_KEY_FILES.spAppSecret]: `${spAppSecretOf(keys)}\n`,
   }),
   check: checkKeys,
   generate: generateWechatpaySandboxKeys,

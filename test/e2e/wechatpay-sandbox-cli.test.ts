@@ -68,6 +68,7 @@ test('when durapay sandbox wechatpay runs, then the settings it prints let a v3 
     'WECHATPAY_PUBLIC_KEY_FILE',
     'WECHATPAY_PUBLIC_KEY_ID',
     'WECHATPAY_SP_APPID',
+    'WECHATPAY_SP_APP_SECRET_FILE',
     'WECHATPAY_SP_MCHID',
   ]);
   expect(stderr).not.toContain('PRIVATE KEY-----');
