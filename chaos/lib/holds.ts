@@ -109,7 +109,7 @@ export async function workflowIdIn(file: string): Promise<string> {
   const until = Date.now() + 30_000;
   for (;;) {
     const id = fs.readFileSync(file, 'utf8');
-    if (id !== '' || Date.now() >= until) return id;
+    if (id !== '' || Date.now() >= until || !holderAlive(file)) return id;
     await sleep(50);
   }
 }
@@ -121,6 +121,26 @@ function heldNow(dir: string, spots: HoldSpot[]): { spot: HoldSpot; file: string
     const prefix = `${HELD_PREFIX}${spot.activity}.${spot.point}.`;
     return files.filter((f) => f.startsWith(prefix)).map((f) => ({ spot, file: path.join(dir, f) }));
   });
+}
+
+/** Whether the process a held file names (its last part) is still alive. */
+function holderAlive(file: string): boolean {
+  const pid = Number(path.basename(file).split('.').pop());
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A held file whose attempt died before it wrote its workflow id: another spot's kill landed
+ * between its rename and its write. Nothing is held there; the spot is armed again.
+ */
+function diedBeforeWriting(file: string): boolean {
+  return fs.readFileSync(file, 'utf8') === '' && !holderAlive(file);
 }
 
 /**
@@ -146,10 +166,20 @@ export async function killAtHolds(o: {
     o.onKill(k);
   };
   /** One kill for every attempt held now; the spots that have kills left are armed again. */
-  const killHeld = async (held: { spot: HoldSpot; file: string }[], rearm: boolean) => {
+  const killHeld = async (all: { spot: HoldSpot; file: string }[], rearm: boolean) => {
     // Each held attempt writes its workflow id right after taking its arming, and then waits for
     // ever: its id is waited for before the kill, however slow a loaded machine is to write it.
-    const ids = await Promise.all(held.map(({ file }) => workflowIdIn(file)));
+    const allIds = await Promise.all(all.map(({ file }) => workflowIdIn(file)));
+    // One whose process died before it wrote (an earlier kill) holds nothing: armed again.
+    const keep = all.map(({ file }, i) => allIds[i] !== '' || holderAlive(file));
+    for (const [i, { spot, file }] of all.entries()) {
+      if (keep[i]) continue;
+      fs.rmSync(file, { force: true });
+      if (rearm && left.get(spot)! > 0) fs.writeFileSync(armed(spot), '');
+    }
+    const held = all.filter((_, i) => keep[i]);
+    const ids = allIds.filter((_, i) => keep[i]);
+    if (held.length === 0) return;
     const kill = await killAndWait(o.baseUrl, o.supervisorPid, 'worker', 120_000);
     for (const [i, { spot, file }] of held.entries()) {
       record({
@@ -168,7 +198,12 @@ export async function killAtHolds(o: {
 
   for (const spot of o.spots) fs.writeFileSync(armed(spot), '');
   while (Date.now() < o.until && [...left.values()].some((n) => n > 0)) {
-    const held = heldNow(o.dir, o.spots);
+    const held = heldNow(o.dir, o.spots).filter(({ spot, file }) => {
+      if (!diedBeforeWriting(file)) return true;
+      fs.rmSync(file, { force: true });
+      if (left.get(spot)! > 0) fs.writeFileSync(armed(spot), '');
+      return false;
+    });
     if (held.length > 0) await killHeld(held, true);
     else await sleep(50);
   }
