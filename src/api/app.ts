@@ -94,7 +94,11 @@ export function createApp(deps: ApiDeps): Express {
   // Express would answer OPTIONS itself, in plain text; no other route answers OPTIONS (no CORS).
   app.use((req, _res, next) => next(req.method === 'OPTIONS' ? notFoundError(req) : undefined));
   // Channel callbacks read their own bodies and answer `fail` to anything wrong (SPEC §4).
-  const orders = new OrderService(deps.services);
+  // A `checkout` order's credential is its page on the hosted checkout (made below).
+  const orders = new OrderService({
+    ...deps.services,
+    checkoutUrl: (tradeNo: string): string => checkout.orderPageUrl(tradeNo),
+  });
   const refunds = new RefundService(deps.services, orders);
   const transfers = new TransferService(deps.services);
   app.use(callbackRoutes(deps.services, { orders, refunds, transfers }, deps.callbackRateLimit));

@@ -13,7 +13,7 @@ import type {
 } from '../channels/registry';
 
 /** `barcode`: the cashier scans the code in the buyer's wallet (付款码, §14). */
-export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web' | 'barcode';
+export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web' | 'barcode' | 'checkout';
 
 export type OrderStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'closed';
 
@@ -52,7 +52,10 @@ export interface CreateOrderInput {
 
 export interface CreateOrderResult {
   trade_no: string;
-  /** Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; with `qr_image` for `qr_code`). */
+  /**
+   * Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; with `qr_image` for
+   * `qr_code`; `checkout`: `checkout_url` and its `qr_code` image, §15).
+   */
   pay_credential: Record<string, unknown>;
   is_idempotent: boolean;
   /** `barcode` only (§14): `paid`, or `paying` while the buyer confirms (query the order). */
@@ -69,7 +72,10 @@ export interface Order {
   channel_trade_no: string | null;
   pay_time: string | null;
   created_at: string;
-  channel_code: string;
+  /** Null for a `checkout` order until its buyer picks a channel on the hosted page (§15). */
+  channel_code: string | null;
+  /** A `checkout` order's way of paying at the channel its buyer picked (`jsapi`, `h5`). */
+  channel_pay_method: string | null;
   subject: string;
   merchant_id: string | null;
   refunded_amount: number;

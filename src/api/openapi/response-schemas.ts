@@ -198,7 +198,7 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
         type: 'object',
         additionalProperties: true,
         description:
-          'Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; WeChat Pay JSAPI: the signed JSAPI parameters; …).',
+          'Shape depends on channel and pay method (sandbox: `pay_url`, `qr_code`; WeChat Pay JSAPI: the signed JSAPI parameters; `checkout`: `checkout_url`, the hosted page, and `qr_code`, the same as an image; …).',
       },
       is_idempotent: {
         type: 'boolean',
@@ -218,14 +218,23 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       merchant_order_no: text,
       pay_method: {
         type: 'string',
-        enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web', 'barcode'],
+        enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web', 'barcode', 'checkout'],
       },
       amount: money,
       status: orderStatus,
       channel_trade_no: textOrNull,
       pay_time: timeOrNull,
       created_at: time,
-      channel_code: text,
+      channel_code: {
+        ...textOrNull,
+        description:
+          "The order's channel. A `checkout` order's is null until its buyer picks one on the hosted page.",
+      },
+      channel_pay_method: {
+        ...textOrNull,
+        description:
+          'A `checkout` order once its buyer picked a channel: how it is paid there (`jsapi` in the wallet, `h5` in another browser). Null otherwise.',
+      },
       subject: text,
       merchant_id: textOrNull,
       refunded_amount: money,

@@ -54,6 +54,7 @@ const WORDS = {
       order_not_found: ['订单不存在', '请向商家确认付款链接。'],
       code_not_found: ['收款码不存在', '请向商家确认收款码。'],
       code_disabled: ['收款码已停用', '商家已停用此收款码。'],
+      order_taken: ['订单正在支付', '此订单已在其他钱包或浏览器中发起支付，请在原处完成付款。'],
     } as Record<CheckoutMessage | 'order_not_found', [string, string]>,
   },
   en: {
@@ -101,6 +102,10 @@ const WORDS = {
       order_not_found: ['No such order', 'Ask the merchant for the payment link.'],
       code_not_found: ['No such code', 'Ask the merchant for their payment code.'],
       code_disabled: ['This code is no longer in use', 'The merchant has disabled this payment code.'],
+      order_taken: [
+        'This order is being paid',
+        'The payment of this order was started in another wallet or browser: finish it there.',
+      ],
     } as Record<CheckoutMessage | 'order_not_found', [string, string]>,
   },
 };
@@ -197,7 +202,8 @@ ${buttons}
 
 export interface LandingView {
   lang: Lang;
-  linkId: string;
+  /** Where the H5 buttons post (a link's or an order's page). */
+  h5Action: string;
   subject: string;
   amount: number;
   url: string;
@@ -205,13 +211,16 @@ export interface LandingView {
   h5: string[];
 }
 
-/** A link opened outside a wallet: its QR code to scan with either, and H5 pay where offered. */
+/**
+ * A link or a checkout order opened outside a wallet: its QR code to scan with either, and H5
+ * pay where offered.
+ */
 export function landingPage(v: LandingView): string {
   const w = WORDS[v.lang];
   const buttons = v.h5
     .map(
       (code) =>
-        `<form method="post" action="/checkout/l/${escapeHtml(v.linkId)}/h5"><input type="hidden" name="channel" value="${escapeHtml(code)}"><button class="${escapeHtml(code)}" type="submit">${escapeHtml(w.h5[code] ?? code)}</button></form>`,
+        `<form method="post" action="${escapeHtml(v.h5Action)}"><input type="hidden" name="channel" value="${escapeHtml(code)}"><button class="${escapeHtml(code)}" type="submit">${escapeHtml(w.h5[code] ?? code)}</button></form>`,
     )
     .join('');
   return layout(
@@ -220,7 +229,7 @@ export function landingPage(v: LandingView): string {
     `<div class="card">
 <h1>${escapeHtml(v.subject)}</h1>
 <div class="amount">${yuanOf(v.amount)}</div>
-<img class="qr" src="${escapeHtml(v.qrImage)}" alt="QR code of this payment link">
+<img class="qr" src="${escapeHtml(v.qrImage)}" alt="QR code of this page">
 <p class="muted">${escapeHtml(w.scan)}</p>
 ${buttons ? `<p class="muted">${escapeHtml(w.or)}</p>${buttons}` : ''}
 </div>`,

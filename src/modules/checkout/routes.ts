@@ -23,7 +23,7 @@ import {
   listMerchantCodesQuery,
   listPaymentLinksQuery,
 } from './schemas';
-import type { CheckoutService, MerchantCodeBody, PaymentLinkBody, Visit } from './service';
+import { CheckoutService, type MerchantCodeBody, type PaymentLinkBody, type Visit } from './service';
 
 /** SPEC §15: an app's payment links (signed, scope `payments`). */
 export function paymentLinkRoutes(checkout: CheckoutService): Router {
@@ -170,9 +170,9 @@ export function checkoutPageRoutes(checkout: CheckoutService): Router {
       200,
       landingPage({
         lang: lang(req),
-        linkId: visit.link.linkId,
-        subject: visit.link.subject,
-        amount: Number(visit.link.amount),
+        h5Action: visit.h5Action,
+        subject: visit.subject,
+        amount: visit.amount,
         url: visit.url,
         qrImage: visit.qrImage,
         h5: visit.h5,
@@ -254,9 +254,17 @@ export function checkoutPageRoutes(checkout: CheckoutService): Router {
   router.get('/checkout/o/:token', async (req, res) => {
     const order = await checkout.orderOfToken(String(req.params.token));
     if (!order) return page(res, 404, messagePage(lang(req), 'order_not_found'));
+    // A checkout order (pay_method: checkout) whose buyer has not picked a channel yet.
+    if (CheckoutService.awaitsChannel(order) && order.status === 'pending') {
+      return show(req, res, await checkout.openOrder(order, req.get('User-Agent') ?? ''));
+    }
+    if (checkout.paidElsewhere(order, req.get('User-Agent') ?? '')) {
+      return show(req, res, { kind: 'message', status: 409, message: 'order_taken' });
+    }
     const credential = order.payCredential ?? {};
+    const inWallet = order.payMethod === 'jsapi' || order.channelPayMethod === 'jsapi';
     const wallet =
-      order.payMethod === 'jsapi' && (order.channelCode === 'wechatpay' || order.channelCode === 'alipay')
+      inWallet && (order.channelCode === 'wechatpay' || order.channelCode === 'alipay')
         ? order.channelCode
         : null;
     const bridge =
@@ -278,6 +286,18 @@ export function checkoutPageRoutes(checkout: CheckoutService): Router {
         bridge,
         statusUrl: `/checkout/o/${String(req.params.token)}/status`,
       }),
+    );
+  });
+
+  router.post('/checkout/o/:token/h5', async (req, res) => {
+    const order = await checkout.orderOfToken(String(req.params.token));
+    if (!order) return page(res, 404, messagePage(lang(req), 'order_not_found'));
+    const form = new URLSearchParams((req.rawBody ?? Buffer.alloc(0)).toString('utf8'));
+    const channel = form.get('channel') ?? '';
+    return show(
+      req,
+      res,
+      await checkout.payOrderByH5(order, channel, req.ip ?? '127.0.0.1', res.locals.log as Logger),
     );
   });
 

@@ -21,7 +21,7 @@ import { randomBase32 } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
 import { qrImage } from '../../platform/qr';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
-import type { Order, OrderService } from '../orders';
+import { CHECKOUT_PAY_METHOD, type Order, type OrderService } from '../orders';
 import { CheckoutRepository, type CountedLink, type MerchantCode } from './repository';
 import {
   LINK_ORDER_EXPIRE_MINUTES,
@@ -62,7 +62,15 @@ export interface PaymentLinkBody {
 export type Visit =
   | { kind: 'redirect'; to: string }
   | { kind: 'message'; status: number; message: CheckoutMessage }
-  | { kind: 'landing'; link: CountedLink; qrImage: string; url: string; h5: string[] }
+  | {
+      kind: 'landing';
+      subject: string;
+      amount: number;
+      qrImage: string;
+      url: string;
+      h5: string[];
+      h5Action: string;
+    }
   | {
       kind: 'amount';
       code: MerchantCode;
@@ -86,7 +94,9 @@ export type CheckoutMessage =
   | 'no_channel'
   | 'create_failed'
   | 'code_not_found'
-  | 'code_disabled';
+  | 'code_disabled'
+  | 'order_taken'
+  | 'order_not_found';
 
 const LINK_STATUS_MESSAGE: Record<Exclude<LinkStatus, 'active'>, CheckoutMessage> = {
   deactivated: 'deactivated',
@@ -217,8 +227,11 @@ export class CheckoutService {
 
   // ---- the buyer's visit ----
 
-  /** The channels a link's buyer may pay at: configured, and where its merchant has an account. */
-  private async channelsFor(link: CountedLink): Promise<Channel[]> {
+  /**
+   * The channels a link's (or a checkout order's) buyer may pay at: configured, and where its
+   * merchant has an account.
+   */
+  private async channelsFor(link: { appId: string; merchantId: string | null }): Promise<Channel[]> {
     const all = this.deps.channels
       .codes()
       .map((code) => this.deps.channels.get(code))
@@ -237,30 +250,130 @@ export class CheckoutService {
     if (!link) return { kind: 'message', status: 404, message: 'not_found' };
     const status = linkStatusOf(link, new Date());
     if (status !== 'active') return { kind: 'message', status: 410, message: LINK_STATUS_MESSAGE[status] };
-    const channels = await this.channelsFor(link);
+    return this.arrive(
+      link,
+      { kind: 'link', ref: link.linkId },
+      { subject: link.subject, amount: Number(link.amount), url: this.linkUrl(link.linkId) },
+      `/checkout/l/${link.linkId}/h5`,
+      userAgent,
+    );
+  }
+
+  /**
+   * A buyer arrived at a link's or a checkout order's page: in a wallet whose channel takes it,
+   * sent to the wallet's sign-in with a state bound to it; in any other browser, shown the
+   * page's QR code (to scan with either app) and H5 pay where a channel offers it.
+   */
+  private async arrive(
+    of: { appId: string; merchantId: string | null },
+    bound: { kind: 'link' | 'order'; ref: string },
+    shown: { subject: string; amount: number; url: string },
+    h5Action: string,
+    userAgent: string,
+  ): Promise<Visit> {
+    const channels = await this.channelsFor(of);
     const wallet = channels.find((c) => c.buyerSignIn?.isWallet(userAgent));
     if (wallet) {
-      const signIn = wallet.buyerSignIn!;
-      const subject = { kind: 'link' as const, ref: link.linkId, channelCode: wallet.code };
+      const subject = { ...bound, channelCode: wallet.code };
       const { nonce, state } = this.signer.newState(subject);
       await this.repository.insertState({ nonce, ...subject }, new Date(Date.now() + SIGN_IN_STATE_MS));
       return {
         kind: 'redirect',
-        to: signIn.authorizeUrl({ redirectUri: this.signInReturnUrl(wallet.code), state }),
+        to: wallet.buyerSignIn!.authorizeUrl({ redirectUri: this.signInReturnUrl(wallet.code), state }),
       };
     }
     if (isAnyWallet(userAgent, this.deps.channels)) {
-      // A wallet whose channel this link cannot take (no account): say so, never a QR of itself.
+      // A wallet whose channel this page cannot take (no account): say so, never a QR of itself.
       return { kind: 'message', status: 409, message: 'no_channel' };
     }
-    const url = this.linkUrl(link.linkId);
     return {
       kind: 'landing',
-      link,
-      url,
-      qrImage: await qrImage(url),
+      ...shown,
+      qrImage: await qrImage(shown.url),
       h5: channels.filter((c) => c.capabilities.payMethods.includes('h5')).map((c) => c.code),
+      h5Action,
     };
+  }
+
+  // ---- an order's checkout (pay_method: checkout) ----
+
+  /** Whether an order is a `checkout` one whose buyer has not picked a channel yet. */
+  static awaitsChannel(order: Order): boolean {
+    return order.payMethod === CHECKOUT_PAY_METHOD && order.channelCode === null;
+  }
+
+  /**
+   * A buyer opened a `checkout` order's page before any channel was picked: sent to the
+   * wallet's sign-in, or shown the page's QR code and H5 pay.
+   */
+  openOrder(order: Order, userAgent: string): Promise<Visit> {
+    return this.arrive(
+      order,
+      { kind: 'order', ref: order.tradeNo },
+      { subject: order.subject, amount: Number(order.amount), url: this.orderPageUrl(order.tradeNo) },
+      `/checkout/o/${this.signer.orderToken(order.tradeNo)}/h5`,
+      userAgent,
+    );
+  }
+
+  /**
+   * A `checkout` order its buyer took to a wallet, pending, opened in a browser that is not
+   * that wallet: its payment goes on in the wallet, not here.
+   */
+  paidElsewhere(order: Order, userAgent: string): boolean {
+    if (order.payMethod !== CHECKOUT_PAY_METHOD || order.channelPayMethod !== 'jsapi') return false;
+    if (order.status !== 'pending' || order.channelCode === null) return false;
+    return !(this.deps.channels.get(order.channelCode)?.buyerSignIn?.isWallet(userAgent) ?? false);
+  }
+
+  /** A `checkout` order's buyer in another browser chose H5 pay at a channel: on to its page. */
+  async payOrderByH5(order: Order, channelCode: string, clientIp: string, log: Logger): Promise<Visit> {
+    const channel = (await this.channelsFor(order)).find((c) => c.code === channelCode);
+    if (!channel || !channel.capabilities.payMethods.includes('h5')) {
+      return { kind: 'message', status: 409, message: 'no_channel' };
+    }
+    return this.chooseFor(order, channel, 'h5', { client_ip: clientIp }, undefined, log);
+  }
+
+  /**
+   * The channel a `checkout` order's buyer picked, asked of the order's workflow: the order's
+   * page (a wallet's bridge) or the channel's H5 page next, or why not.
+   */
+  private async chooseFor(
+    order: Order,
+    channel: Channel,
+    payMethod: 'jsapi' | 'h5',
+    extra: Record<string, string>,
+    payer: string | undefined,
+    log: Logger,
+  ): Promise<Visit> {
+    const page: Visit = { kind: 'redirect', to: this.orderPageUrl(order.tradeNo) };
+    try {
+      const chosen = await this.orders.chooseChannel(
+        order,
+        { channelCode: channel.code, payMethod, extra, ...(payer === undefined ? {} : { payer }) },
+        log,
+      );
+      log.info('checkout order taken to a channel', {
+        trade_no: order.tradeNo,
+        channel_code: channel.code,
+        pay_method: payMethod,
+      });
+      const next = payMethod === 'h5' ? h5Url(chosen.pay_credential) : undefined;
+      return next ? { kind: 'redirect', to: next } : page;
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      // Paid or closed meanwhile: its page says so.
+      if (err.code === 'order_already_paid' || err.code === 'order_closed') return page;
+      if (err.code === 'invalid_param') return { kind: 'message', status: 409, message: 'order_taken' };
+      log.warn('checkout order could not be taken to its channel', {
+        trade_no: order.tradeNo,
+        channel_code: channel.code,
+        code: err.code,
+        error: err.message,
+      });
+      return { kind: 'message', status: 502, message: 'create_failed' };
+    }
   }
 
   /** The wallet brought the buyer back: the state checked and taken, the buyer's order made. */
@@ -289,6 +402,11 @@ export class CheckoutService {
       if (!(err instanceof ChannelError)) throw err;
       log.warn('checkout sign-in refused by the channel', { channel_code: channelCode, error: err.message });
       return { kind: 'message', status: 400, message: 'sign_in_failed' };
+    }
+    if (row.kind === 'order') {
+      const order = await this.orders.repository.findOrderByTradeNo(row.ref);
+      if (!order) return { kind: 'message', status: 404, message: 'order_not_found' };
+      return this.chooseFor(order, channel, 'jsapi', buyer.extra, buyer.buyer, log);
     }
     if (row.kind === 'code') {
       const code = await this.repository.findCode(row.ref);

@@ -40,7 +40,7 @@ export async function accountContextOf(
   order: {
     appId: string;
     merchantId: string | null;
-    channelCode: string;
+    channelCode: string | null;
     subMerchantNo: string | null;
     channelAccountId?: string | number | null;
   },
@@ -350,6 +350,45 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
       const created = await createAtChannel(input.channel);
       if (await repo.insertOrder({ ...input.order, ...created }))
         deps.metrics.transition('order', NEW_STATUS, 'pending');
+      return created;
+    },
+
+    /**
+     * Records a `checkout` order (SPEC §15), which has no channel until its buyer picks one on
+     * the hosted page: its row, with the page as its credential. A repeat finds the row.
+     */
+    async recordCheckoutOrder(input: { order: Omit<NewOrder, 'channelTradeNo'> }): Promise<void> {
+      if (await repo.insertOrder({ ...input.order, channelTradeNo: null }))
+        deps.metrics.transition('order', NEW_STATUS, 'pending');
+    },
+
+    /**
+     * A `checkout` order made at the channel its buyer picked, and its row told so, in one local
+     * activity (one channel call per pick). A repeat of it answers from the row once the row
+     * says so; before that, the channel is asked again with the same order number and the same
+     * fields, which it answers with the order it made.
+     */
+    async chooseCheckoutChannel(input: {
+      channel: ChannelCreate;
+      bind: { subMerchantNo: string | null; channelAccountId: number | null; extra: Record<string, string> };
+      poll: { gapsMs: number[]; until: string };
+    }): Promise<CreatePaymentResult> {
+      const earlier = await repo.findOrderByTradeNo(input.channel.tradeNo);
+      if (earlier?.channelCode === input.channel.channelCode) {
+        return { channelTradeNo: earlier.channelTradeNo, payCredential: earlier.payCredential };
+      }
+      const created = await createAtChannel(input.channel);
+      await repo.bindChannel({
+        tradeNo: input.channel.tradeNo,
+        channelCode: input.channel.channelCode,
+        channelPayMethod: input.channel.payMethod,
+        channelTradeNo: created.channelTradeNo,
+        payCredential: created.payCredential,
+        subMerchantNo: input.bind.subMerchantNo,
+        channelAccountId: input.bind.channelAccountId,
+        extra: input.bind.extra,
+        poll: input.poll,
+      });
       return created;
     },
 

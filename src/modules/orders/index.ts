@@ -22,7 +22,7 @@ export {
   type ShareStep,
 } from './repository';
 export { orderView } from './view';
-export { ORDER_STATUSES, isPaidStatus, type OrderStatus } from './rules';
+export { ORDER_STATUSES, isPaidStatus, CHECKOUT_PAY_METHOD, type OrderStatus } from './rules';
 export { resealSavedStates, savedStatesSealedWith } from './saved-states';
 export { PaymentSweeper, sweepTickMs, type PaymentSweeperDeps, type SweepResult } from './sweeper';
 export { MAX_AMOUNT, refundRefusal, REFUND_EXCEEDS, PAYMENT_POLL_SCHEDULE_MS, pollGap } from './rules';

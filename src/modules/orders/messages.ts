@@ -73,6 +73,10 @@ export interface OrderInput {
   merchantOrderNo: string;
   /** The trade_no this run will use if it creates the order. */
   tradeNo: string;
+  /**
+   * The order's channel; empty for a `checkout` order, whose buyer picks one on the hosted page
+   * (SPEC §15): the run keeps the channel chosen in its state (OrderActor.channelCode).
+   */
   channelCode: string;
   currency: string;
   /** Where the channel posts callbacks. */
@@ -124,6 +128,25 @@ export interface CreateOrderRequest {
   /** The merchant's standing code a buyer paid at, and the note the buyer left (SPEC §15). */
   standingCodeId?: string;
   buyerNote?: string;
+  /** A `checkout` order's (SPEC §15): the hosted page its buyer pays on. */
+  checkoutUrl?: string;
+}
+
+/**
+ * A `checkout` order's buyer picked a channel on the hosted page (SPEC §15): the order is made
+ * there once, with what the channel needs of the buyer (`openid`, `buyer_id`, the client's IP).
+ */
+export interface ChooseChannelRequest {
+  channelCode: string;
+  /** How the buyer pays at the channel: `jsapi` in its wallet, `h5` in any other browser. */
+  payMethod: 'jsapi' | 'h5';
+  currency: string;
+  callbackUrl: string;
+  extra: Record<string, string>;
+  /** Who the buyer is at the channel (the `openid` or `buyer_id`); absent for H5. */
+  payer?: string;
+  subMerchantNo: string | null;
+  channelAccountId: number | null;
 }
 
 /** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
@@ -135,7 +158,7 @@ export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderR
     merchantId: req.merchantId,
     subMerchantNo: req.subMerchantNo,
     channelAccountId: req.channelAccountId ?? null,
-    channelCode: input.channelCode,
+    channelCode: input.channelCode === '' ? null : input.channelCode,
     payMethod: req.payMethod,
     amount: req.amount,
     currency: input.currency,
@@ -192,6 +215,7 @@ export interface RefundSettledSignal {
 
 export const createOrderUpdate = defineUpdate<CreateOrderResult, [CreateOrderRequest]>('createOrder');
 export const closeOrderUpdate = defineUpdate<null, []>('closeOrder');
+export const chooseChannelUpdate = defineUpdate<CreateOrderResult, [ChooseChannelRequest]>('chooseChannel');
 export const refundOrderUpdate = defineUpdate<RefundResult, [RefundRequest]>('refundOrder');
 export const paymentSignal = defineSignal<[PaymentSignal]>('paymentResult');
 export const refundSettledSignal = defineSignal<[RefundSettledSignal]>('refundSettled');

@@ -10,7 +10,10 @@ export class Order extends Model {
   declare subMerchantNo: string | null;
   /** BIGINT: comes back as a string. */
   declare channelAccountId: string | null;
-  declare channelCode: string;
+  /** Null for a `checkout` order until its buyer picks a channel on the page (SPEC §15). */
+  declare channelCode: string | null;
+  /** A `checkout` order's way of paying at its channel once picked (`jsapi`, `h5`); null otherwise. */
+  declare channelPayMethod: string | null;
   declare payMethod: string;
   declare amount: string; // BIGINT comes back as a string
   declare currency: string;
@@ -51,7 +54,8 @@ function initOrders(sequelize: Sequelize): { Order: typeof Order } {
       merchantId: { type: DataTypes.STRING(64) },
       subMerchantNo: { type: DataTypes.STRING(64) },
       channelAccountId: { type: DataTypes.BIGINT },
-      channelCode: { type: DataTypes.STRING(32), allowNull: false },
+      channelCode: { type: DataTypes.STRING(32) },
+      channelPayMethod: { type: DataTypes.STRING(32) },
       payMethod: { type: DataTypes.STRING(32), allowNull: false },
       amount: { type: DataTypes.BIGINT, allowNull: false },
       currency: { type: DataTypes.STRING(3), allowNull: false },

@@ -109,14 +109,19 @@ export class OrderPayment {
    * again after a wait, since the channel is the one that knows whether the buyer paid.
    */
   closeAtExpiry(unansweredCloses: number): Promise<boolean> {
-    const { state, input } = this.order;
+    const { state } = this.order;
     const via = closeActivities.expiry;
     return this.order.exclusive(async () => {
       if (state.status !== 'pending') return true;
+      // A checkout order no buyer took to a channel (SPEC §15): nothing to close there.
+      if (this.order.awaitsChannel) {
+        await this.markClosedInLock(via);
+        return true;
+      }
       let st: PaymentState;
       try {
         st = await via.closeChannelPayment({
-          channelCode: input.channelCode,
+          channelCode: this.order.channelCode,
           tradeNo: state.tradeNo,
         });
       } catch (err) {

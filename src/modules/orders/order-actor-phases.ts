@@ -79,8 +79,9 @@ export class OrderPhases {
   async closed(): Promise<boolean> {
     const { order } = this;
     const { state, input, payments } = order;
-    // A barcode order closes refused or reversed: the channel holds nothing for a late payment.
-    if (state.barcode) {
+    // A barcode order closes refused or reversed, and a checkout order no buyer took to a
+    // channel was never at one: no channel holds anything for a late payment.
+    if (state.barcode || order.awaitsChannel) {
       await condition(allHandlersFinished);
       return true;
     }

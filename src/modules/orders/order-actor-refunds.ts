@@ -129,7 +129,7 @@ export class OrderRefunds {
           appId: input.appId,
           tradeNo: state.tradeNo,
           refundNo: req.refundNo,
-          channelCode: input.channelCode,
+          channelCode: this.order.channelCode,
           amount: req.amount,
           orderWorkflowId: workflowInfo().workflowId,
           pollGapsMs: input.timings.refundPollGapsMs,
@@ -201,7 +201,7 @@ export class OrderRefunds {
           | { status: 'failed' | 'processing'; reason: string };
         try {
           outcome = await shareReturnActivity(input.timings)({
-            channelCode: input.channelCode,
+            channelCode: this.order.channelCode,
             tradeNo: state.tradeNo,
             returnNo,
             receiver,
@@ -247,13 +247,13 @@ export class OrderRefunds {
     let st;
     try {
       st = await channelActivities.requestChannelRefund({
-        channelCode: input.channelCode,
+        channelCode: this.order.channelCode,
         tradeNo: state.tradeNo,
         refundNo: req.refundNo,
         amount: req.amount,
         totalAmount: state.request!.amount,
         reason: req.reason,
-        callbackUrl: input.callbackUrl,
+        callbackUrl: this.order.callbackUrl,
         ...(withRefund.length > 0
           ? { shareReturns: withRefund.map((r) => ({ ...sharing.receiverOf(r), amount: r.amount })) }
           : {}),

@@ -68,7 +68,7 @@ export class OrderSharing {
    */
   async shareWhenDue(): Promise<void> {
     const { order } = this;
-    const { state, input } = order;
+    const { state } = order;
     const book = state.book!;
     const due = await order.exclusive(async () => {
       state.profitShareAtMs = null;
@@ -82,7 +82,7 @@ export class OrderSharing {
       let outcome: { status: 'finished' | 'failed' | 'processing' | 'not_needed'; reason?: string };
       try {
         outcome = await backgroundChannelActivities.unfreezeProfitShare({
-          channelCode: input.channelCode,
+          channelCode: this.order.channelCode,
           tradeNo: state.tradeNo,
           unfreezeNo,
         });
@@ -120,7 +120,7 @@ export class OrderSharing {
     let reason: string | null = null;
     try {
       outcome = await backgroundChannelActivities.shareProfit({
-        channelCode: input.channelCode,
+        channelCode: this.order.channelCode,
         tradeNo: state.tradeNo,
         receivers: due.parts.map((p) => ({
           type: p.type,
@@ -233,7 +233,7 @@ export class OrderSharing {
       let seen: Awaited<ReturnType<Activities['queryShareStep']>>;
       try {
         seen = await backgroundChannelActivities.queryShareStep({
-          channelCode: input.channelCode,
+          channelCode: this.order.channelCode,
           tradeNo: state.tradeNo,
           kind: f.kind,
           no: f.no,

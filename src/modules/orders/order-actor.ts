@@ -23,6 +23,8 @@ import {
   closeFailure,
   failureOf,
   repeatCreateRefusal,
+  CHECKOUT_PAY_METHOD,
+  isPaidStatus,
   type CreateIdentity,
   type OrderStatus,
 } from './rules';
@@ -31,6 +33,7 @@ import {
   ORDER_RUN_ENDED,
   orderRowOf,
   patches,
+  type ChooseChannelRequest,
   type CreateOrderRequest,
   type CreateOrderResult,
   type OrderInput,
@@ -39,7 +42,12 @@ import {
   type RefundResult,
   type RefundSettledSignal,
 } from './messages';
-import { channelActivities, createAtChannelActivity, savedStateActivities } from './order-calls';
+import {
+  channelActivities,
+  checkoutActivities,
+  createAtChannelActivity,
+  savedStateActivities,
+} from './order-calls';
 import { OrderPayment } from './order-actor-payment';
 import { OrderRefunds } from './order-actor-refunds';
 import { OrderSharing } from './order-actor-sharing';
@@ -75,6 +83,18 @@ export interface OrderState {
   follows?: ShareFollow[];
   /** A barcode order's payment being decided (SPEC §14, order-actor-barcode.ts). */
   barcode?: BarcodeFollow;
+  /**
+   * A `checkout` order's channel once its buyer picked one on the hosted page (SPEC §15): the
+   * order is made there once, for that buyer; absent before, and in every other order.
+   */
+  channel?: {
+    code: string;
+    payMethod: 'jsapi' | 'h5';
+    payer?: string;
+    /** Where the channel posts its callbacks (its refunds' too). */
+    callbackUrl: string;
+    payCredential: Record<string, unknown>;
+  };
 }
 
 /**
@@ -155,6 +175,24 @@ export class OrderActor {
     // Taken before any handler is set, so every request waits for the state behind it. A run
     // that continued as new carries its state: the saved one may be older.
     if (input.resume && !carried) this.restored = this.exclusive(() => this.restore());
+  }
+
+  /**
+   * The order's channel: its input's, or a `checkout` order's once its buyer picked one (empty
+   * before: such an order closes without asking any channel).
+   */
+  get channelCode(): string {
+    return this.state.channel?.code ?? this.input.channelCode;
+  }
+
+  /** Where the order's channel posts callbacks: its input's, or a `checkout` order's channel's. */
+  get callbackUrl(): string {
+    return this.state.channel?.callbackUrl ?? this.input.callbackUrl;
+  }
+
+  /** Whether the order is a `checkout` one whose buyer has not picked a channel yet. */
+  get awaitsChannel(): boolean {
+    return this.channelCode === '';
   }
 
   /** Whether a reopening run found no state to go on with (its requests are refused). */
@@ -302,6 +340,15 @@ export class OrderActor {
       }
 
       const expireAt = new Date(Date.parse(input.createdAt) + req.expireMinutes * 60_000).toISOString();
+      if (req.payMethod === CHECKOUT_PAY_METHOD) {
+        // No channel yet (SPEC §15): the row, with the hosted page as the order's credential.
+        const payCredential = { checkout_url: req.checkoutUrl ?? '' };
+        await checkoutActivities.record({
+          order: { ...orderRowOf(input, state.tradeNo, req, expireAt), payCredential },
+        });
+        this.openInLock(req, identity, payCredential);
+        return { trade_no: state.tradeNo, pay_credential: payCredential, is_idempotent: false };
+      }
       const atChannel = {
         channelCode: input.channelCode,
         tradeNo: state.tradeNo,
@@ -334,17 +381,102 @@ export class OrderActor {
         state.failure = failureOf(err, 'channel_timeout');
         throw appFailure(state.failure.code, state.failure.message);
       }
-      state.identity = identity;
-      state.request = req;
-      state.book = openBook(req.amount, req.profitSharingAmount);
-      state.payCredential = created.payCredential;
-      state.expireAtMs = Date.now() + input.timings.expireAfterMs;
-      state.phase = 'open';
-      upsertSearchAttributes([
-        { key: searchAttributes.TradeNo, value: state.tradeNo },
-        { key: searchAttributes.BizStatus, value: 'pending' },
-        ...(req.merchantId ? [{ key: searchAttributes.MerchantId, value: req.merchantId }] : []),
-      ]);
+      this.openInLock(req, identity, created.payCredential);
+      return { trade_no: state.tradeNo, pay_credential: created.payCredential, is_idempotent: false };
+    });
+  }
+
+  /** The order made: its state open, pending until expiry. Call under the lock. */
+  private openInLock(
+    req: CreateOrderRequest,
+    identity: CreateIdentity,
+    payCredential: Record<string, unknown>,
+  ): void {
+    const { state, input } = this;
+    state.identity = identity;
+    state.request = req;
+    state.book = openBook(req.amount, req.profitSharingAmount);
+    state.payCredential = payCredential;
+    state.expireAtMs = Date.now() + input.timings.expireAfterMs;
+    state.phase = 'open';
+    upsertSearchAttributes([
+      { key: searchAttributes.TradeNo, value: state.tradeNo },
+      { key: searchAttributes.BizStatus, value: 'pending' },
+      ...(req.merchantId ? [{ key: searchAttributes.MerchantId, value: req.merchantId }] : []),
+    ]);
+  }
+
+  /**
+   * chooseChannel (SPEC §15): a `checkout` order's buyer picked a channel on the hosted page.
+   * The order is made there once, for that buyer; the same pick again answers the same
+   * credential, and any other is refused while it stands (the order has one number at one
+   * channel: two would let the buyer pay twice).
+   */
+  chooseChannel(req: ChooseChannelRequest): Promise<CreateOrderResult> {
+    const { state, input } = this;
+    return this.exclusive(async () => {
+      this.refuseIfEnded();
+      if (state.phase !== 'open' || state.request?.payMethod !== CHECKOUT_PAY_METHOD) {
+        throw appFailure('order_not_found', 'order not found');
+      }
+      await this.payment.applyQueuedInLock();
+      if (isPaidStatus(state.status)) throw appFailure('order_already_paid', 'order already paid');
+      if (state.status === 'closed' || state.expireAtMs <= Date.now()) {
+        throw appFailure('order_closed', 'order closed');
+      }
+      const chosen = state.channel;
+      if (chosen) {
+        if (
+          chosen.code === req.channelCode &&
+          chosen.payMethod === req.payMethod &&
+          chosen.payer === req.payer
+        ) {
+          return { trade_no: state.tradeNo, pay_credential: chosen.payCredential, is_idempotent: true };
+        }
+        throw appFailure('invalid_param', `the order is being paid at ${chosen.code} by ${chosen.payMethod}`);
+      }
+      const request = state.request;
+      const expireAt = new Date(Date.parse(input.createdAt) + request.expireMinutes * 60_000).toISOString();
+      let created;
+      try {
+        created = await checkoutActivities.choose({
+          channel: {
+            channelCode: req.channelCode,
+            tradeNo: state.tradeNo,
+            amount: request.amount,
+            currency: req.currency,
+            payMethod: req.payMethod,
+            subject: request.subject,
+            expireAt,
+            callbackUrl: req.callbackUrl,
+            extra: { ...(request.extra ?? {}), ...req.extra },
+            subMerchantNo: req.subMerchantNo,
+            channelAccountId: req.channelAccountId,
+            profitSharing: false,
+          },
+          bind: {
+            subMerchantNo: req.subMerchantNo,
+            channelAccountId: req.channelAccountId,
+            extra: req.extra,
+          },
+          poll: {
+            gapsMs: input.timings.pollGapsMs,
+            until: new Date(state.expireAtMs).toISOString(),
+          },
+        });
+      } catch (err) {
+        // The channel refused or did not answer: the order stays open for another pick.
+        const failure = failureOf(err, 'channel_timeout');
+        throw appFailure(failure.code, failure.message);
+      }
+      state.channel = {
+        code: req.channelCode,
+        payMethod: req.payMethod,
+        ...(req.payer === undefined ? {} : { payer: req.payer }),
+        callbackUrl: req.callbackUrl,
+        payCredential: created.payCredential,
+      };
+      upsertSearchAttributes([{ key: searchAttributes.ChannelCode, value: req.channelCode }]);
       return { trade_no: state.tradeNo, pay_credential: created.payCredential, is_idempotent: false };
     });
   }
@@ -353,7 +485,7 @@ export class OrderActor {
   close(): Promise<null> {
     // A barcode order is reversed, not closed (SPEC §14).
     if (this.state.barcode) return this.barcode.close();
-    const { state, input } = this;
+    const { state } = this;
     return this.exclusive(async () => {
       this.refuseIfEnded();
       if (state.phase !== 'open') throw appFailure('order_not_found', 'order not found');
@@ -361,10 +493,15 @@ export class OrderActor {
       const decision = closeDecision(state.status);
       if (decision === 'closed') return null;
       if (decision !== 'close') throw appFailure(decision.code, decision.message);
+      // A checkout order no buyer took to a channel: nothing to close there.
+      if (this.awaitsChannel) {
+        await this.payment.markClosedInLock();
+        return null;
+      }
       let st: PaymentState;
       try {
         st = await channelActivities.closeChannelPayment({
-          channelCode: input.channelCode,
+          channelCode: this.channelCode,
           tradeNo: state.tradeNo,
         });
       } catch (err) {

@@ -29,6 +29,15 @@ export const createAtChannelActivity = proxyLocalActivities<Activities>(
 ).createOrderAtChannel;
 
 /**
+ * A `checkout` order's (SPEC §15): its row, and its make at the channel its buyer picked with
+ * the row told, each one local activity (a repeat answers from the row).
+ */
+export const checkoutActivities = {
+  record: localDbActivities.recordCheckoutOrder,
+  choose: proxyLocalActivities<Activities>(localActivityProfiles.channelCreate).chooseCheckoutChannel,
+};
+
+/**
  * A barcode order's calls (SPEC §14): its payment and row in one local activity of one attempt
  * (a repeat of it answers from the row and is reversed, never charged again); its queries while
  * the buyer confirms, one attempt each on the order's own backoff; its reverse, asked until the

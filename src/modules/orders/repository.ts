@@ -23,7 +23,8 @@ export interface NewOrder {
   subMerchantNo?: string | null;
   /** The merchant's channel account it was created with (absent in older histories). */
   channelAccountId?: number | null;
-  channelCode: string;
+  /** Null for a `checkout` order until its buyer picks a channel (bindChannel). */
+  channelCode: string | null;
   payMethod: string;
   amount: number;
   currency: string;
@@ -179,24 +180,67 @@ export class OrderRepository {
         },
       },
     );
-    if (!o.poll || o.poll.gapsMs.length === 0) return inserted.length > 0;
-    // Only while the order is pending: a create recorded again after a callback paid it adds none.
+    if (o.poll) await this.addPoll(o.tradeNo, o.poll);
+    return inserted.length > 0;
+  }
+
+  /**
+   * The payment sweeper's polls of an order, while it is pending at a channel: a create recorded
+   * again after a callback paid it adds none, nor does an order with no channel yet.
+   */
+  private async addPoll(tradeNo: string, poll: { gapsMs: number[]; until: string }): Promise<void> {
+    if (poll.gapsMs.length === 0) return;
     await this.db.sequelize.query(
       `INSERT INTO payment_polls (trade_no, channel_code, gaps_ms, gap_index, next_poll_at, poll_until)
        SELECT trade_no, channel_code, CAST(:gaps AS integer[]), 0,
               now() + make_interval(secs => :firstGapMs / 1000.0), :until
-         FROM orders WHERE trade_no = :tradeNo AND status = 'pending'
+         FROM orders WHERE trade_no = :tradeNo AND status = 'pending' AND channel_code IS NOT NULL
        ON CONFLICT (trade_no) DO NOTHING`,
       {
         replacements: {
-          tradeNo: o.tradeNo,
-          gaps: `{${o.poll.gapsMs.map((g) => Math.max(1, Math.round(g))).join(',')}}`,
-          firstGapMs: o.poll.gapsMs[0]!,
-          until: o.poll.until,
+          tradeNo,
+          gaps: `{${poll.gapsMs.map((g) => Math.max(1, Math.round(g))).join(',')}}`,
+          firstGapMs: poll.gapsMs[0]!,
+          until: poll.until,
         },
       },
     );
-    return inserted.length > 0;
+  }
+
+  /**
+   * A `checkout` order made at the channel its buyer picked (SPEC §15): its channel, how it is
+   * paid there and the channel's answer, written once (a repeat finds them written), and from
+   * then on polled like any other order.
+   */
+  async bindChannel(b: {
+    tradeNo: string;
+    channelCode: string;
+    channelPayMethod: string;
+    channelTradeNo: string | null;
+    payCredential: Record<string, unknown>;
+    subMerchantNo: string | null;
+    channelAccountId: number | null;
+    extra: Record<string, unknown>;
+    poll: { gapsMs: number[]; until: string };
+  }): Promise<boolean> {
+    const bound = await this.db.sequelize.query(
+      `UPDATE orders SET channel_code = :channelCode, channel_pay_method = :channelPayMethod,
+              channel_trade_no = :channelTradeNo, pay_credential = CAST(:payCredential AS jsonb),
+              sub_merchant_no = :subMerchantNo, channel_account_id = :channelAccountId,
+              extra = COALESCE(extra, '{}'::jsonb) || CAST(:extra AS jsonb), updated_at = now()
+        WHERE trade_no = :tradeNo AND channel_code IS NULL AND status = 'pending'
+       RETURNING trade_no`,
+      {
+        type: QueryTypes.SELECT,
+        replacements: {
+          ...b,
+          payCredential: JSON.stringify(b.payCredential),
+          extra: JSON.stringify(b.extra),
+        },
+      },
+    );
+    await this.addPoll(b.tradeNo, b.poll);
+    return bound.length > 0;
   }
 
   /**

@@ -253,7 +253,7 @@ export interface CallbackRefusal {
  * names the order (its trade number, or the channel's), for the refusal.
  */
 export function callbackOrderRefusal(
-  order: { tradeNo: string; channelCode: string } | null,
+  order: { tradeNo: string; channelCode: string | null } | null,
   asked: { named: string; channelCode: string },
 ): CallbackRefusal | null {
   if (!order) return { outcome: 'unknown_order', message: `no order ${asked.named}` };
@@ -373,3 +373,9 @@ export function failureOf(err: unknown, fallback: ErrorCode): Refusal {
 export function closeFailure(f: Refusal): Refusal {
   return f.code === 'channel_create_fail' ? { code: 'channel_timeout', message: f.message } : f;
 }
+
+/**
+ * `pay_method: checkout` (SPEC §15): the order names no channel; its buyer picks one on
+ * durapay's hosted page, and the order is made there then.
+ */
+export const CHECKOUT_PAY_METHOD = 'checkout';

@@ -22,7 +22,7 @@ export const createOrderSchema = Joi.object({
     .min(1)
     .required()
     .description(
-      'One of `qr_code`, `jsapi`, `mini_program`, `app`, `h5`, `web` or `barcode` that the channel supports; else `400 invalid_pay_method`.',
+      "One of `qr_code`, `jsapi`, `mini_program`, `app`, `h5`, `web` or `barcode` that the channel supports; else `400 invalid_pay_method`. Or `checkout`, with no `channel_code` (nor a profit share): `pay_credential` is `{checkout_url, qr_code}`, durapay's hosted page where the buyer pays with WeChat, Alipay or another browser, the channel picked by the buyer's wallet.",
     )
     .example('qr_code'),
   auth_code: Joi.string()

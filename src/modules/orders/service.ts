@@ -9,6 +9,7 @@ import type { Database } from '../../platform/db';
 import { scaleDuration } from '../../platform/durations';
 import { AppError } from '../../platform/errors';
 import { generateServiceNo } from '../../platform/ids';
+import { qrImage } from '../../platform/qr';
 import type { Logger } from '../../platform/logger';
 import { deliverUpdate } from '../../platform/temporal-updates';
 import { ORDER_WORKFLOW_TASK_TIMEOUT, searchAttributes } from '../../platform/workflow/definitions';
@@ -16,6 +17,7 @@ import { ChannelAccountRepository, DEFAULT_MAX_SHARING_RATIO, MerchantRepository
 import type { orderWorkflow } from './workflow';
 import {
   ORDER_RUN_ENDED,
+  chooseChannelUpdate,
   closeOrderUpdate,
   createOrderUpdate,
   orderWorkflowId,
@@ -23,6 +25,7 @@ import {
   refundOrderUpdate,
   type CreateOrderRequest,
   type BarcodeTimings,
+  type ChooseChannelRequest,
   type CreateOrderResult,
   type OrderInput,
   type PaymentSignal,
@@ -56,6 +59,7 @@ import {
   BARCODE_REVERSE_GAPS_MS,
   BARCODE_WAIT_MS,
   barcodeRepeat,
+  CHECKOUT_PAY_METHOD,
   type Refusal,
 } from './rules';
 
@@ -82,6 +86,8 @@ export interface OrderServiceDeps {
   requestTimeoutMs: number;
   /** Open the Alipay tokens of merchants' channel accounts (SPEC §5.8). */
   payloadKeys: Keyring;
+  /** The hosted page of a `checkout` order (SPEC §15); without it such orders are refused. */
+  checkoutUrl?: (tradeNo: string) => string;
 }
 
 /** POST /api/v1/pay/unified-order's fields, validated. */
@@ -141,6 +147,25 @@ function barcodeOf(
     channelCode,
   };
 }
+
+/**
+ * `pay_method: checkout` (SPEC §15): its buyer picks the channel on the hosted page, so the
+ * create names none, and the share and the barcode's fields do not apply.
+ */
+function checkoutOf(body: CreateOrderBody): boolean {
+  if (body.pay_method !== CHECKOUT_PAY_METHOD) return false;
+  if (body.channel_code !== undefined)
+    throw new AppError(
+      'invalid_param',
+      '"channel_code" is not for pay_method checkout: the buyer picks the channel',
+    );
+  if ((body.profit_sharing_amount ?? 0) > 0)
+    throw new AppError('invalid_param', '"profit_sharing_amount" is not for pay_method checkout');
+  return true;
+}
+
+/** A checkout order's currency: every channel durapay takes through the page is paid in it. */
+const CHECKOUT_CURRENCY = 'CNY';
 
 /** The workflow of an order as recorded. */
 export const orderWorkflowIdOf = (order: Order) => orderWorkflowId(order.appId, order.merchantOrderNo);
@@ -224,9 +249,11 @@ export class OrderService {
       appId: order.appId,
       merchantOrderNo: order.merchantOrderNo,
       tradeNo: order.tradeNo,
-      channelCode: order.channelCode,
+      channelCode: order.channelCode ?? '',
       currency: order.currency,
-      callbackUrl: `${this.deps.publicBaseUrl}/api/v1/notify/payment/${order.channelCode}`,
+      callbackUrl: order.channelCode
+        ? `${this.deps.publicBaseUrl}/api/v1/notify/payment/${order.channelCode}`
+        : '',
       createdAt: order.createdAt.toISOString(),
       timings: this.timings(
         Math.max(1, Math.round((order.expireTime.getTime() - order.createdAt.getTime()) / 60_000)),
@@ -243,7 +270,7 @@ export class OrderService {
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.AppId, value: order.appId },
         { key: searchAttributes.MerchantOrderNo, value: order.merchantOrderNo },
-        { key: searchAttributes.ChannelCode, value: order.channelCode },
+        ...(order.channelCode ? [{ key: searchAttributes.ChannelCode, value: order.channelCode }] : []),
         { key: searchAttributes.TradeNo, value: order.tradeNo },
         { key: searchAttributes.BizStatus, value: order.status },
         ...(order.merchantId ? [{ key: searchAttributes.MerchantId, value: order.merchantId }] : []),
@@ -261,7 +288,9 @@ export class OrderService {
   async create(appId: string, body: CreateOrderBody, log: Logger): Promise<CreateOrderResult> {
     const { deps } = this;
     const barcode = barcodeOf(body);
-    const channelCode = body.channel_code ?? barcode?.channelCode ?? deps.defaultChannel;
+    const checkout = checkoutOf(body);
+    // A checkout order's channel is its buyer's pick on the hosted page (SPEC §15): none yet.
+    const channelCode = checkout ? '' : (body.channel_code ?? barcode?.channelCode ?? deps.defaultChannel);
     // A repeat of an order already recorded is answered by what it is (SPEC §3.1), before the
     // channel is consulted: changed parameters, or an order that has ended (its workflow is
     // gone). A pending one goes on to its workflow, which applies the same rule again.
@@ -271,7 +300,7 @@ export class OrderService {
         identity: {
           amount: Number(existing.amount),
           payMethod: existing.payMethod,
-          channelCode: existing.channelCode,
+          channelCode: existing.payMethod === CHECKOUT_PAY_METHOD ? '' : (existing.channelCode ?? ''),
           merchantId: existing.merchantId,
           profitSharingAmount: Number(existing.profitSharingAmount),
           ...(existing.authCodeSha256 ? { authCodeSha256: existing.authCodeSha256 } : {}),
@@ -297,6 +326,8 @@ export class OrderService {
         if (refusal) throw refused(refusal);
       }
     }
+
+    if (checkout) return this.createCheckout(appId, body, log);
 
     const offered = deps.channels.get(channelCode);
     const asked = { payMethod: body.pay_method, amount: body.amount };
@@ -388,18 +419,29 @@ export class OrderService {
       createdAt: now.toISOString(),
       timings: this.timings(request.expireMinutes, barcode !== undefined),
     };
+    return this.start(input, request, log);
+  }
+
+  /** Starts the order's workflow with its create, or sends the create to the open run. */
+  private async start(
+    input: OrderInput,
+    request: CreateOrderRequest,
+    log: Logger,
+  ): Promise<CreateOrderResult> {
+    const { deps } = this;
     const startWorkflowOperation = () =>
       new WithStartWorkflowOperation<typeof orderWorkflow>('orderWorkflow', {
-        workflowId: orderWorkflowId(appId, body.merchant_order_no),
+        workflowId: orderWorkflowId(input.appId, input.merchantOrderNo),
         taskQueue: deps.taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
         // Covers the create's local activity with a margin (definitions.ts).
         workflowTaskTimeout: ORDER_WORKFLOW_TASK_TIMEOUT,
         typedSearchAttributes: new TypedSearchAttributes([
-          { key: searchAttributes.AppId, value: appId },
-          { key: searchAttributes.MerchantOrderNo, value: body.merchant_order_no },
-          { key: searchAttributes.ChannelCode, value: channelCode },
+          { key: searchAttributes.AppId, value: input.appId },
+          { key: searchAttributes.MerchantOrderNo, value: input.merchantOrderNo },
+          // A checkout order's channel is set when its buyer picks one.
+          ...(input.channelCode ? [{ key: searchAttributes.ChannelCode, value: input.channelCode }] : []),
           { key: searchAttributes.BizStatus, value: 'creating' },
         ]),
       });
@@ -414,6 +456,101 @@ export class OrderService {
         this.delivery(log),
       );
     } catch (err) {
+      throw toAppError(err, 'create');
+    }
+  }
+
+  /**
+   * `pay_method: checkout` (SPEC §15): an order with no channel yet, its credential the hosted
+   * page where its buyer picks one (chooseChannel), and the same page as a QR image.
+   */
+  private async createCheckout(
+    appId: string,
+    body: CreateOrderBody,
+    log: Logger,
+  ): Promise<CreateOrderResult> {
+    const { deps } = this;
+    if (!deps.checkoutUrl) throw new AppError('invalid_pay_method', 'pay_method checkout is not served here');
+    if (body.merchant_id !== undefined && !(await this.merchants.find(appId, body.merchant_id)))
+      throw new AppError('order_not_found', 'merchant not found');
+    const now = new Date();
+    const tradeNo = generateServiceNo('P', now);
+    const request: CreateOrderRequest = {
+      payMethod: CHECKOUT_PAY_METHOD,
+      amount: body.amount,
+      subject: body.subject,
+      notifyUrl: body.notify_url,
+      expireMinutes: body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES,
+      profitSharingAmount: 0,
+      merchantId: body.merchant_id ?? null,
+      subMerchantNo: null,
+      channelAccountId: null,
+      receivers: [],
+      extra: body.extra ?? null,
+      checkoutUrl: deps.checkoutUrl(tradeNo),
+    };
+    const input: OrderInput = {
+      appId,
+      merchantOrderNo: body.merchant_order_no,
+      tradeNo,
+      channelCode: '',
+      currency: CHECKOUT_CURRENCY,
+      callbackUrl: '',
+      createdAt: now.toISOString(),
+      timings: this.timings(request.expireMinutes),
+    };
+    const created = await this.start(input, request, log);
+    const url = created.pay_credential.checkout_url;
+    if (typeof url !== 'string') return created;
+    return { ...created, pay_credential: { checkout_url: url, qr_code: await qrImage(url) } };
+  }
+
+  /**
+   * A `checkout` order's buyer picked a channel on the hosted page (SPEC §15): the order is made
+   * there, by its workflow, once. The caller (the checkout) has chosen among the channels the
+   * order's merchant can take money at; the channel's own limits are checked here.
+   */
+  async chooseChannel(
+    order: Order,
+    pick: { channelCode: string; payMethod: 'jsapi' | 'h5'; extra: Record<string, string>; payer?: string },
+    log: Logger,
+  ): Promise<CreateOrderResult> {
+    const channel = this.deps.channels.get(pick.channelCode);
+    const refusal = channelRefusal(pick.channelCode, channel?.capabilities, {
+      payMethod: pick.payMethod,
+      amount: Number(order.amount),
+    });
+    if (refusal) throw refused(refusal);
+    if (channel!.capabilities.currency !== order.currency)
+      throw new AppError('channel_not_support', `channel ${pick.channelCode} takes no ${order.currency}`);
+    const account = order.merchantId
+      ? await this.accounts.attachedAt(order.appId, order.merchantId, pick.channelCode)
+      : null;
+    if (order.merchantId) {
+      const accountRefused = merchantAccountRefusal(order.merchantId, pick.channelCode, account);
+      if (accountRefused) throw refused(accountRefused);
+    }
+    const request: ChooseChannelRequest = {
+      channelCode: pick.channelCode,
+      payMethod: pick.payMethod,
+      currency: order.currency,
+      callbackUrl: `${this.deps.publicBaseUrl}/api/v1/notify/payment/${pick.channelCode}`,
+      extra: pick.extra,
+      ...(pick.payer === undefined ? {} : { payer: pick.payer }),
+      subMerchantNo: account?.accountNo ?? null,
+      channelAccountId: account?.id ?? null,
+    };
+    const workflowId = orderWorkflowIdOf(order);
+    try {
+      return await deliverUpdate(
+        () =>
+          this.deps.client.workflow
+            .getHandle(workflowId)
+            .executeUpdate(chooseChannelUpdate, { args: [request] }),
+        this.delivery(log, workflowId),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new AppError('order_closed', 'order closed');
       throw toAppError(err, 'create');
     }
   }

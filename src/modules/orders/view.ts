@@ -13,6 +13,7 @@ export function orderView(o: Order) {
     pay_time: isoOrNull(o.payTime),
     created_at: isoOrNull(o.createdAt),
     channel_code: o.channelCode,
+    channel_pay_method: o.channelPayMethod ?? null,
     subject: o.subject,
     merchant_id: o.merchantId,
     refunded_amount: Number(o.refundedAmount),

@@ -6,6 +6,7 @@
  */
 import { setHandler } from '@temporalio/workflow';
 import {
+  chooseChannelUpdate,
   closeOrderUpdate,
   createOrderUpdate,
   moveOnSignal,
@@ -25,6 +26,7 @@ export async function orderWorkflow(input: OrderInput, carried?: OrderState): Pr
 
   setHandler(createOrderUpdate, (req) => actor.create(req));
   setHandler(closeOrderUpdate, () => actor.close());
+  setHandler(chooseChannelUpdate, (req) => actor.chooseChannel(req));
   setHandler(refundOrderUpdate, (req) => actor.refund(req));
   setHandler(paymentSignal, (s) => actor.receivePayment(s));
   setHandler(refundSettledSignal, (s) => actor.receiveSettlement(s));

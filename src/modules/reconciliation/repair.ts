@@ -33,7 +33,8 @@ export type RepairOutcome = 'repaired' | 'unconfirmed' | 'left';
  */
 export async function repairLostPayment(d: RepairDeps, m: MismatchRow): Promise<RepairOutcome> {
   const order = await d.orders.findOrderByTradeNo(m.trade_no);
-  if (!order) return 'left';
+  // A checkout order no buyer took to a channel is at none: nothing there to repair it with.
+  if (!order?.channelCode) return 'left';
   if (await learnedItself(d, m.id, order)) return 'repaired';
   let answer;
   try {

@@ -156,7 +156,7 @@ export class RefundService {
       );
     }
     const order = await this.orders.find(appId, refund.tradeNo);
-    const channel = this.deps.channels.get(order.channelCode);
+    const channel = this.deps.channels.get(order.channelCode ?? '');
     if (!channel?.refunds?.applyAbnormal) {
       throw new AppError('channel_not_support', `channel ${order.channelCode} has no abnormal refunds`);
     }
@@ -194,7 +194,8 @@ export class RefundService {
       appId: refund.appId,
       tradeNo: refund.tradeNo,
       refundNo: refund.refundNo,
-      channelCode: order.channelCode,
+      // A refunded order was paid, so made at a channel (a checkout order's once its buyer chose).
+      channelCode: order.channelCode ?? '',
       amount: Number(refund.refundAmount),
       orderWorkflowId: orderWorkflowIdOf(order),
       ...this.orders.refundFollowTimings(),
