@@ -9,6 +9,7 @@ import { OrdersPage } from './pages/OrdersPage';
 import { OrderDetailPage } from './pages/OrderDetailPage';
 import { RefundsPage } from './pages/RefundsPage';
 import { TransfersPage } from './pages/TransfersPage';
+import { PaymentLinksPage } from './pages/PaymentLinksPage';
 import { NotificationsPage } from './pages/NotificationsPage';
 import { MerchantsPage } from './pages/MerchantsPage';
 import { MerchantDetailPage } from './pages/MerchantDetailPage';
@@ -74,6 +75,7 @@ export function AppRoutes() {
         <Route path="orders/:tradeNo" element={<OrderDetailPage />} />
         <Route path="refunds" element={<RefundsPage />} />
         <Route path="transfers" element={<TransfersPage />} />
+        <Route path="payment-links" element={<PaymentLinksPage />} />
         <Route path="notifications" element={<NotificationsPage />} />
         <Route path="merchants" element={<MerchantsPage />} />
         <Route path="merchants/:merchantId" element={<MerchantDetailPage />} />

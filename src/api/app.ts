@@ -24,7 +24,7 @@ import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { codecRoutes, type CodecServerOptions } from './codec';
-import { consoleDataRoutes, consoleRoutes } from '../modules/console';
+import { consoleCheckoutRoutes, consoleDataRoutes, consoleRoutes } from '../modules/console';
 import { DEFAULT_CONSOLE_SETTINGS, type CoreConfig } from '../platform/config';
 import { ROOT_DIR } from '../platform/paths';
 import path from 'node:path';
@@ -139,6 +139,7 @@ export function createApp(deps: ApiDeps): Express {
           temporalUi: deps.console?.temporalUi,
           timeZone: deps.console?.timeZone,
         }),
+        consoleCheckoutRoutes(checkout),
       ],
     ),
   );

@@ -12,7 +12,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
@@ -20,6 +19,7 @@ import { billDateOf } from '../../src/modules/reconciliation/rules';
 import { ROOT_DIR } from '../../src/platform/paths';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { operatorsOf, signInAs } from '../support/console';
+import { consoleShotAndCheck, signInOnConsolePage } from '../support/console-page';
 import { startTestStack, uniqueName, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
@@ -108,49 +108,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function signInOnPage(page: Page, who: { username: string; password: string }): Promise<void> {
-  await page.goto(`${stack.baseUrl}/console/login`);
-  await page.getByTestId('login-username').fill(who.username);
-  await page.getByTestId('login-password').fill(who.password);
-  await page.getByTestId('login-submit').click();
-  await page.getByTestId('current-operator').waitFor();
-}
-
-/** axe-core's serious and critical findings on the page as it is now, one line each. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: the console's CSP (no inline scripts) does not apply.
-  await page.evaluate(axe.source);
-  const found = await page.evaluate(async () => {
-    const run = (globalThis as unknown as { axe: typeof axe }).axe.run;
-    const result = await run({ exclude: [['.ant-message']] } as never, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-    });
-    return result.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.map((n) => n.target.join(' ')),
-    }));
-  });
-  return found
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.nodes.slice(0, 3).join(', ')}`);
-}
-
-/** Saves the page at 1280×800 as `<name>.png` and checks it with axe. */
-async function shotAndCheck(page: Page, name: string): Promise<void> {
-  // Charts and tables settle before the picture: no spinner left.
-  await page.waitForLoadState('networkidle');
-  await page
-    .locator('.ant-spin-spinning')
-    .first()
-    .waitFor({ state: 'detached' })
-    .catch(() => undefined);
-  // A confirmation that was just answered fades out: checked half-transparent, its text would
-  // read as low contrast. The page is checked once it is gone.
-  for (const popover of await page.locator('.ant-popover').all()) await popover.waitFor({ state: 'hidden' });
-  await page.screenshot({ path: path.join(CONSOLE_SHOTS_DIR, `${name}.png`) });
-  expect({ page: name, violations: await seriousViolations(page) }).toEqual({ page: name, violations: [] });
-}
+const signInOnPage = (page: Page, who: { username: string; password: string }) =>
+  signInOnConsolePage(page, stack.baseUrl, who);
+const shotAndCheck = (page: Page, name: string) => consoleShotAndCheck(page, CONSOLE_SHOTS_DIR, name);
 
 test('when an admin signs in, refunds an order paid after close from the review queue, resends a failed notification and resolves a mismatch, then each is done and each is in the audit log', async () => {
   await browser.run(

@@ -6,6 +6,7 @@ import {
   Empty,
   Form,
   Input,
+  InputNumber,
   Select,
   Skeleton,
   Table,
@@ -13,11 +14,12 @@ import {
 } from 'antd';
 import { useState, type HTMLAttributes } from 'react';
 import { useParams, useSearchParams } from 'react-router';
-import { api, errorMessage, seg } from '../api/client';
-import type { Application, ChannelAccount, MerchantDetail } from '../api/types';
+import { API_BASE, api, errorMessage, seg, withQuery } from '../api/client';
+import type { Application, ChannelAccount, MerchantCode, MerchantDetail } from '../api/types';
 import { AutoTable, fieldTitle, renderField } from '../components/AutoTable';
 import { DetailsHeader, ErrorAlert, PageHeader, StatusBadge } from '../components/common';
-import { cellText, localTime } from '../format';
+import { cellText, localTime, yuan } from '../format';
+import { ActionButton } from '../components/actions';
 import { useApiData } from '../hooks';
 import { ACCOUNT_FIELDS } from '../options';
 import { useCan } from '../session';
@@ -101,6 +103,142 @@ function AttachForm({
   );
 }
 
+/** A merchant's standing codes (码牌): listed, made, disabled, and printable as PNG. */
+function StandingCodes({
+  merchantId,
+  appId,
+  canAct,
+}: {
+  merchantId: string;
+  appId: string;
+  canAct: boolean;
+}) {
+  const codes = useApiData<{ list: MerchantCode[] }>(`/merchants/${seg(merchantId)}/codes`, {
+    app_id: appId,
+  });
+  const [form] = Form.useForm<{ name: string; notify_url: string; max_yuan?: number }>();
+  const [busy, setBusy] = useState(false);
+  const { message } = App.useApp();
+
+  const submit = async (v: { name: string; notify_url: string; max_yuan?: number }) => {
+    setBusy(true);
+    try {
+      const made = await api.post<MerchantCode>(`/merchants/${seg(merchantId)}/codes`, {
+        app_id: appId,
+        name: v.name,
+        notify_url: v.notify_url.trim(),
+        ...(v.max_yuan ? { max_amount: Math.round(v.max_yuan * 100) } : {}),
+      });
+      message.success(`Code ${made.code_id} made`);
+      form.resetFields();
+      codes.reload();
+    } catch (err) {
+      message.error(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Card title={<h2 style={{ fontSize: 16, margin: 0 }}>Standing codes</h2>} style={{ marginBottom: 16 }}>
+      <ErrorAlert error={codes.error} onRetry={codes.reload} />
+      <Table<MerchantCode>
+        size="small"
+        pagination={false}
+        rowKey="code_id"
+        loading={codes.loading}
+        dataSource={codes.data?.list ?? []}
+        locale={{ emptyText: 'No standing code' }}
+        onRow={(c) => ({ 'data-testid': `code-row-${c.code_id}` }) as HTMLAttributes<HTMLElement>}
+        columns={[
+          {
+            title: 'QR',
+            key: 'qr',
+            render: (_: unknown, c) => (
+              <img src={c.qr_code} alt={`QR code of ${c.name}`} width={72} height={72} />
+            ),
+          },
+          { title: 'Code id', dataIndex: 'code_id' },
+          { title: 'Name', dataIndex: 'name' },
+          {
+            title: 'Amounts (yuan)',
+            key: 'amounts',
+            render: (_: unknown, c) => `${yuan(c.min_amount)} – ${yuan(c.max_amount)}`,
+          },
+          { title: 'Status', dataIndex: 'status', render: (v: string) => <StatusBadge status={v} /> },
+          { title: 'Created', dataIndex: 'created_at', render: localTime },
+          {
+            title: 'Print',
+            key: 'print',
+            render: (_: unknown, c) => (
+              <a
+                href={withQuery(`${API_BASE}/merchants/${seg(merchantId)}/codes/${seg(c.code_id)}/qr.png`, {
+                  app_id: appId,
+                })}
+                download
+              >
+                PNG
+              </a>
+            ),
+          },
+          ...(canAct
+            ? [
+                {
+                  title: 'Actions',
+                  key: 'actions',
+                  render: (_: unknown, c: MerchantCode) =>
+                    c.status !== 'active' ? null : (
+                      <ActionButton
+                        path={`/merchants/${seg(merchantId)}/codes/${seg(c.code_id)}/disable`}
+                        body={{ app_id: appId }}
+                        label="Disable"
+                        confirm={`Disable ${c.name}? Buyers who scan it are told so.`}
+                        done="Code disabled"
+                        onDone={codes.reload}
+                        testId={`disable-${c.code_id}`}
+                        danger
+                      />
+                    ),
+                },
+              ]
+            : []),
+        ]}
+      />
+      {canAct && (
+        <>
+          <Typography.Title level={3} style={{ fontSize: 15, marginTop: 16 }}>
+            Make a code
+          </Typography.Title>
+          <Form form={form} name="create-code" layout="inline" onFinish={submit} style={{ rowGap: 12 }}>
+            <Form.Item
+              label="Name"
+              name="name"
+              rules={[{ required: true, message: 'Enter the name buyers see' }]}
+            >
+              <Input style={{ width: 200 }} maxLength={64} />
+            </Form.Item>
+            <Form.Item
+              label="Notify URL"
+              name="notify_url"
+              rules={[{ required: true, message: 'Enter where payments are notified' }]}
+            >
+              <Input style={{ width: 280 }} />
+            </Form.Item>
+            <Form.Item label="Most a buyer pays (yuan)" name="max_yuan">
+              <InputNumber min={0.01} step={0.01} precision={2} style={{ width: 130 }} />
+            </Form.Item>
+            <Form.Item>
+              <Button type="primary" htmlType="submit" loading={busy} data-testid="create-code-submit">
+                Make code
+              </Button>
+            </Form.Item>
+          </Form>
+        </>
+      )}
+    </Card>
+  );
+}
+
 export function MerchantDetailPage() {
   const { merchantId = '' } = useParams();
   const [params] = useSearchParams();
@@ -177,6 +315,10 @@ export function MerchantDetailPage() {
               </>
             )}
           </Card>
+
+          {typeof m.app_id === 'string' && (
+            <StandingCodes merchantId={m.merchant_id} appId={m.app_id} canAct={canAct} />
+          )}
 
           <Card title={<h2 style={{ fontSize: 16, margin: 0 }}>Onboarding applications</h2>}>
             <Table<Application>

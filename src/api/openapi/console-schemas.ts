@@ -314,6 +314,20 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
     'The transfer after the cancel, and whose it is.',
   ),
 
+  // ---- payment links and standing codes ----
+  ConsolePaymentLink: extend(api('PaymentLink'), { app_id: text }, 'A payment link and whose it is.'),
+  ConsolePaymentLinkPage: keysetPage('ConsolePaymentLink', 'Payment links, newest first.'),
+  ConsoleCreatedPaymentLink: extend(
+    api('CreatedPaymentLink'),
+    { app_id: text },
+    'The link made (or, a repeat of its `merchant_link_no`, as it was) and whose it is.',
+  ),
+  ConsoleMerchantCode: extend(api('MerchantCode'), { app_id: text }, 'A standing code and whose it is.'),
+  ConsoleMerchantCodeList: record(
+    { list: { type: 'array', items: ref('ConsoleMerchantCode') } },
+    "The merchant's standing codes, newest first.",
+  ),
+
   // ---- notifications ----
   ConsoleNotification: notification,
   ConsoleNotificationPage: keysetPage('ConsoleNotification', 'Notifications, the failed ones first.'),

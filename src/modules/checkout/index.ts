@@ -2,3 +2,4 @@
 export { CheckoutService, type CheckoutServiceDeps } from './service';
 export { checkoutPageRoutes, merchantCodeRoutes, paymentLinkRoutes } from './routes';
 export { merchantCodeOperations, paymentLinkOperations } from './openapi';
+export { createMerchantCodeSchema, createPaymentLinkSchema } from './schemas';

@@ -5,6 +5,13 @@
  */
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../platform/db';
+import {
+  keysetAt,
+  keysetPageOf,
+  SearchConditions,
+  type KeysetPage,
+  type KeysetResult,
+} from '../../platform/pagination';
 import { LINK_HOLD_STALE_MS } from './rules';
 
 export interface PaymentLink {
@@ -138,6 +145,25 @@ export class CheckoutRepository {
       replacements,
     );
     return { rows, total: count?.total ?? 0 };
+  }
+
+  /** Every app's links for the console, newest first, in keyset pages. */
+  async searchLinks(
+    filter: { appId?: string; status?: 'active' | 'deactivated'; merchantId?: string },
+    page: KeysetPage,
+  ): Promise<KeysetResult<CountedLink>> {
+    const where = new SearchConditions({ limit: page.limit + 1 })
+      .equals('l.app_id', 'appId', filter.appId)
+      .equals('l.status', 'status', filter.status)
+      .equals('l.merchant_id', 'merchantId', filter.merchantId)
+      .after('l.created_at', [{ column: 'l.link_id', value: page.after?.key ?? '' }], page.after?.at);
+    const rows = await this.select<CountedLink & { cursorAt: string }>(
+      `SELECT ${LINK_COLUMNS}, ${keysetAt('l.created_at')} AS "cursorAt" FROM payment_links l ${where.sql()}
+        ORDER BY l.created_at DESC, l.link_id DESC LIMIT :limit`,
+      where.replacements,
+    );
+    const found = keysetPageOf(rows, page.limit, (l) => ({ at: l.cursorAt, key: l.linkId }));
+    return { rows: found.rows.map(({ cursorAt: _at, ...l }) => l), next: found.next };
   }
 
   /** Deactivates the link (again: nothing changes); false when the app has no such link. */

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { createMerchantCodeSchema, createPaymentLinkSchema } from '../checkout';
 import { ACCOUNT_KINDS, MERCHANT_STATUSES } from '../merchants';
 import { NOTIFICATION_EVENTS, NOTIFICATION_STATUSES } from '../notifications';
 import { MAX_AMOUNT, ORDER_STATUSES } from '../orders';
@@ -150,3 +151,31 @@ export const attachTarget = Joi.object({
 })
   .unknown(true)
   .required();
+
+/** The console's payment links (SPEC §15): every app's, or one app's, newest first. */
+export const listLinksQuery = Joi.object({
+  app_id: text(32),
+  status: Joi.string().valid('active', 'deactivated'),
+  merchant_id: text(64),
+  ...paging,
+});
+
+/** A merchant's standing codes: the merchant's app, since merchant ids repeat across apps. */
+export const listCodesQuery = Joi.object({ app_id: text(32).required() });
+
+/**
+ * A link an operator makes: the API's fields for the app named, `merchant_link_no` made up
+ * when left out (the console's own `console-…` number).
+ */
+export const consoleLinkBody = createPaymentLinkSchema
+  .keys({
+    app_id: text(32).required(),
+    merchant_link_no: createPaymentLinkSchema.extract('merchant_link_no').optional(),
+  })
+  .required();
+
+/** A code an operator makes for a merchant of the app named: the API's fields. */
+export const consoleCodeBody = createMerchantCodeSchema.keys({ app_id: text(32).required() }).required();
+
+/** A change whose target belongs to the app named (`app_id`), and nothing else. */
+export const appBody = Joi.object({ app_id: text(32).required() }).required();
