@@ -1,6 +1,7 @@
 /**
- * The hosted checkout (SPEC §15) in a real browser (Debian's Chromium): a payment link opened with
- * WeChat's user agent, with Alipay's and with a plain browser's. The wallets' in-app browsers give
+ * The hosted checkout (SPEC §15) in a real browser (Debian's Chromium): a payment link, a standing
+ * code and an order's checkout (`pay_method: checkout`) opened with WeChat's user agent, with
+ * Alipay's and with a plain browser's. The wallets' in-app browsers give
  * a page their JS bridge; here the offline upstreams' emulation of it (/wechatpay/js-bridge.js,
  * /alipay/js-bridge.js) is put into the page before its own script runs, as the wallet would, and
  * the page itself loads nothing but its own script. Each payment is counted at the upstream's
@@ -203,5 +204,76 @@ describe("a merchant's standing code in a browser", () => {
       .wechatpay!.sandbox.transactions()
       .filter((t) => t.description === code.name && t.trade_state === 'SUCCESS');
     expect(paid.map((t) => t.total)).toEqual([3_650]);
+  });
+});
+
+describe("an order's checkout (pay_method: checkout) in a browser", () => {
+  async function checkoutOrder() {
+    const subject = `Bike repair ${randomUUID().slice(0, 6)}`;
+    const made = await pay.post<{ trade_no: string; pay_credential: { checkout_url: string } }>(
+      '/api/v1/pay/unified-order',
+      {
+        merchant_order_no: `CO-${randomUUID()}`,
+        pay_method: 'checkout',
+        merchant_id: merchantId,
+        amount: 6_600,
+        subject,
+        notify_url: receiver.url,
+      },
+    );
+    if (made.code !== 'success') throw new Error(`order failed: ${made.code} ${made.message}`);
+    return { ...made.data!, subject };
+  }
+
+  test.each([
+    ['WeChat', 'wechatpay', WECHAT_UA, 'order-wechat-paid.png'],
+    ['Alipay', 'alipay', ALIPAY_UA, 'order-alipay-paid.png'],
+  ] as const)(
+    "when the buyer opens the order's page in %s, then the wallet's sign-in and pay sheet take the buyer to 'Payment succeeded', and only that channel holds the payment",
+    async (_wallet, channel, userAgent, shot) => {
+      const order = await checkoutOrder();
+      await browser.run(
+        async (page) => {
+          const foreign = sameOrigin(page);
+          await withBridge(page, channel);
+          await page.goto(`${order.pay_credential.checkout_url}?lang=en`);
+          await page.locator('#outcome', { hasText: 'Payment succeeded' }).waitFor();
+          expect(await page.locator('.amount').innerText()).toBe('¥66.00');
+          expect(await page.locator('#trade-no').innerText()).toBe(order.trade_no);
+          await page.screenshot({ path: path.join(SHOTS_DIR, shot) });
+          expect(foreign).toEqual([]);
+        },
+        { userAgent, viewport: PHONE, locale: 'en-US' },
+      );
+      await pay.statusIs(order.trade_no, 'paid');
+      expect(paidAt(order.subject)).toEqual(
+        channel === 'wechatpay' ? { wechatpay: 1, alipay: 0 } : { wechatpay: 0, alipay: 1 },
+      );
+    },
+  );
+
+  test("when the buyer opens the order's page in another browser, then it shows the page's QR code and H5 pay, and Alipay's H5 cashier takes the payment", async () => {
+    const order = await checkoutOrder();
+    await browser.run(
+      async (page) => {
+        const foreign = sameOrigin(page);
+        await page.goto(order.pay_credential.checkout_url);
+        expect(await readQrOnScreen(page.getByRole('img', { name: /QR code/ }))).toBe(
+          order.pay_credential.checkout_url,
+        );
+        await page.screenshot({ path: path.join(SHOTS_DIR, 'order-landing.png') });
+        expect(foreign).toEqual([]);
+        await page.getByRole('button', { name: 'Alipay' }).click();
+        // Alipay's own wap cashier (the offline one), where the buyer pays.
+        await page.getByRole('button', { name: 'Pay', exact: true }).click();
+        await pay.statusIs(order.trade_no, 'paid');
+      },
+      { userAgent: PLAIN_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    await pay.statusIs(order.trade_no, 'paid');
+    expect(paidAt(order.subject)).toEqual({ wechatpay: 0, alipay: 1 });
+    expect(await pay.query(order.trade_no)).toEqual(
+      expect.objectContaining({ pay_method: 'checkout', channel_code: 'alipay', channel_pay_method: 'h5' }),
+    );
   });
 });
