@@ -207,6 +207,70 @@ describe("a merchant's standing code in a browser", () => {
   });
 });
 
+describe("a merchant's standing code in Alipay and in another browser", () => {
+  async function makeCode() {
+    const made = await pay.post<{ code_id: string; url: string; name: string }>(
+      `/api/v1/merchant/${merchantId}/codes`,
+      { name: `Fruit stand ${randomUUID().slice(0, 6)}`, notify_url: receiver.url },
+    );
+    if (made.code !== 'success') throw new Error(`code failed: ${made.code} ${made.message}`);
+    return made.data!;
+  }
+  const paidAtCode = (name: string) => ({
+    wechatpay: stack
+      .wechatpay!.sandbox.transactions()
+      .filter((t) => t.description === name && t.trade_state === 'SUCCESS')
+      .map((t) => t.total),
+    alipay: stack
+      .alipay!.sandbox.trades()
+      .filter((t) => t.subject === name && t.status === 'TRADE_SUCCESS')
+      .map((t) => Math.round(Number(t.total_amount) * 100)),
+  });
+
+  test('when an Alipay buyer scans it and enters an amount and a note, then auth_base and tradePay take that amount, and the order keeps the note', async () => {
+    const code = await makeCode();
+    await browser.run(
+      async (page) => {
+        await withBridge(page, 'alipay');
+        await page.goto(`${code.url}?lang=en`);
+        await page.getByLabel('Amount (yuan)').fill('12.80');
+        await page.getByLabel('Note (optional)').fill('Three mangoes');
+        await page.getByRole('button', { name: 'Pay' }).click();
+        await page.locator('#outcome', { hasText: 'Payment succeeded' }).waitFor();
+        expect(await page.locator('.amount').innerText()).toBe('¥12.80');
+      },
+      { userAgent: ALIPAY_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    expect(paidAtCode(code.name)).toEqual({ wechatpay: [], alipay: [1_280] });
+    const [order] = await stack.database.db.sequelize.query<{ buyer_note: string; channel_code: string }>(
+      'SELECT buyer_note, channel_code FROM orders WHERE standing_code_id = :id',
+      { replacements: { id: code.code_id }, type: 'SELECT' as never },
+    );
+    expect(order).toEqual({ buyer_note: 'Three mangoes', channel_code: 'alipay' });
+  });
+
+  test("when a buyer in another browser enters an amount and picks WeChat Pay, then WeChat Pay's H5 page takes that amount", async () => {
+    const code = await makeCode();
+    await browser.run(
+      async (page) => {
+        const foreign = sameOrigin(page);
+        await page.goto(`${code.url}?lang=en`);
+        await page.getByLabel('Amount (yuan)').fill('7.5');
+        await page.getByRole('button', { name: 'WeChat Pay' }).click();
+        // WeChat Pay's own H5 page (the offline one), where the buyer pays.
+        await page.getByRole('button', { name: 'Pay', exact: true }).click();
+        await page
+          .getByText(/SUCCESS/)
+          .first()
+          .waitFor();
+        expect(foreign).toEqual([]);
+      },
+      { userAgent: PLAIN_UA, viewport: PHONE, locale: 'en-US' },
+    );
+    expect(paidAtCode(code.name)).toEqual({ wechatpay: [750], alipay: [] });
+  });
+});
+
 describe("an order's checkout (pay_method: checkout) in a browser", () => {
   async function checkoutOrder() {
     const subject = `Bike repair ${randomUUID().slice(0, 6)}`;
