@@ -178,6 +178,38 @@ test("when an admin makes a merchant's standing code on its page, then it is lis
   );
 });
 
+test('when a checkout order no buyer took to a channel is among the orders, then the home page and its overview show it under channel none, and its timeline says so', async () => {
+  const made = await pay.post<{ trade_no: string }>('/api/v1/pay/unified-order', {
+    merchant_order_no: `CO-${randomUUID()}`,
+    pay_method: 'checkout',
+    amount: 990,
+    subject: 'Waiting for its buyer to pick',
+    notify_url: receiver.url,
+  });
+  expect(made.code).toBe('success');
+  await browser.run(
+    async (page) => {
+      await signInOnConsolePage(page, stack.baseUrl, viewer);
+      const overview = await page.evaluate(async () => {
+        const res = await fetch('/console/api/overview');
+        return { status: res.status, body: (await res.json()) as { data: { by_channel: unknown[] } } };
+      });
+      expect(overview.status).toBe(200);
+      expect(overview.body.data.by_channel).toContainEqual(
+        expect.objectContaining({ channel_code: 'none', pay_method: 'checkout' }),
+      );
+      const detail = await page.evaluate(async (tradeNo) => {
+        const res = await fetch(`/console/api/orders/${tradeNo}`);
+        return (await res.json()) as { data: { timeline: { summary: string }[] } };
+      }, made.data!.trade_no);
+      expect(detail.data.timeline[0]!.summary).toBe(
+        'created: 990 fen by checkout at no channel yet (the buyer picks one)',
+      );
+    },
+    { viewport: VIEWPORT },
+  );
+});
+
 test('when a viewer opens the links page and a merchant, then no form or action shows, and the API refuses a link made anyway with 403', async () => {
   await browser.run(
     async (page) => {

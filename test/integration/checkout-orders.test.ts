@@ -283,6 +283,25 @@ describe("a checkout order's buyer", () => {
     expect(atChannels(order.subject).made).toEqual({ wechatpay: 1, alipay: 0 });
   });
 
+  test("when the order's row already names another channel (an attempt abandoned by an earlier task bound it), then a WeChat buyer's pick is refused and nothing is made at WeChat Pay", async () => {
+    const order = await checkoutOrder();
+    const buyer = new CheckoutBuyer(WECHAT_UA);
+    // The buyer's way to WeChat's sign-in and back, stopped before durapay takes the code.
+    const authorize = (await buyer.fetch(order.pay_credential.checkout_url)).headers.get('location')!;
+    const back = (await buyer.fetch(authorize)).headers.get('location')!;
+    expect(back).toMatch(/\/checkout\/signed-in\/wechatpay\?code=/);
+    // Meanwhile the row is bound as an earlier attempt that made the order at Alipay, and wrote
+    // the row, but whose answer the workflow never had, leaves it.
+    await stack.database.db.sequelize.query(
+      "UPDATE orders SET channel_code = 'alipay', channel_pay_method = 'h5' WHERE trade_no = :tradeNo",
+      { replacements: { tradeNo: order.trade_no } },
+    );
+    const visit = await buyer.open(back);
+    expect(visit.status).toBe(409);
+    expect(CheckoutBuyer.messageOf(visit.html)).toBe('order_taken');
+    expect(atChannels(order.subject).made).toEqual({ wechatpay: 0, alipay: 0 });
+  });
+
   test('when two WeChat buyers sign in to one page at once, then one order is made at WeChat Pay, for one of them, and the other is told so', async () => {
     const order = await checkoutOrder();
     const buyers = Array.from({ length: 6 }, () => new CheckoutBuyer(WECHAT_UA));

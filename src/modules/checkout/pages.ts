@@ -54,6 +54,7 @@ const WORDS = {
       order_not_found: ['订单不存在', '请向商家确认付款链接。'],
       code_not_found: ['收款码不存在', '请向商家确认收款码。'],
       code_disabled: ['收款码已停用', '商家已停用此收款码。'],
+      order_closed: ['订单已关闭', '此订单已关闭或已过期，请向商家重新获取付款码。'],
       order_taken: ['订单正在支付', '此订单已在其他钱包或浏览器中发起支付，请在原处完成付款。'],
     } as Record<CheckoutMessage | 'order_not_found', [string, string]>,
   },
@@ -102,6 +103,10 @@ const WORDS = {
       order_not_found: ['No such order', 'Ask the merchant for the payment link.'],
       code_not_found: ['No such code', 'Ask the merchant for their payment code.'],
       code_disabled: ['This code is no longer in use', 'The merchant has disabled this payment code.'],
+      order_closed: [
+        'This order is closed',
+        'The order was closed or has expired: ask the merchant for a new one.',
+      ],
       order_taken: [
         'This order is being paid',
         'The payment of this order was started in another wallet or browser: finish it there.',

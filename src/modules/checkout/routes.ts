@@ -255,7 +255,12 @@ export function checkoutPageRoutes(checkout: CheckoutService): Router {
     const order = await checkout.orderOfToken(String(req.params.token));
     if (!order) return page(res, 404, messagePage(lang(req), 'order_not_found'));
     // A checkout order (pay_method: checkout) whose buyer has not picked a channel yet.
-    if (CheckoutService.awaitsChannel(order) && order.status === 'pending') {
+    // (Past its expiry it is closing: its page, which follows its status, rather than a sign-in.)
+    if (
+      CheckoutService.awaitsChannel(order) &&
+      order.status === 'pending' &&
+      order.expireTime.getTime() > Date.now()
+    ) {
       return show(req, res, await checkout.openOrder(order, req.get('User-Agent') ?? ''));
     }
     if (checkout.paidElsewhere(order, req.get('User-Agent') ?? '')) {

@@ -96,6 +96,7 @@ export type CheckoutMessage =
   | 'code_not_found'
   | 'code_disabled'
   | 'order_taken'
+  | 'order_closed'
   | 'order_not_found';
 
 const LINK_STATUS_MESSAGE: Record<Exclude<LinkStatus, 'active'>, CheckoutMessage> = {
@@ -328,6 +329,10 @@ export class CheckoutService {
 
   /** A `checkout` order's buyer in another browser chose H5 pay at a channel: on to its page. */
   async payOrderByH5(order: Order, channelCode: string, clientIp: string, log: Logger): Promise<Visit> {
+    // Not a checkout order: its page (its channel was never the buyer's to pick).
+    if (order.payMethod !== CHECKOUT_PAY_METHOD) {
+      return { kind: 'redirect', to: this.orderPageUrl(order.tradeNo) };
+    }
     const channel = (await this.channelsFor(order)).find((c) => c.code === channelCode);
     if (!channel || !channel.capabilities.payMethods.includes('h5')) {
       return { kind: 'message', status: 409, message: 'no_channel' };
@@ -363,8 +368,9 @@ export class CheckoutService {
       return next ? { kind: 'redirect', to: next } : page;
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      // Paid or closed meanwhile: its page says so.
-      if (err.code === 'order_already_paid' || err.code === 'order_closed') return page;
+      // Paid meanwhile: its page says so. Closed: said here (its page may not know yet).
+      if (err.code === 'order_already_paid') return page;
+      if (err.code === 'order_closed') return { kind: 'message', status: 410, message: 'order_closed' };
       if (err.code === 'invalid_param') return { kind: 'message', status: 409, message: 'order_taken' };
       log.warn('checkout order could not be taken to its channel', {
         trade_no: order.tradeNo,

@@ -47,7 +47,7 @@ export function orderTimeline(h: OrderHistory): TimelineEntry[] {
     {
       at: order.createdAt.toISOString(),
       kind: 'created',
-      summary: `created: ${fen(order.amount)} by ${order.payMethod} at ${order.channelCode}`,
+      summary: `created: ${fen(order.amount)} by ${order.payMethod} at ${order.channelCode ?? 'no channel yet (the buyer picks one)'}`,
       detail: { merchant_order_no: order.merchantOrderNo, merchant_id: order.merchantId },
     },
   ];

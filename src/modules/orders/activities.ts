@@ -1,5 +1,6 @@
 // Longer than 400 lines: one factory's activities, each a short step over the channel's ports or
 // the repository, sharing the factory's dependencies; their names are in workflow histories.
+import { ApplicationFailure } from '@temporalio/common';
 import { ChannelError, channelFailure, toActivityFailure } from '../../channels/errors';
 import {
   portOf,
@@ -25,6 +26,7 @@ import {
 } from './rules';
 import type { NotificationEvent } from '../notifications/rules';
 import { OrderRepository, type NewOrder, type ShareStep } from './repository';
+import type { Order } from './model';
 import { openSavedState, sealSavedState } from './saved-states';
 import { orderView } from './view';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
@@ -85,6 +87,19 @@ export async function tradeContext(
     channelTradeNo: order.channelTradeNo,
     ...(await accountContextOf(order, merchants, accounts)),
   };
+}
+
+/**
+ * A `checkout` order's pick refused because the order's row already names another channel (or
+ * the order is no longer pending): never retried, and never a second order at another channel.
+ */
+function takenFailure(tradeNo: string, channelCode: string | null): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    channelCode
+      ? `order ${tradeNo} is being paid at ${channelCode}`
+      : `order ${tradeNo} is no longer pending`,
+    'invalid_param',
+  );
 }
 
 /** A create as the order asks its channel for it. */
@@ -373,12 +388,21 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
       bind: { subMerchantNo: string | null; channelAccountId: number | null; extra: Record<string, string> };
       poll: { gapsMs: number[]; until: string };
     }): Promise<CreatePaymentResult> {
-      const earlier = await repo.findOrderByTradeNo(input.channel.tradeNo);
-      if (earlier?.channelCode === input.channel.channelCode) {
-        return { channelTradeNo: earlier.channelTradeNo, payCredential: earlier.payCredential };
+      const { tradeNo, channelCode, payMethod } = input.channel;
+      const bound = (o: Order | null) =>
+        o?.channelCode === channelCode && o.channelPayMethod === payMethod
+          ? { channelTradeNo: o.channelTradeNo, payCredential: o.payCredential }
+          : undefined;
+      // The row names the channel once, for good: a pick it already holds is answered from it,
+      // any other refused (an attempt abandoned by an earlier task may have bound it meanwhile).
+      const earlier = await repo.findOrderByTradeNo(tradeNo);
+      if (earlier?.channelCode) {
+        const same = bound(earlier);
+        if (same) return same;
+        throw takenFailure(tradeNo, earlier.channelCode);
       }
       const created = await createAtChannel(input.channel);
-      await repo.bindChannel({
+      const wrote = await repo.bindChannel({
         tradeNo: input.channel.tradeNo,
         channelCode: input.channel.channelCode,
         channelPayMethod: input.channel.payMethod,
@@ -389,7 +413,10 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
         extra: input.bind.extra,
         poll: input.poll,
       });
-      return created;
+      if (wrote) return created;
+      const now = await repo.findOrderByTradeNo(tradeNo);
+      if (bound(now)) return created;
+      throw takenFailure(tradeNo, now?.channelCode ?? null);
     },
 
     /**

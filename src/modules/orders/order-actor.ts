@@ -95,6 +95,11 @@ export interface OrderState {
     callbackUrl: string;
     payCredential: Record<string, unknown>;
   };
+  /**
+   * A `checkout` order's pick the channel did not answer: it may have made the order there, so
+   * only the same pick is asked again (never an order at a second channel).
+   */
+  channelTried?: { code: string; payMethod: 'jsapi' | 'h5' };
 }
 
 /**
@@ -435,6 +440,10 @@ export class OrderActor {
         }
         throw appFailure('invalid_param', `the order is being paid at ${chosen.code} by ${chosen.payMethod}`);
       }
+      const tried = state.channelTried;
+      if (tried && (tried.code !== req.channelCode || tried.payMethod !== req.payMethod)) {
+        throw appFailure('invalid_param', `the order is being paid at ${tried.code} by ${tried.payMethod}`);
+      }
       const request = state.request;
       const expireAt = new Date(Date.parse(input.createdAt) + request.expireMinutes * 60_000).toISOString();
       let created;
@@ -465,8 +474,10 @@ export class OrderActor {
           },
         });
       } catch (err) {
-        // The channel refused or did not answer: the order stays open for another pick.
+        // Refused, the order stays open for another pick; not answered, for the same one only.
         const failure = failureOf(err, 'channel_timeout');
+        if (failure.code === 'channel_timeout')
+          state.channelTried = { code: req.channelCode, payMethod: req.payMethod };
         throw appFailure(failure.code, failure.message);
       }
       state.channel = {

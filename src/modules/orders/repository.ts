@@ -512,7 +512,9 @@ export class OrderRepository {
       paid_amount: string;
     }>(
       `WITH ${DAYS_IN_ZONE}
-       SELECT days.day, o.channel_code, o.pay_method,
+       SELECT days.day,
+              -- A checkout order whose buyer picked no channel is at none yet.
+              COALESCE(o.channel_code, 'none') AS channel_code, o.pay_method,
               count(*) AS orders,
               count(*) FILTER (WHERE o.status IN ${PAID_STATUSES}) AS paid_orders,
               COALESCE(sum(o.amount) FILTER (WHERE o.status IN ${PAID_STATUSES}), 0) AS paid_amount

@@ -82,16 +82,8 @@ export const checkout: Migration = {
     await qi.sequelize.query(
       'CREATE INDEX orders_payment_link ON orders (payment_link_id, status) WHERE payment_link_id IS NOT NULL',
     );
-    // An order of `pay_method: checkout` has no channel until its buyer picks one on the page;
-    // then its channel and the way it is paid there (jsapi, h5) are written once.
-    await qi.sequelize.query('ALTER TABLE orders ALTER COLUMN channel_code DROP NOT NULL');
-    await qi.sequelize.query('ALTER TABLE orders ADD COLUMN channel_pay_method varchar(32)');
   },
   async down({ context: qi }) {
-    await qi.sequelize.query('ALTER TABLE orders DROP COLUMN IF EXISTS channel_pay_method');
-    // Checkout orders no buyer took to a channel: gone with the checkout.
-    await qi.sequelize.query('DELETE FROM orders WHERE channel_code IS NULL');
-    await qi.sequelize.query('ALTER TABLE orders ALTER COLUMN channel_code SET NOT NULL');
     await qi.sequelize.query('DROP INDEX IF EXISTS orders_payment_link');
     await qi.sequelize.query('ALTER TABLE orders DROP COLUMN IF EXISTS buyer_note');
     await qi.sequelize.query('ALTER TABLE orders DROP COLUMN IF EXISTS standing_code_id');

@@ -23,6 +23,7 @@ import { consoleOperators } from './0020-console';
 import { consoleIndexes } from './0021-console-indexes';
 import { barcodeOrders } from './0022-barcode-orders';
 import { checkout } from './0023-checkout';
+import { checkoutOrders } from './0024-checkout-orders';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -54,4 +55,5 @@ export const migrations: Migration[] = [
   consoleIndexes,
   barcodeOrders,
   checkout,
+  checkoutOrders,
 ];
