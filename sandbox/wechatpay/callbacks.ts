@@ -176,10 +176,30 @@ export class Callbacks {
     this.later(0, () => this.deliver(url, raw, meta, outBillNo), outBillNo);
   }
 
+  /** Told of every refund that reached its payer (the complaints of its order take note). */
+  onRefunded?: (refund: RefundRecord) => void;
+
+  /**
+   * A complaint's change (COMPLAINT.CREATE, COMPLAINT.STATE_CHANGE) to the service provider's
+   * complaint notification URL: its complaint_id and action_type, sealed as WeChat Pay seals it.
+   */
+  notifyComplaint(url: string, eventType: string, summary: string, plaintext: Record<string, unknown>): void {
+    const complaintId = String(plaintext.complaint_id);
+    const meta = {
+      event_type: eventType,
+      complaint_id: complaintId,
+      action_type: plaintext.action_type,
+      url,
+    };
+    const raw = this.notification(eventType, summary, 'complaint', plaintext);
+    this.later(0, () => this.deliver(url, raw, meta, complaintId), complaintId);
+  }
+
   /** Settles a due refund once; only the call that settled it posts its callback. */
   settle(refund: RefundRecord): void {
     const { logger, scale } = this.deps;
     if (!this.deps.store.settleRefund(refund, Date.now())) return;
+    if (refund.status === 'SUCCESS') this.onRefunded?.(refund);
     const outTradeNo = refund.order.request.out_trade_no;
     const status = refund.status as keyof typeof REFUND_SUMMARIES;
     const meta = { event_type: `REFUND.${status}`, out_refund_no: refund.request.out_refund_no };

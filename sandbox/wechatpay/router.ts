@@ -49,6 +49,7 @@ import {
 import { TransferBills } from './transfers';
 import { DEFAULT_FOREIGN_SUB_MCHID_PREFIXES, subMerchantRoutes } from './sub-merchants';
 import { WechatpaySandboxStore, type AbnormalRefundApplication, type OrderRecord } from './store';
+import { ComplaintDesk, complaintRoutes, type ComplaintRecord, type OpenComplaint } from './complaints';
 import { WechatpayError, requestId, verifyRequest, wechatpayHeaders } from './wire';
 
 export type { WechatpaySandboxLogger } from './context';
@@ -179,6 +180,20 @@ export interface WechatpaySandbox {
   transferCreates(outBillNo: string): number;
   /** The confirmation page of a bill's package_info (GET shows it; POST {"action"} acts). */
   transferConfirmUrl(packageInfo: string): string;
+  /**
+   * The payer of the paid order `outTradeNo` complains about it (消费者投诉2.0): the complaint is
+   * made PENDING and COMPLAINT.CREATE is pushed to the complaint notification URL, unless
+   * `lostNotification`. Throws unless the order is paid.
+   */
+  openComplaint(outTradeNo: string, complaint?: OpenComplaint): ComplaintRecord;
+  /** A complaint as WeChat Pay holds it (its calls counted), or undefined. */
+  complaint(complaintId: string): ComplaintRecord | undefined;
+  /** The payer writes again on the complaint (USER_RESPONSE). */
+  payerResponds(complaintId: string, text: string): void;
+  /** The payer complains again (CONTINUE_COMPLAINT): the complaint is PENDING again. */
+  payerContinues(complaintId: string, text: string): void;
+  /** The complaint notification URL registered by the service provider, if any. */
+  complaintNotifyUrl(): string | undefined;
   /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
@@ -252,6 +267,21 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     base,
   );
 
+  const complaints = new ComplaintDesk({
+    ctx,
+    base,
+    merchantKey: merchant.publicKey,
+    notify: (url, eventType, summary, plaintext) =>
+      callbacks.notifyComplaint(url, eventType, summary, plaintext),
+  });
+  callbacks.onRefunded = (refund) => {
+    const refunded = store
+      .refundsOf(refund.spMchid, refund.order.request.sub_mchid)
+      .filter((r) => r.order === refund.order && r.status === 'SUCCESS')
+      .reduce((sum, r) => sum + r.request.amount.refund, 0);
+    complaints.refunded(refund.order, refunded >= refund.order.request.amount.total);
+  };
+
   const router = express.Router({ caseSensitive: true });
   // Its own bodies, as sent: the signature covers the exact bytes (a host that kept them is fine).
   router.use(readRawBody({ limit: MAX_BODY_BYTES }));
@@ -263,7 +293,10 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   router.use('/v3', async (req, res, next) => {
     // A media upload is signed over its `meta` part, not its multipart bytes.
     let signed = req.rawBody ?? Buffer.alloc(0);
-    if (req.method === 'POST' && req.path === '/merchant/media/upload') {
+    if (
+      req.method === 'POST' &&
+      (req.path === '/merchant/media/upload' || req.path === '/merchant-service/images/upload')
+    ) {
       const form = await readMediaForm(req);
       res.locals.mediaForm = form;
       signed = Buffer.from(form.meta, 'utf8');
@@ -300,6 +333,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   sharingRoutes(router, ctx);
   statementRoutes(router, ctx, statements, base);
   transferRoutes(router, ctx, transfers);
+  complaintRoutes(router, ctx, complaints);
 
   router.get('/v3/certificates', (_req, res) => {
     answer(res, 200, certificatesView(platform.listCertificates(), keys.apiV3Key));
@@ -343,6 +377,12 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     if (!bill) throw new Error(`the WeChat Pay sandbox has no transfer ${outBillNo}`);
     return bill;
   }
+
+  const complaintOf = (complaintId: string) => {
+    const c = complaints.find(complaintId);
+    if (!c) throw new Error(`no complaint ${complaintId} at the WeChat Pay sandbox`);
+    return c;
+  };
 
   return {
     router,
@@ -392,6 +432,15 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     transferCreates: (outBillNo) => transfers.bills.createCount(outBillNo),
     transferConfirmUrl: (packageInfo) => transfers.confirmUrl(packageInfo),
     idle: (outTradeNo) => background.idle(outTradeNo),
+    openComplaint(outTradeNo, complaint) {
+      const order = store.peekOrder(keys.spMchid, outTradeNo);
+      if (!order) throw new Error(`no order ${outTradeNo} at the WeChat Pay sandbox`);
+      return complaints.open(order, complaint);
+    },
+    complaint: (complaintId) => complaints.find(complaintId),
+    payerResponds: (complaintId, text) => complaints.userResponds(complaintOf(complaintId), text),
+    payerContinues: (complaintId, text) => complaints.continues(complaintOf(complaintId), text),
+    complaintNotifyUrl: () => complaints.notifyUrlOf(keys.spMchid),
     close() {
       transfers.close();
       callbacks.clear();
