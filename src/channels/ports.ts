@@ -739,6 +739,74 @@ export interface BuyerSignInPort {
   buyerOf(code: string): Promise<{ buyer: string; extra: Record<string, string> }>;
 }
 
+/** A consumer complaint as the channel holds it (WeChat Pay 消费者投诉2.0). */
+export interface ChannelComplaint {
+  complaintId: string;
+  state: 'pending' | 'processing' | 'processed';
+  complainedAt: Date;
+  /** The payer's words. */
+  detail: string;
+  /** The merchant complained about (WeChat Pay's complainted_mchid). */
+  subMerchantNo: string;
+  /** The orders it names, by durapay's number (the channel's out_trade_no). */
+  orders: { tradeNo: string; channelTradeNo: string; amount: number }[];
+  /** `refund`, `service_not_work` or `other`. */
+  problemType: 'refund' | 'service_not_work' | 'other';
+  /** What the payer asks back, in minor units, for a refund request. */
+  applyRefundAmount?: number;
+  /** The payer's phone, opened: personal data, to be sealed by whoever keeps it. */
+  payerPhone?: string;
+  fullRefunded: boolean;
+  /** How many times the payer has complained about it (a continued complaint counts again). */
+  complaintTimes: number;
+  /** A word of the payer's not answered yet. */
+  awaitsReply: boolean;
+  /** The payer's images, as the channel serves them (fetched with `image`). */
+  imageUrls: string[];
+}
+
+/** One step of a complaint's negotiation history, oldest first. */
+export interface ComplaintStep {
+  id: string;
+  operator: string;
+  at: Date;
+  /** The channel's operate_type (USER_CREATE_COMPLAINT, MERCHANT_RESPONSE, …). */
+  type: string;
+  details: string;
+  imageUrls: string[];
+}
+
+/**
+ * A channel's consumer complaints (SPEC §16): the channel tells durapay of each change on a
+ * notification URL it registers once, and lists recent complaints for what a lost notification
+ * did not say. Replies and completion are the merchant's answers; a refund is an ordinary refund
+ * of the order (RefundsPort), which the channel sees for itself.
+ */
+export interface ComplaintsPort {
+  /** Registers (or moves) the URL the channel posts its complaint notifications to. */
+  registerNotifyUrl(url: string): Promise<void>;
+  /** The complaints made from `fromDay` to `toDay` (YYYY-MM-DD, the channel's days), every page. */
+  list(fromDay: string, toDay: string): Promise<ChannelComplaint[]>;
+  /** The complaint, or undefined when the channel has none of that id. */
+  get(complaintId: string): Promise<ChannelComplaint | undefined>;
+  history(complaintId: string): Promise<ComplaintStep[]>;
+  /** An image for a reply: the channel's id of it. */
+  uploadImage(content: Buffer, filename: string): Promise<string>;
+  reply(
+    complaint: { complaintId: string; subMerchantNo: string },
+    content: string,
+    imageIds: string[],
+  ): Promise<void>;
+  complete(complaint: { complaintId: string; subMerchantNo: string }): Promise<void>;
+  /** An image the channel serves (a payer's, a step's): its bytes and type. */
+  image(url: string): Promise<{ content: Buffer; contentType: string }>;
+  /**
+   * A complaint notification, its signature verified first: which complaint changed and how
+   * (the channel's action_type). A notification that does not verify: ChannelError('invalid_response').
+   */
+  decodeNotification(req: CallbackRequest): Promise<{ eventId: string; complaintId: string; action: string }>;
+}
+
 // ---- the channel ----
 
 export interface Channel {
@@ -754,6 +822,7 @@ export interface Channel {
   readonly transfers?: TransfersPort;
   readonly barcode?: BarcodePort;
   readonly buyerSignIn?: BuyerSignInPort;
+  readonly complaints?: ComplaintsPort;
 }
 
 export type ChannelPortName = Exclude<keyof Channel, 'code' | 'capabilities' | 'payments'>;
@@ -768,6 +837,7 @@ const PORT_WORDS: Record<ChannelPortName, string> = {
   transfers: 'transfers',
   barcode: 'barcode payments',
   buyerSignIn: 'buyer sign-in',
+  complaints: 'consumer complaints',
 };
 
 /** The channel's port for a capability, or a ChannelError('not_supported') naming what is missing. */

@@ -48,7 +48,8 @@ export function wechatpayCallbacks(client: WechatpayClient): CallbacksPort {
   return port;
 }
 
-async function verifyCallback(client: WechatpayClient, req: CallbackRequest): Promise<CallbackCheck> {
+/** A v3 notification's signature, checked as for payment callbacks (complaints' too). */
+export async function verifyCallback(client: WechatpayClient, req: CallbackRequest): Promise<CallbackCheck> {
   const serial = header(req.headers, 'wechatpay-serial');
   const timestamp = header(req.headers, 'wechatpay-timestamp');
   const nonce = header(req.headers, 'wechatpay-nonce');

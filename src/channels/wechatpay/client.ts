@@ -37,6 +37,8 @@ interface CallOptions {
   headers?: Record<string, string>;
   /** A media upload's `meta`, the part of a multipart body the request signature covers. */
   meta?: Record<string, string>;
+  /** An image download's bytes (the answer is then a Buffer). */
+  binary?: true;
 }
 
 interface WireError {
@@ -148,15 +150,23 @@ export class WechatpayClient {
    */
   async call(
     what: string,
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     data?: unknown,
     options: CallOptions = {},
   ): Promise<unknown> {
-    const { params, notFoundCode, headers, meta } = options;
+    const { params, notFoundCode, headers, meta, binary } = options;
     try {
       // `meta` is what a multipart upload is signed over (the library's request interceptor reads it).
-      const config = { method, url, data, params, headers, ...(meta ? { meta } : {}) };
+      const config = {
+        method,
+        url,
+        data,
+        params,
+        headers,
+        ...(meta ? { meta } : {}),
+        ...(binary ? { responseType: 'arraybuffer' as const } : {}),
+      };
       const client = await this.client();
       // By hand: axios goes through Node's http module, whose instrumentation is a require hook.
       const res = await outboundHttpSpan(
@@ -164,7 +174,12 @@ export class WechatpayClient {
         () => client.request(config),
         httpStatusOf,
       );
-      return res.data;
+      return binary
+        ? {
+            content: Buffer.from(res.data as ArrayBuffer),
+            contentType: String(res.headers['content-type'] ?? ''),
+          }
+        : res.data;
     } catch (err) {
       if (!isAxiosError(err)) throw err;
       const res = err.response;

@@ -12,6 +12,7 @@ import type {
   AccountsPort,
   BarcodePort,
   BuyerSignInPort,
+  ComplaintsPort,
   CallbacksPort,
   OnboardingPort,
   PaymentsPort,
@@ -33,6 +34,7 @@ import { wechatpaySharing } from './sharing';
 import { wechatpayStatements } from './statements';
 import { WECHATPAY_AUTH_CODE, WECHATPAY_PAY_METHODS } from './transformers';
 import { WECHATPAY_PAYEES, wechatpayTransfers } from './transfers';
+import { wechatpayComplaints } from './complaints';
 
 export type { WechatpayChannelOptions } from './client';
 
@@ -76,6 +78,7 @@ export class WechatpayChannel implements Channel {
   readonly transfers: TransfersPort;
   /** Web OAuth snsapi_base for a buyer's openid of sp_appid, when its AppSecret is configured. */
   readonly buyerSignIn?: BuyerSignInPort;
+  readonly complaints: ComplaintsPort;
 
   constructor(options: WechatpayChannelOptions) {
     const client = new WechatpayClient(options);
@@ -89,6 +92,7 @@ export class WechatpayChannel implements Channel {
     this.statements = wechatpayStatements(client);
     this.transfers = wechatpayTransfers(client);
     this.buyerSignIn = wechatpayBuyerSignIn(options);
+    this.complaints = wechatpayComplaints(client);
   }
 }
 
