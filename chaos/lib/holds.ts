@@ -109,7 +109,7 @@ export async function workflowIdIn(file: string): Promise<string> {
   const until = Date.now() + 30_000;
   for (;;) {
     const id = fs.readFileSync(file, 'utf8');
-    if (id !== '' || Date.now() >= until || !holderAlive(file)) return id;
+    if (id !== '' || Date.now() >= until) return id;
     await sleep(50);
   }
 }
