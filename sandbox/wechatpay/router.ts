@@ -1,3 +1,5 @@
+// Longer than 400 lines: the sandbox's composition. Most of it is the WechatpaySandbox interface
+// a test steers, each control documented; the routes and the state live in their own files.
 /**
  * An offline WeChat Pay API v3 sandbox for the service-provider ("partner") payment APIs, as an
  * Express router: create (JSAPI, APP, H5, Native), query, close, refund, refund query and
@@ -49,7 +51,8 @@ import {
 import { TransferBills } from './transfers';
 import { DEFAULT_FOREIGN_SUB_MCHID_PREFIXES, subMerchantRoutes } from './sub-merchants';
 import { WechatpaySandboxStore, type AbnormalRefundApplication, type OrderRecord } from './store';
-import { ComplaintDesk, complaintRoutes, type ComplaintRecord, type OpenComplaint } from './complaints';
+import { ComplaintDesk, type ComplaintRecord, type OpenComplaint } from './complaints';
+import { complaintRoutes } from './complaint-routes';
 import { WechatpayError, requestId, verifyRequest, wechatpayHeaders } from './wire';
 
 export type { WechatpaySandboxLogger } from './context';

@@ -1,3 +1,6 @@
+// Longer than 400 lines: the hosted checkout's one service. Links, order checkouts and standing
+// codes share its sign-in states, its choice of the buyer's channel and its way to an order, and
+// each is a few short methods over them; apart they would pass those parts back and forth.
 /**
  * The hosted checkout (SPEC §15): payment links, and the buyer's way through durapay's page to an
  * ordinary order at the channel the buyer's browser belongs to.

@@ -149,6 +149,11 @@ export interface ChooseChannelRequest {
   channelAccountId: number | null;
 }
 
+/** When an order of the run expires: its creation plus its expire_minutes, as an ISO instant. */
+export function expireAtOf(input: OrderInput, expireMinutes: number): string {
+  return new Date(Date.parse(input.createdAt) + expireMinutes * 60_000).toISOString();
+}
+
 /** The order's row in the read model as its create records it (NewOrder, less the channel's answer). */
 export function orderRowOf(input: OrderInput, tradeNo: string, req: CreateOrderRequest, expireAt: string) {
   return {

@@ -1,3 +1,6 @@
+// Longer than 400 lines: the order's single writer, its state, its lock, its saved state and the
+// create and close it decides itself; what else it decides is in its parts beside it
+// (order-actor-payment, -refunds, -sharing, -barcode, -checkout, -phases).
 /**
  * The order's actor (SPEC §3, §7): its single writer. It owns the order's state and decides;
  * create, payment results, close and refunds pass through it one at a time: each public method
@@ -24,13 +27,13 @@ import {
   failureOf,
   repeatCreateRefusal,
   CHECKOUT_PAY_METHOD,
-  isPaidStatus,
   type CreateIdentity,
   type OrderStatus,
 } from './rules';
 import { openBook, refundedOf, type PlannedReturn, type RefundBook } from './refund-book';
 import {
   ORDER_RUN_ENDED,
+  expireAtOf,
   orderRowOf,
   patches,
   type ChooseChannelRequest,
@@ -42,17 +45,13 @@ import {
   type RefundResult,
   type RefundSettledSignal,
 } from './messages';
-import {
-  channelActivities,
-  checkoutActivities,
-  createAtChannelActivity,
-  savedStateActivities,
-} from './order-calls';
+import { channelActivities, createAtChannelActivity, savedStateActivities } from './order-calls';
 import { OrderPayment } from './order-actor-payment';
 import { OrderRefunds } from './order-actor-refunds';
 import { OrderSharing } from './order-actor-sharing';
 import { OrderPhases } from './order-actor-phases';
 import { OrderBarcode, type BarcodeFollow } from './order-actor-barcode';
+import { OrderCheckout, type CheckoutChannel, type CheckoutChannelTried } from './order-actor-checkout';
 
 export interface OrderState {
   phase: 'new' | 'open' | 'failed';
@@ -84,22 +83,12 @@ export interface OrderState {
   /** A barcode order's payment being decided (SPEC §14, order-actor-barcode.ts). */
   barcode?: BarcodeFollow;
   /**
-   * A `checkout` order's channel once its buyer picked one on the hosted page (SPEC §15): the
-   * order is made there once, for that buyer; absent before, and in every other order.
+   * A `checkout` order's channel once its buyer picked one on the hosted page (SPEC §15,
+   * order-actor-checkout.ts); absent before, and in every other order.
    */
-  channel?: {
-    code: string;
-    payMethod: 'jsapi' | 'h5';
-    payer?: string;
-    /** Where the channel posts its callbacks (its refunds' too). */
-    callbackUrl: string;
-    payCredential: Record<string, unknown>;
-  };
-  /**
-   * A `checkout` order's pick the channel did not answer: it may have made the order there, so
-   * only the same pick is asked again (never an order at a second channel).
-   */
-  channelTried?: { code: string; payMethod: 'jsapi' | 'h5' };
+  channel?: CheckoutChannel;
+  /** A `checkout` order's pick the channel did not answer: only the same one is asked again. */
+  channelTried?: CheckoutChannelTried;
 }
 
 /**
@@ -137,6 +126,7 @@ export class OrderActor {
   readonly sharing: OrderSharing;
   readonly phases: OrderPhases;
   readonly barcode: OrderBarcode;
+  readonly checkout: OrderCheckout;
   /**
    * A run that reopens an order (input.resume): its state, loaded from the database under the
    * lock before any request is taken. Null in every other run.
@@ -177,6 +167,7 @@ export class OrderActor {
     this.sharing = new OrderSharing(this);
     this.phases = new OrderPhases(this);
     this.barcode = new OrderBarcode(this);
+    this.checkout = new OrderCheckout(this);
     // Taken before any handler is set, so every request waits for the state behind it. A run
     // that continued as new carries its state: the saved one may be older.
     if (input.resume && !carried) this.restored = this.exclusive(() => this.restore());
@@ -344,16 +335,9 @@ export class OrderActor {
         return { trade_no: state.tradeNo, pay_credential: state.payCredential!, is_idempotent: true };
       }
 
-      const expireAt = new Date(Date.parse(input.createdAt) + req.expireMinutes * 60_000).toISOString();
-      if (req.payMethod === CHECKOUT_PAY_METHOD) {
-        // No channel yet (SPEC §15): the row, with the hosted page as the order's credential.
-        const payCredential = { checkout_url: req.checkoutUrl ?? '' };
-        await checkoutActivities.record({
-          order: { ...orderRowOf(input, state.tradeNo, req, expireAt), payCredential },
-        });
-        this.openInLock(req, identity, payCredential);
-        return { trade_no: state.tradeNo, pay_credential: payCredential, is_idempotent: false };
-      }
+      const expireAt = expireAtOf(input, req.expireMinutes);
+      // No channel yet (SPEC §15): the order's row, and its hosted page as its credential.
+      if (req.payMethod === CHECKOUT_PAY_METHOD) return this.checkout.createInLock(req, identity, expireAt);
       const atChannel = {
         channelCode: input.channelCode,
         tradeNo: state.tradeNo,
@@ -392,7 +376,7 @@ export class OrderActor {
   }
 
   /** The order made: its state open, pending until expiry. Call under the lock. */
-  private openInLock(
+  openInLock(
     req: CreateOrderRequest,
     identity: CreateIdentity,
     payCredential: Record<string, unknown>,
@@ -411,85 +395,9 @@ export class OrderActor {
     ]);
   }
 
-  /**
-   * chooseChannel (SPEC §15): a `checkout` order's buyer picked a channel on the hosted page.
-   * The order is made there once, for that buyer; the same pick again answers the same
-   * credential, and any other is refused while it stands (the order has one number at one
-   * channel: two would let the buyer pay twice).
-   */
+  /** chooseChannel (SPEC §15): a `checkout` order's buyer picked a channel (order-actor-checkout.ts). */
   chooseChannel(req: ChooseChannelRequest): Promise<CreateOrderResult> {
-    const { state, input } = this;
-    return this.exclusive(async () => {
-      this.refuseIfEnded();
-      if (state.phase !== 'open' || state.request?.payMethod !== CHECKOUT_PAY_METHOD) {
-        throw appFailure('order_not_found', 'order not found');
-      }
-      await this.payment.applyQueuedInLock();
-      if (isPaidStatus(state.status)) throw appFailure('order_already_paid', 'order already paid');
-      if (state.status === 'closed' || state.expireAtMs <= Date.now()) {
-        throw appFailure('order_closed', 'order closed');
-      }
-      const chosen = state.channel;
-      if (chosen) {
-        if (
-          chosen.code === req.channelCode &&
-          chosen.payMethod === req.payMethod &&
-          chosen.payer === req.payer
-        ) {
-          return { trade_no: state.tradeNo, pay_credential: chosen.payCredential, is_idempotent: true };
-        }
-        throw appFailure('invalid_param', `the order is being paid at ${chosen.code} by ${chosen.payMethod}`);
-      }
-      const tried = state.channelTried;
-      if (tried && (tried.code !== req.channelCode || tried.payMethod !== req.payMethod)) {
-        throw appFailure('invalid_param', `the order is being paid at ${tried.code} by ${tried.payMethod}`);
-      }
-      const request = state.request;
-      const expireAt = new Date(Date.parse(input.createdAt) + request.expireMinutes * 60_000).toISOString();
-      let created;
-      try {
-        created = await checkoutActivities.choose({
-          channel: {
-            channelCode: req.channelCode,
-            tradeNo: state.tradeNo,
-            amount: request.amount,
-            currency: req.currency,
-            payMethod: req.payMethod,
-            subject: request.subject,
-            expireAt,
-            callbackUrl: req.callbackUrl,
-            extra: { ...(request.extra ?? {}), ...req.extra },
-            subMerchantNo: req.subMerchantNo,
-            channelAccountId: req.channelAccountId,
-            profitSharing: false,
-          },
-          bind: {
-            subMerchantNo: req.subMerchantNo,
-            channelAccountId: req.channelAccountId,
-            extra: req.extra,
-          },
-          poll: {
-            gapsMs: input.timings.pollGapsMs,
-            until: new Date(state.expireAtMs).toISOString(),
-          },
-        });
-      } catch (err) {
-        // Refused, the order stays open for another pick; not answered, for the same one only.
-        const failure = failureOf(err, 'channel_timeout');
-        if (failure.code === 'channel_timeout')
-          state.channelTried = { code: req.channelCode, payMethod: req.payMethod };
-        throw appFailure(failure.code, failure.message);
-      }
-      state.channel = {
-        code: req.channelCode,
-        payMethod: req.payMethod,
-        ...(req.payer === undefined ? {} : { payer: req.payer }),
-        callbackUrl: req.callbackUrl,
-        payCredential: created.payCredential,
-      };
-      upsertSearchAttributes([{ key: searchAttributes.ChannelCode, value: req.channelCode }]);
-      return { trade_no: state.tradeNo, pay_credential: created.payCredential, is_idempotent: false };
-    });
+    return this.checkout.choose(req);
   }
 
   /** closeOrder (SPEC §3.4): closed at the channel unless the buyer paid meanwhile. */
