@@ -318,6 +318,37 @@ describe("a checkout order's buyer", () => {
   });
 });
 
+describe('a pick and a close at once', () => {
+  test('when a buyer picks WeChat Pay as the app closes the order, for 10 rounds, then each order ends closed, and any order made at WeChat Pay is closed there: nothing can be paid', async () => {
+    // The close starts later each round (0 to 900 ms), so that both orders of the two are met.
+    const seen = { pickedFirst: 0, closedFirst: 0 };
+    for (let round = 0; round < 10; round++) {
+      const order = await checkoutOrder();
+      const buyer = new CheckoutBuyer(WECHAT_UA);
+      const authorize = (await buyer.fetch(order.pay_credential.checkout_url)).headers.get('location')!;
+      const back = (await buyer.fetch(authorize)).headers.get('location')!;
+      const [picked, closed] = await Promise.all([
+        buyer.open(back),
+        new Promise((r) => setTimeout(r, round * 100)).then(() =>
+          pay.post('/api/v1/pay/close', { trade_no: order.trade_no }),
+        ),
+      ]);
+      expect({ round, close: closed.code }).toEqual({ round, close: 'success' });
+      await pay.statusIs(order.trade_no, 'closed');
+      const atWechat = stack.wechatpay!.sandbox.transactions().filter((t) => t.description === order.subject);
+      // Picked first: made there, then closed there by the close; closed first: never made.
+      expect({ round, states: atWechat.map((t) => t.trade_state) }).toEqual({
+        round,
+        states: atWechat.length === 0 ? [] : ['CLOSED'],
+      });
+      expect([200, 410]).toContain(picked.status);
+      seen[atWechat.length === 0 ? 'closedFirst' : 'pickedFirst'] += 1;
+    }
+    expect(seen.pickedFirst).toBeGreaterThan(0);
+    expect(seen.closedFirst).toBeGreaterThan(0);
+  });
+});
+
 describe('a checkout order no buyer took to a channel', () => {
   test('when the app closes it, then it is closed without any channel, notified, and its page says so', async () => {
     const order = await checkoutOrder();
