@@ -141,10 +141,10 @@ export function PaymentLinksPage() {
           {
             title: 'URL',
             dataIndex: 'url',
+            // The page's path, shortened, with the whole URL to copy. No `ellipsis`: its measuring
+            // copy of the text holds a second, hidden copy button (axe: aria-hidden-focus).
             render: (v: string) => (
-              <Typography.Text copyable={{ text: v }} style={{ maxWidth: 180 }} ellipsis>
-                {v}
-              </Typography.Text>
+              <Typography.Text copyable={{ text: v }}>{`…${new URL(v).pathname}`}</Typography.Text>
             ),
           },
           { title: 'Created', dataIndex: 'created_at', render: localTime },
