@@ -12,6 +12,7 @@ import { createDiagnosticActivities, type DiagnosticActivities } from '../diagno
 import { createApplicationActivities, type ApplicationActivities } from '../modules/applications';
 import type { AppRepository } from '../modules/apps';
 import { createCallbackActivities, type CallbackActivities } from '../modules/callbacks';
+import { createComplaintActivities, type ComplaintActivities } from '../modules/complaints';
 import { createMerchantActivities, type MerchantActivities } from '../modules/merchants';
 import {
   createDelivery,
@@ -59,6 +60,7 @@ export type Activities = OrderActivities &
   CallbackActivities &
   ReconciliationActivities &
   TransferActivities &
+  ComplaintActivities &
   DiagnosticActivities;
 
 /** Every activity the worker serves, built around the dependencies handed in. */
@@ -91,6 +93,16 @@ export function createActivities(given: ActivitiesDeps): Activities {
     ...createMerchantActivities({ db, logger, channels, payloadKeys, publisher, timeScale }),
     ...createCallbackActivities({ db, logger, metrics }),
     ...createTransferActivities({ db, logger, channels, metrics, payloadKeys, publisher }),
+    ...createComplaintActivities({
+      db,
+      logger,
+      channels,
+      payloadKeys,
+      publisher,
+      client: given.client,
+      taskQueue: given.taskQueue,
+      timeScale,
+    }),
     ...createReconciliationActivities({
       db,
       logger,

@@ -24,6 +24,7 @@ import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { codecRoutes, type CodecServerOptions } from './codec';
+import { ComplaintService, complaintNotificationRoutes, complaintRoutes } from '../modules/complaints';
 import { consoleCheckoutRoutes, consoleDataRoutes, consoleRoutes } from '../modules/console';
 import { DEFAULT_CONSOLE_SETTINGS, type CoreConfig } from '../platform/config';
 import { ROOT_DIR } from '../platform/paths';
@@ -76,6 +77,7 @@ export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {
   '/api/v1/reconciliation': 'payments',
   '/api/v1/transfer': 'payments',
   '/api/v1/payment-links': 'payments',
+  '/api/v1/complaints': 'payments',
   '/api/v1/merchant': 'merchants',
 };
 
@@ -102,6 +104,9 @@ export function createApp(deps: ApiDeps): Express {
   const refunds = new RefundService(deps.services, orders);
   const transfers = new TransferService(deps.services);
   app.use(callbackRoutes(deps.services, { orders, refunds, transfers }, deps.callbackRateLimit));
+  // Complaint notifications read their own bodies too, answered as their channel expects (SPEC §16).
+  const complaints = new ComplaintService(deps.services, refunds);
+  app.use(complaintNotificationRoutes(complaints, (code) => deps.services.channels.get(code)?.callbacks));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   // A simulated upstream's own routes count as its mount point in the metrics.
@@ -155,6 +160,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(paymentLinkRoutes(checkout));
   app.use(merchantCodeRoutes(checkout));
   app.use(reconciliationRoutes(new ReconciliationService(deps.services)));
+  app.use(complaintRoutes(complaints));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

@@ -35,7 +35,8 @@ export type ChannelOperation =
   | 'transfer'
   | 'transfer_query'
   | 'barcode'
-  | 'reverse';
+  | 'reverse'
+  | 'complaint';
 
 /** Anything that is not a ChannelError (a bug, a lost database connection): treated as unreachable. */
 type FailureKind = ChannelErrorKind | 'other';
@@ -81,6 +82,9 @@ const CODES: Record<ChannelOperation, Record<FailureKind, ErrorCode>> = {
   barcode: { ...payments('order_not_paid'), invalid_response: 'channel_timeout' },
   // A reverse the channel refuses leaves a payment it holds: the order is paid.
   reverse: { ...payments('order_already_paid'), invalid_response: 'channel_timeout' },
+  // SPEC §16: the channel refusing a reply or a completion has decided the complaint (it is
+  // processed there, or takes no more); its message says why.
+  complaint: { ...payments('complaint_processed'), invalid_response: 'channel_timeout' },
   onboarding: {
     refused: 'internal_system',
     invalid_response: 'internal_system',

@@ -146,6 +146,8 @@ export interface ChannelRegistry {
   get(code: string, account?: string): Channel | undefined;
   /** The codes of every configured channel. */
   codes(): string[];
+  /** The names of a configured channel's accounts, the default first; empty for an unknown channel. */
+  accounts(code: string): string[];
 }
 
 /** Maps `channel_code` to its accounts' adapters; a channel without configuration is simply absent. */
@@ -165,6 +167,12 @@ export function createChannelRegistry(factories: readonly ChannelFactory[]): Cha
       return name === undefined ? undefined : channel?.accounts.get(name);
     },
     codes: () => [...channels.keys()],
+    accounts: (code) => {
+      const channel = channels.get(code);
+      if (!channel) return [];
+      const names = [...channel.accounts.keys()];
+      return [...names.filter((n) => n === channel.fallback), ...names.filter((n) => n !== channel.fallback)];
+    },
   };
 }
 
@@ -227,6 +235,7 @@ export function observeChannelCalls(
       return channel && wrap(channel);
     },
     codes: () => registry.codes(),
+    accounts: (code) => registry.accounts(code),
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import * as applications from '../modules/applications/messages';
 import * as callbacks from '../modules/callbacks/messages';
+import * as complaints from '../modules/complaints/messages';
 import * as merchants from '../modules/merchants/messages';
 import * as notifications from '../modules/notifications/messages';
 import * as orders from '../modules/orders/messages';
@@ -31,6 +32,8 @@ const messagesOf: Record<WorkflowType, object> = {
   reconciliationWorkflow: reconciliation,
   reconciliationDayWorkflow: reconciliation,
   transferWorkflow: transfers,
+  complaintWorkflow: complaints,
+  complaintSweepWorkflow: complaints,
 };
 
 function markersIn(messages: object): string[] {

@@ -308,7 +308,11 @@ export type NotificationEventType =
   | 'merchant.application.updated'
   | 'merchant.channel_account.updated'
   | 'reconciliation.completed'
-  | 'reconciliation.mismatch';
+  | 'reconciliation.mismatch'
+  | 'complaint.created'
+  | 'complaint.updated'
+  | 'complaint.reply_due'
+  | 'complaint.overdue';
 
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';
 
@@ -389,7 +393,9 @@ export type ErrorCode =
   | 'not_found'
   | 'notification_not_found'
   | 'reconciliation_not_found'
-  | 'link_not_found';
+  | 'link_not_found'
+  | 'complaint_not_found'
+  | 'complaint_processed';
 
 /** §10 */
 export type ReconciliationCategory =

@@ -8,6 +8,8 @@ import { connectDatabase } from '../platform/db';
 import { AppRepository } from '../modules/apps';
 import { ensureCallbackRetentionSchedule } from '../modules/callbacks';
 import { ensureReconciliationSchedule } from '../modules/reconciliation';
+import { ensureComplaintSweepSchedule } from '../modules/complaints';
+import type { ChannelRegistry } from '../channels/registry';
 import { PAYMENT_POLL_SCHEDULE_MS, PaymentSweeper, sweepTickMs } from '../modules/orders';
 import { TransferService } from '../modules/transfers';
 import { scaleDuration } from '../platform/durations';
@@ -94,6 +96,7 @@ export async function runWorkerProcess(config: Config, logger: Logger): Promise<
   });
   await scheduleCallbackRetention(client, config, logger);
   await scheduleReconciliation(client, config, logger);
+  await scheduleComplaintSweep(client, config, channels, logger);
   // Served before "worker running" is logged, so a supervisor that waits for it can scrape at once.
   const metricsServer =
     metricsPort === undefined ? undefined : await metrics.serve(metricsPort, config.api.host);
@@ -159,6 +162,33 @@ async function scheduleReconciliation(client: Client, config: Config, logger: Lo
     logger.info(`reconciliation schedule ${done}`, { at: options.at, time_zone: options.timeZone });
   } catch (err) {
     logger.error('reconciliation not scheduled; the next worker start tries again', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+/**
+ * The complaints' safety net (SPEC §16), when a configured channel has complaints: made sure of
+ * at every start and run once at once, which registers the notification URL. A failure is logged.
+ */
+async function scheduleComplaintSweep(
+  client: Client,
+  config: Config,
+  channels: ChannelRegistry,
+  logger: Logger,
+): Promise<void> {
+  const withComplaints = channels
+    .codes()
+    .some((code) => channels.accounts(code).some((a) => channels.get(code, a)?.complaints));
+  if (!withComplaints) return;
+  try {
+    const done = await ensureComplaintSweepSchedule(client, {
+      taskQueue: config.temporal.taskQueue,
+      publicBaseUrl: config.payments.publicBaseUrl,
+    });
+    logger.info(`complaint sweep schedule ${done}`);
+  } catch (err) {
+    logger.error('complaints not swept on a schedule; the next worker start tries again', {
       error: err instanceof Error ? err.message : String(err),
     });
   }

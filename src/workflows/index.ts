@@ -8,3 +8,4 @@ export { callbackRetentionWorkflow } from '../modules/callbacks/workflow';
 export { channelTokenWorkflow } from '../modules/merchants/workflow';
 export { reconciliationWorkflow, reconciliationDayWorkflow } from '../modules/reconciliation/workflow';
 export { transferWorkflow } from '../modules/transfers/workflow';
+export { complaintWorkflow, complaintSweepWorkflow } from '../modules/complaints/workflow';

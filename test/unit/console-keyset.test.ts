@@ -1,6 +1,6 @@
 import { AppError } from '../../src/platform/errors';
 import { keysetPageOf } from '../../src/platform/pagination';
-import { decodeCursor, encodeCursor, pageOf } from '../../src/modules/console/keyset';
+import { decodeCursor, encodeCursor, pageOf } from '../../src/platform/http/keyset';
 import { dayIn, daysEndingOn } from '../../src/modules/console/overview';
 
 const refusal = (f: () => unknown) => {

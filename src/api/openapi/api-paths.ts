@@ -42,6 +42,18 @@ const callbackOperation: Schema = {
   },
 };
 
+/** A channel's complaint notification (SPEC §16): as a callback, plain text both ways. */
+const complaintNotificationOperation: Schema = {
+  ...callbackOperation,
+  operationId: 'complaintNotification',
+  summary: 'Receive a complaint notification',
+  description:
+    "Called by the upstream channel, not by apps: WeChat Pay's 消费者投诉2.0 notification (`COMPLAINT.*`), which durapay registers at start. The body (at most 64 KiB) is verified with the channel's signature and decrypted with the account's APIv3 key; it says only which complaint changed, and the complaint's workflow reads the complaint back from the channel before the channel is answered. Any failure answers the channel's failure reply, and the channel sends it again.",
+  parameters: [
+    { ...(callbackOperation.parameters as Schema[])[0], description: '`wechatpay`.', example: 'wechatpay' },
+  ],
+};
+
 function plainOperation(
   operationId: string,
   summary: string,
@@ -55,6 +67,7 @@ function plainOperation(
 export function apiPaths(): Record<string, Record<string, Schema>> {
   const paths: Record<string, Record<string, Schema>> = {};
   paths['/api/v1/notify/payment/{channelCode}'] = { post: callbackOperation };
+  paths['/api/v1/notify/complaint/{channelCode}'] = { post: complaintNotificationOperation };
   paths['/livez'] = {
     get: plainOperation('livez', 'Liveness', 'Answers 200 while the process is alive.', {
       200: jsonResponse('Alive.', successEnvelope(schemaRef('Alive'))),

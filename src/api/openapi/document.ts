@@ -6,6 +6,7 @@ import { paymentOperations } from '../../modules/orders';
 import { refundOperations } from '../../modules/refunds';
 import { transferOperations } from '../../modules/transfers';
 import { merchantCodeOperations, paymentLinkOperations } from '../../modules/checkout';
+import { complaintOperations } from '../../modules/complaints';
 import { type ApiOperation } from '../../platform/http/openapi';
 import { apiPaths } from './api-paths';
 import { DATA_SCHEMAS, ENVELOPE_SCHEMAS, schemaRef } from './response-schemas';
@@ -35,6 +36,7 @@ const OPERATIONS: ApiOperation[] = [
   ...paymentLinkOperations,
   ...merchantCodeOperations,
   ...reconciliationOperations,
+  ...complaintOperations,
 ];
 
 function operationObject(op: ApiOperation, requestBodies: Record<string, Schema>): Schema {
@@ -83,6 +85,11 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
         name: 'Payment links',
         description:
           "Links and QR codes that buyers pay on durapay's hosted checkout; every call needs the `payments` scope.",
+      },
+      {
+        name: 'Complaints',
+        description:
+          "Consumer complaints about the app's orders (WeChat Pay 消费者投诉2.0): read them, reply, refund, complete; every call needs the `payments` scope.",
       },
       {
         name: 'Merchants',

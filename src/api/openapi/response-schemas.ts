@@ -77,6 +77,8 @@ export const ERROR_CODES = [
   'notification_not_found',
   'reconciliation_not_found',
   'link_not_found',
+  'complaint_not_found',
+  'complaint_processed',
 ] as const;
 export type DocumentedErrorCode = (typeof ERROR_CODES)[number];
 
@@ -182,6 +184,64 @@ const paymentLinkFields: Record<string, Schema> = {
   qr_code: { type: 'string', description: 'The same `url` as a QR image: an SVG `data:` URL.' },
   created_at: time,
   deactivated_at: timeOrNull,
+};
+
+const intOrNull: Schema = nullable({ type: 'integer', minimum: 0 });
+/** SPEC §16: a consumer complaint's fields. */
+const complaintFields: Record<string, Schema> = {
+  complaint_id: { type: 'string', description: "The channel's id of the complaint." },
+  channel_code: text,
+  trade_no: {
+    ...textOrNull,
+    description: 'The order it names; null when durapay has no such order (operators only see those).',
+  },
+  order_unknown: { type: 'boolean' },
+  merchant_id: textOrNull,
+  sub_merchant_no: { type: 'string', description: 'The merchant complained about, at the channel.' },
+  state: {
+    type: 'string',
+    enum: ['pending', 'processing', 'processed'],
+    description:
+      '`pending` until the first reply, `processing` while it is negotiated, `processed` once completed or fully refunded.',
+  },
+  problem_type: { type: 'string', enum: ['refund', 'service_not_work', 'other'] },
+  apply_refund_amount: {
+    ...intOrNull,
+    description: 'What the payer asks back, in fen, for a refund request.',
+  },
+  detail: { type: 'string', description: "The payer's words (personal data)." },
+  payer_phone: { ...textOrNull, description: "The payer's phone (personal data)." },
+  image_count: { type: 'integer', minimum: 0 },
+  history: {
+    type: 'array',
+    description: 'The negotiation, oldest first.',
+    items: record({
+      operator: text,
+      at: { type: 'string', format: 'date-time' },
+      type: {
+        type: 'string',
+        description: "The channel's operate_type: USER_CREATE_COMPLAINT, MERCHANT_RESPONSE, …",
+      },
+      details: text,
+      image_count: { type: 'integer', minimum: 0 },
+    }),
+  },
+  complaint_times: {
+    type: 'integer',
+    minimum: 1,
+    description: 'How often the payer complained (a continued complaint counts again).',
+  },
+  awaits_reply: { type: 'boolean', description: 'The payer wrote and nobody has answered yet.' },
+  full_refunded: { type: 'boolean' },
+  complained_at: time,
+  reply_due_at: { ...time, description: 'A first reply is due by then (24 h).' },
+  complete_due_at: { ...time, description: 'The complaint is to be processed by then (72 h).' },
+  replied_at: timeOrNull,
+  completed_at: timeOrNull,
+  overdue: { type: 'boolean', description: 'Past a deadline and not processed.' },
+  refund_no: { ...textOrNull, description: "The refund made for the complaint, in the order's book." },
+  refund_amount: intOrNull,
+  updated_at: time,
 };
 
 /** The data of each successful answer, by name under `components.schemas`. */
@@ -538,6 +598,18 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
     limit: { type: 'integer', minimum: 0, maximum: 100 },
     offset: { type: 'integer', minimum: 0 },
   }),
+  Complaint: record(
+    complaintFields,
+    "A consumer complaint about one of the app's orders, as the channel last told durapay.",
+  ),
+  ComplaintPage: record({
+    list: { type: 'array', items: ref('Complaint') },
+    next: { ...textOrNull, description: 'Pass as `after` for the next page; null on the last.' },
+  }),
+  ComplaintRefunded: record(
+    { ...complaintFields, refund: ref('RefundResult') },
+    "The complaint with its refund, as the order's book answered it.",
+  ),
   ReconciliationRun: record(
     {
       run_id: { type: 'string', description: '`{channel_code}:{account}:{bill_date}`.' },

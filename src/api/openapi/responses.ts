@@ -38,6 +38,8 @@ const EXAMPLE_MESSAGES: Record<DocumentedErrorCode, string> = {
   notification_not_found: 'notification not found',
   reconciliation_not_found: 'reconciliation run or mismatch not found',
   link_not_found: 'payment link not found',
+  complaint_not_found: 'complaint not found',
+  complaint_processed: 'the complaint is processed: it takes no reply',
 };
 
 /** What every signed endpoint may answer besides its own codes (SPEC §2, §1). */

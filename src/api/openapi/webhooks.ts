@@ -41,6 +41,23 @@ const EVENTS: Record<NotificationEvent, { resource: string; description: string 
     description:
       "A reconciliation found a difference between the channel's statement and durapay's books about one of the app's orders.",
   },
+  'complaint.created': {
+    resource: 'Complaint',
+    description: "A payer complained about one of the app's orders.",
+  },
+  'complaint.updated': {
+    resource: 'Complaint',
+    description: 'A complaint changed: its state, the negotiation, a reply, a refund, a continued complaint.',
+  },
+  'complaint.reply_due': {
+    resource: 'Complaint',
+    description: 'Nobody has replied to a complaint 12 hours after it was made: the reply is due within 24.',
+  },
+  'complaint.overdue': {
+    resource: 'Complaint',
+    description:
+      'A complaint passed a deadline (no reply in 24 hours, or not processed in 72) and is not processed.',
+  },
 };
 
 /** A resource as its query endpoint returns it, plus the `app_id` a notification adds. */

@@ -14,7 +14,7 @@ import {
 import { refusalsAudited, requireRole } from './guard';
 import { actorOf, currentSession } from './session-check';
 import { keysetPageOf } from '../../platform/pagination';
-import { listOf, pageOf } from './keyset';
+import { listOf, pageOf } from '../../platform/http/keyset';
 import { paging } from './schemas';
 
 const role = Joi.string().valid(...OPERATOR_ROLES);

@@ -13,7 +13,7 @@ import { apiRouter } from '../../platform/http/router';
 import { pathValue, validate } from '../../platform/http/validation';
 import type { CheckoutService } from '../checkout';
 import { audit, refusalsAudited, requireRole } from './guard';
-import { listOf, pageOf } from './keyset';
+import { listOf, pageOf } from '../../platform/http/keyset';
 import {
   appBody,
   consoleCodeBody,

@@ -44,7 +44,7 @@ import type {
 import type { AbnormalRefundBody, RefundService, RefundStatus } from '../refunds';
 import type { TransferService, TransferStatus } from '../transfers';
 import { audit, currentOperator, refusalsAudited, requireRole, type AuditInput } from './guard';
-import { listOf, pageOf } from './keyset';
+import { listOf, pageOf } from '../../platform/http/keyset';
 import { orderTimeline } from './order-timeline';
 import { overview } from './overview';
 import {

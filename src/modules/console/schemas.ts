@@ -38,10 +38,7 @@ export const paging = {
   after: Joi.string().min(1).max(512),
 };
 
-export interface Paging {
-  limit?: string;
-  after?: string;
-}
+export type { Paging } from '../../platform/http/keyset';
 
 export const listOrdersQuery = Joi.object({
   trade_no: text(32),

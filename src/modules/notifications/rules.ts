@@ -12,6 +12,10 @@ export const NOTIFICATION_EVENTS = [
   'transfer.cancelled',
   'reconciliation.completed',
   'reconciliation.mismatch',
+  'complaint.created',
+  'complaint.updated',
+  'complaint.reply_due',
+  'complaint.overdue',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

@@ -37,6 +37,7 @@ export const WORKFLOW_TYPES = [
   'callbackRetentionWorkflow',
   'reconciliationWorkflow',
   'transferWorkflow',
+  'complaintWorkflow',
 ] as const;
 
 /**

@@ -24,6 +24,7 @@ import { consoleIndexes } from './0021-console-indexes';
 import { barcodeOrders } from './0022-barcode-orders';
 import { checkout } from './0023-checkout';
 import { checkoutOrders } from './0024-checkout-orders';
+import { complaints } from './0025-complaints';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
   barcodeOrders,
   checkout,
   checkoutOrders,
+  complaints,
 ];

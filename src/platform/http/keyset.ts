@@ -1,8 +1,12 @@
-import { AppError } from '../../platform/errors';
-import { DEFAULT_LIMIT, type KeysetPage, type KeysetPosition } from '../../platform/pagination';
-import type { Paging } from './schemas';
+import { AppError } from '../errors';
+import { DEFAULT_LIMIT, type KeysetPage, type KeysetPosition } from '../pagination';
+/** A list's paging as validated: `limit` 1–100 and `after`, the `next` of the page before (texts). */
+export interface Paging {
+  limit?: string;
+  after?: string;
+}
 
-// The console's list cursors (docs/console.md): a page's `next` is where the list goes on, the
+// The keyset lists' cursors (the console's, docs/console.md, and the API's complaints): a page's `next` is where the list goes on, the
 // position of its last row, opaque to the console (base64url of JSON) so that its form can change.
 
 /** A row's creation time as positions keep it: UTC, to the microsecond (platform/pagination.ts). */
