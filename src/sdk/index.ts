@@ -41,6 +41,10 @@ import type {
   PaymentLink,
   PaymentLinkInput,
   ListPaymentLinksParams,
+  Complaint,
+  ComplaintRefunded,
+  ComplaintReplyInput,
+  ListComplaintsParams,
   UploadedFile,
   UploadMerchantFileInput,
 } from './types';
@@ -206,6 +210,39 @@ export class DurapayClient {
   /** Stops a link taking new orders (§15); orders already made go on. */
   deactivatePaymentLink(linkId: string): Promise<PaymentLink> {
     return this.request('POST', `/api/v1/payment-links/${encodeURIComponent(linkId)}/deactivate`, {
+      json: {},
+    });
+  }
+
+  /** The complaints about this app's orders (§16), newest first; pass `next` as `after` for the next page. */
+  listComplaints(params: ListComplaintsParams = {}): Promise<{ list: Complaint[]; next: string | null }> {
+    return this.request('GET', `/api/v1/complaints${queryString(params)}`);
+  }
+
+  getComplaint(complaintId: string): Promise<Complaint> {
+    return this.request('GET', `/api/v1/complaints/${encodeURIComponent(complaintId)}`);
+  }
+
+  /** Replies to the payer; the same content and images again is the same reply, sent once. */
+  replyToComplaint(complaintId: string, input: ComplaintReplyInput): Promise<Complaint> {
+    return this.request('POST', `/api/v1/complaints/${encodeURIComponent(complaintId)}/reply`, {
+      json: input,
+    });
+  }
+
+  /** Refunds the complained order through its book, once per complaint. */
+  refundComplaint(
+    complaintId: string,
+    input: { refund_amount: number; reason?: string },
+  ): Promise<ComplaintRefunded> {
+    return this.request('POST', `/api/v1/complaints/${encodeURIComponent(complaintId)}/refund`, {
+      json: input,
+    });
+  }
+
+  /** Tells the channel the complaint is dealt with (it becomes `processed`). */
+  completeComplaint(complaintId: string): Promise<Complaint> {
+    return this.request('POST', `/api/v1/complaints/${encodeURIComponent(complaintId)}/complete`, {
       json: {},
     });
   }

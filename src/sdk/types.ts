@@ -564,3 +564,53 @@ export interface Transfer {
   created_at: string;
   finished_at: string | null;
 }
+
+/** §16: a consumer complaint about one of the app's orders. */
+export interface Complaint {
+  complaint_id: string;
+  channel_code: string;
+  trade_no: string | null;
+  order_unknown: boolean;
+  merchant_id: string | null;
+  sub_merchant_no: string;
+  state: 'pending' | 'processing' | 'processed';
+  problem_type: 'refund' | 'service_not_work' | 'other';
+  apply_refund_amount: number | null;
+  /** The payer's words (personal data). */
+  detail: string;
+  payer_phone: string | null;
+  image_count: number;
+  history: { operator: string; at: string; type: string; details: string; image_count: number }[];
+  complaint_times: number;
+  awaits_reply: boolean;
+  full_refunded: boolean;
+  complained_at: string;
+  reply_due_at: string;
+  complete_due_at: string;
+  replied_at: string | null;
+  completed_at: string | null;
+  overdue: boolean;
+  refund_no: string | null;
+  refund_amount: number | null;
+  updated_at: string;
+}
+
+export interface ComplaintRefunded extends Complaint {
+  refund: RefundResult;
+}
+
+export interface ComplaintReplyInput {
+  /** 1–200 characters. */
+  content: string;
+  /** Up to 4 images (.jpg, .png, .bmp), their bytes base64. */
+  images?: { filename: string; data: string }[];
+}
+
+export interface ListComplaintsParams {
+  state?: 'pending' | 'processing' | 'processed';
+  overdue?: 'true' | 'false';
+  merchant_id?: string;
+  trade_no?: string;
+  limit?: number;
+  after?: string;
+}

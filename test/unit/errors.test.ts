@@ -12,6 +12,7 @@ describe('error codes', () => {
     expect(byStatus(403)).toEqual(['permission_denied']);
     expect(byStatus(422)).toEqual(
       [
+        'complaint_processed',
         'order_already_paid',
         'order_closed',
         'order_not_found',
@@ -36,6 +37,7 @@ describe('error codes', () => {
     );
     expect(byStatus(500)).toEqual(['database_error', 'internal_system']);
     expect(byStatus(404)).toEqual([
+      'complaint_not_found',
       'link_not_found',
       'not_found',
       'notification_not_found',

@@ -56,6 +56,11 @@ export const answers: { [check: string]: true } = {
   transfer: null as unknown as Same<Answer<'transfer'>, S['Transfer']>,
   queryTransfer: null as unknown as Same<Answer<'queryTransfer'>, S['Transfer']>,
   cancelTransfer: null as unknown as Same<Answer<'cancelTransfer'>, S['Transfer']>,
+  listComplaints: null as unknown as Same<Answer<'listComplaints'>, S['ComplaintPage']>,
+  getComplaint: null as unknown as Same<Answer<'getComplaint'>, S['Complaint']>,
+  replyToComplaint: null as unknown as Same<Answer<'replyToComplaint'>, S['Complaint']>,
+  refundComplaint: null as unknown as Same<Answer<'refundComplaint'>, S['ComplaintRefunded']>,
+  completeComplaint: null as unknown as Same<Answer<'completeComplaint'>, S['Complaint']>,
   errorCode: null as unknown as Same<sdk.ErrorCode, S['ErrorCode']>,
 };
 
@@ -69,6 +74,8 @@ export const requests: { [check: string]: true } = {
     S['StartReconciliationRequest'],
     Input<'startReconciliation'>[0]
   >,
+  replyToComplaint: null as unknown as Accepts<S['ComplaintReply'], Input<'replyToComplaint'>[1]>,
+  refundComplaint: null as unknown as Accepts<S['ComplaintRefund'], Input<'refundComplaint'>[1]>,
   resolveReconciliationMismatch: null as unknown as Accepts<
     S['ResolveMismatchRequest'],
     Input<'resolveReconciliationMismatch'>[1]
