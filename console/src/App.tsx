@@ -9,6 +9,8 @@ import { OrdersPage } from './pages/OrdersPage';
 import { OrderDetailPage } from './pages/OrderDetailPage';
 import { RefundsPage } from './pages/RefundsPage';
 import { TransfersPage } from './pages/TransfersPage';
+import { ComplaintsPage } from './pages/ComplaintsPage';
+import { ComplaintDetailPage } from './pages/ComplaintDetailPage';
 import { PaymentLinksPage } from './pages/PaymentLinksPage';
 import { NotificationsPage } from './pages/NotificationsPage';
 import { MerchantsPage } from './pages/MerchantsPage';
@@ -76,6 +78,8 @@ export function AppRoutes() {
         <Route path="refunds" element={<RefundsPage />} />
         <Route path="transfers" element={<TransfersPage />} />
         <Route path="payment-links" element={<PaymentLinksPage />} />
+        <Route path="complaints" element={<ComplaintsPage />} />
+        <Route path="complaints/:complaintId" element={<ComplaintDetailPage />} />
         <Route path="notifications" element={<NotificationsPage />} />
         <Route path="merchants" element={<MerchantsPage />} />
         <Route path="merchants/:merchantId" element={<MerchantDetailPage />} />

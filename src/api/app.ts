@@ -25,7 +25,12 @@ import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { codecRoutes, type CodecServerOptions } from './codec';
 import { ComplaintService, complaintNotificationRoutes, complaintRoutes } from '../modules/complaints';
-import { consoleCheckoutRoutes, consoleDataRoutes, consoleRoutes } from '../modules/console';
+import {
+  consoleCheckoutRoutes,
+  consoleComplaintRoutes,
+  consoleDataRoutes,
+  consoleRoutes,
+} from '../modules/console';
 import { DEFAULT_CONSOLE_SETTINGS, type CoreConfig } from '../platform/config';
 import { ROOT_DIR } from '../platform/paths';
 import path from 'node:path';
@@ -145,6 +150,7 @@ export function createApp(deps: ApiDeps): Express {
           timeZone: deps.console?.timeZone,
         }),
         consoleCheckoutRoutes(checkout),
+        consoleComplaintRoutes(complaints),
       ],
     ),
   );

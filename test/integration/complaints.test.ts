@@ -10,7 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import type { OpenComplaint } from '../../sandbox/wechatpay/complaints';
 import type { AppCredentials } from '../../src/modules/apps/repository';
-import { ensureComplaintSweepSchedule } from '../../src/modules/complaints';
+import {
+  ComplaintRepository,
+  complaintsSealedWith,
+  ensureComplaintSweepSchedule,
+  resealComplaints,
+} from '../../src/modules/complaints';
+import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
+import { globalState } from '../support/state';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
@@ -401,5 +408,29 @@ describe('deadlines', () => {
     expect(received('complaint.reply_due', c.complaintId)).toHaveLength(0);
     const now = (await get(c.complaintId)).data!;
     expect(Date.now()).toBeGreaterThan(Date.parse(now.complete_due_at));
+  });
+});
+
+describe('payload keys', () => {
+  test("when the payload keys rotate, then `keys reseal --rotate` seals a complaint's payer data again and the old key opens none of it", async () => {
+    const order = await paidOrder();
+    const c = await complaintOf(order, { detail: '换钥匙前的投诉', payerPhone: '13700137000' });
+    // Processed: its workflow writes nothing more while the keys change.
+    expect(
+      (await pay.post<ComplaintData>(`/api/v1/complaints/${c.complaintId}/complete`, {})).data!.state,
+    ).toBe('processed');
+    const db = stack.database.db;
+    const old = parsePayloadKeys(globalState().payloadKeys, 'the tests');
+    const rotated = parsePayloadKeys(
+      `${newPayloadKeyEntry('rotated')},${globalState().payloadKeys}`,
+      'rotated',
+    );
+    expect(await complaintsSealedWith(db, old.current.id)).toBeGreaterThan(0);
+    expect((await resealComplaints(db, rotated)).resealed).toBeGreaterThan(0);
+    const reread = await new ComplaintRepository(db, rotated).find('wechatpay', c.complaintId);
+    expect([reread!.detail, reread!.payerPhone]).toEqual(['换钥匙前的投诉', '13700137000']);
+    await expect(new ComplaintRepository(db, old).find('wechatpay', c.complaintId)).rejects.toThrow(
+      'rotated',
+    );
   });
 });

@@ -6,7 +6,12 @@ import { buildConsoleDocument } from '../../src/api/openapi/console-document';
 import { CONSOLE_LISTS } from '../../src/api/openapi/console-schemas';
 import { CHANNEL_ACCOUNTS, CHANNEL_CODES } from '../../src/channels/registry';
 import { consoleLists } from '../../src/cli/dev/console-api';
-import { consoleCheckoutRoutes, consoleDataRoutes, consoleRoutes } from '../../src/modules/console';
+import {
+  consoleCheckoutRoutes,
+  consoleComplaintRoutes,
+  consoleDataRoutes,
+  consoleRoutes,
+} from '../../src/modules/console';
 import { OPERATOR_ROLES } from '../../src/modules/operators';
 import { ORDER_STATUSES } from '../../src/modules/orders';
 import { REFUND_STATUSES } from '../../src/modules/refunds';
@@ -53,6 +58,7 @@ test('when the console API is built, then every route it serves is an operation 
       apps: stub,
     }),
     consoleCheckoutRoutes(stub),
+    consoleComplaintRoutes(stub),
   ]) as unknown as { stack: Layer[] };
   const served = routesOf(router.stack)
     .filter((r) => r.includes('/console/api/'))

@@ -66,6 +66,7 @@ const EXCEPTION_LINKS: Record<ExceptionKind, { label: string; to: string }> = {
   failed_notifications: { label: 'Failed notifications', to: '/notifications?status=failed' },
   rejected_applications: { label: 'Rejected applications', to: '/merchants?status=rejected' },
   open_mismatches: { label: 'Open reconciliation mismatches', to: '/reconciliation' },
+  overdue_complaints: { label: 'Overdue complaints', to: '/complaints?overdue=true' },
 };
 
 function Chart({

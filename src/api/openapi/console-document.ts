@@ -82,6 +82,10 @@ export function buildConsoleDocument(opts: ConsoleDocumentOptions): Schema {
       { name: 'Notifications', description: 'Notifications of every app, and resending one.' },
       { name: 'Merchants', description: 'Merchants of every app, their accounts and applications.' },
       { name: 'Reconciliation', description: 'Reconciliation runs, their findings, and resolving one.' },
+      {
+        name: 'Complaints',
+        description: 'Consumer complaints of every app, and replying, refunding and completing one.',
+      },
       { name: 'Apps', description: 'The client apps, and disabling one.' },
     ],
     paths,

@@ -144,6 +144,24 @@ const notification = extend(
 );
 const attempts = (api('Notification').properties.attempts as Schema) ?? {};
 
+/** What the console adds to a complaint: whose it is, the channel account, and every action on it. */
+const consoleComplaintFields: Record<string, Schema> = {
+  app_id: textOrNull,
+  account: text,
+  actions: {
+    type: 'array',
+    description:
+      'Every action asked of the complaint, by an app (`app:…`) or an operator (`operator:…`), oldest first.',
+    items: record({
+      actor: text,
+      action: { type: 'string', enum: ['reply', 'refund', 'complete'] },
+      outcome: { type: 'string', enum: ['done', 'repeated', 'refused'] },
+      detail: { type: 'object' },
+      at: { type: 'string', format: 'date-time' },
+    }),
+  },
+};
+
 /** The data of every answer of the console's API, by name. */
 export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
   ...LISTS,
@@ -312,6 +330,20 @@ export const CONSOLE_DATA_SCHEMAS: Record<string, Schema> = {
     api('Transfer'),
     { app_id: text },
     'The transfer after the cancel, and whose it is.',
+  ),
+
+  // ---- complaints ----
+  ConsoleComplaint: extend(
+    api('Complaint'),
+    consoleComplaintFields,
+    'A complaint, whose it is (null: it names no order durapay has), and what was done about it.',
+  ),
+  ConsoleComplaintItem: extend(api('Complaint'), { app_id: textOrNull }, 'A complaint and whose it is.'),
+  ConsoleComplaintPage: keysetPage('ConsoleComplaintItem', 'Complaints, newest first.'),
+  ConsoleComplaintRefunded: extend(
+    api('Complaint'),
+    { ...consoleComplaintFields, refund: ref('RefundResult') },
+    "The complaint with its refund, as the order's book answered it.",
   ),
 
   // ---- payment links and standing codes ----

@@ -6,6 +6,7 @@ import { boot } from '../boot';
 import { resealSavedStates, savedStatesSealedWith } from '../../modules/orders';
 import { resealTransferPayees, transferPayeesSealedWith } from '../../modules/transfers';
 import { OperatorRepository } from '../../modules/operators';
+import { complaintsSealedWith, resealComplaints } from '../../modules/complaints';
 import { fail } from '../config';
 import { withDatabase } from '../database';
 
@@ -43,6 +44,12 @@ export async function retire(keyId: string): Promise<void> {
         `payload key ${keyId} still opens the payee of ${payees} transfer(s): run \`durapay keys reseal --rotate\` first`,
       );
     }
+    const complaints = await complaintsSealedWith(db, keyId);
+    if (complaints > 0) {
+      throw new ConfigError(
+        `payload key ${keyId} still opens the payer's data of ${complaints} complaint(s): run \`durapay keys reseal --rotate\` first`,
+      );
+    }
     const totp = await new OperatorRepository(db, keyring).totpSecretsSealedWith(keyId);
     if (totp > 0) {
       throw new ConfigError(
@@ -62,14 +69,23 @@ export async function retire(keyId: string): Promise<void> {
 export async function reseal(opts: { rotate?: boolean }): Promise<void> {
   const { config, logger, keyring } = bootWithKeys();
   const rotate = opts.rotate === true;
-  const { sealed, states, payees, totp } = await withDatabase(config, logger, async (db) => ({
+  const { sealed, states, payees, totp, complaints } = await withDatabase(config, logger, async (db) => ({
     sealed: await sealLegacyApplicantData(db, keyring, { rotate }),
     // Orders' saved states and transfers' payees are sealed from the start: only a rotation has
     // anything to do.
     states: rotate ? await resealSavedStates(db, keyring) : null,
     payees: rotate ? await resealTransferPayees(db, keyring) : null,
     totp: rotate ? await new OperatorRepository(db, keyring).resealTotpSecrets() : null,
+    complaints: rotate ? await resealComplaints(db, keyring) : null,
   })).catch(fail);
+  if (complaints) {
+    console.error(`complaints: sealed ${complaints.resealed} again with payload key ${keyring.current.id}`);
+    for (const { complaintId, reason } of complaints.unopened) {
+      console.error(
+        `complaints: complaint ${complaintId}'s payer data does not open, left as it is: ${reason}`,
+      );
+    }
+  }
   if (totp) {
     console.error(
       `operators' TOTP secrets: sealed ${totp.resealed} again with payload key ${keyring.current.id}`,

@@ -7,8 +7,14 @@ export {
   type ComplaintActivities,
   type ComplaintActivityDeps,
 } from './activities';
-export { ComplaintRepository, type ComplaintFilter } from './repository';
+export {
+  ComplaintRepository,
+  complaintsSealedWith,
+  resealComplaints,
+  type ComplaintFilter,
+} from './repository';
 export { ensureComplaintSweepSchedule } from './schedule';
 export { complaintView, type ComplaintView } from './view';
 export { COMPLAINT_STATES, isOverdue } from './rules';
 export type { Complaint } from './model';
+export { refundComplaintSchema, replyComplaintSchema, listComplaintsQuery } from './schemas';

@@ -15,6 +15,7 @@ import { pathValue, validate } from '../../platform/http/validation';
 import type { Logger } from '../../platform/logger';
 import { ApplicationRepository } from '../applications';
 import type { AppRepository } from '../apps';
+import { ComplaintRepository } from '../complaints';
 import { CallbackLog } from '../callbacks';
 import {
   accountView,
@@ -178,6 +179,7 @@ export function consoleDataRoutes(deps: ConsoleDataDeps): Router {
   const accounts = new ChannelAccountRepository(db, payloadKeys);
   const applications = new ApplicationRepository(db, payloadKeys);
   const callbacks = new CallbackLog(db);
+  const complaints = new ComplaintRepository(db, payloadKeys);
   const temporalUi = deps.temporalUi ?? DEFAULT_TEMPORAL_UI;
   const timeZone = deps.timeZone ?? DEFAULT_TIME_ZONE;
   const workflowUrl = (order: Order) =>
@@ -186,7 +188,10 @@ export function consoleDataRoutes(deps: ConsoleDataDeps): Router {
 
   router.get('/overview', async (req, res) => {
     validate(overviewQuery, req.query);
-    sendData(res, await overview({ orders, refunds, notifications, applications, reconciliation }, timeZone));
+    sendData(
+      res,
+      await overview({ orders, refunds, notifications, applications, reconciliation, complaints }, timeZone),
+    );
   });
 
   // ---- orders ----

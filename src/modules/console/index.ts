@@ -2,6 +2,7 @@
 export { consoleRoutes, type ConsoleDeps } from './routes';
 export { consoleDataRoutes, type ConsoleDataDeps } from './data-routes';
 export { consoleCheckoutRoutes } from './checkout-routes';
+export { consoleComplaintRoutes } from './complaint-routes';
 export { SESSION_COOKIE, CSRF_HEADER } from './session-check';
 export { consoleOperations } from './openapi';
 export { EXCEPTION_KINDS } from './overview';

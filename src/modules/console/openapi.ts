@@ -22,6 +22,9 @@ import {
   consoleLinkBody,
   consoleCodeBody,
   appBody,
+  consoleComplaintsQuery,
+  consoleComplaintRefundBody,
+  consoleComplaintReplyBody,
   merchantQuery,
   overviewQuery,
   paging,
@@ -50,6 +53,7 @@ const linkId = path('linkId', 'The link’s `link_id`.', 'pl_abcdefghijklmnopqrs
 const codeId = path('codeId', 'The code’s `code_id`.', 'mc_abcdefghijklmnopqrst');
 const mismatchId = path('mismatchId', 'The finding’s `mismatch_id`.', '42');
 const operatorId = path('operatorId', 'The operator’s `operator_id`.', 'op_1');
+const complaintId = path('complaintId', 'The channel’s `complaint_id`.', '200201820261203123456789012');
 const appId = path('appId', 'The app’s `app_id`.', 'app_0123456789abcdef');
 
 /** The console's attach body: the channel, whose merchant (when ids repeat across apps), and the channel's fields. */
@@ -497,6 +501,87 @@ export const consoleOperations: ConsoleOperation[] = [
     data: 'DisabledApp',
     errors: { 400: ['invalid_param'], 404: ['not_found'] },
   },
+  // ---- complaints (SPEC §16) ----
+  {
+    method: 'get',
+    path: '/console/api/complaints',
+    operationId: 'listConsoleComplaints',
+    tag: 'Complaints',
+    summary: 'List complaints',
+    description:
+      'Complaints of every app (or one), newest first, by state, overdue, merchant, order, or those naming no order durapay has; keyset pages.',
+    access: 'viewer',
+    query: consoleComplaintsQuery,
+    data: 'ConsoleComplaintPage',
+    errors: { 400: ['invalid_param'] },
+  },
+  {
+    method: 'get',
+    path: '/console/api/complaints/{complaintId}',
+    operationId: 'getConsoleComplaint',
+    tag: 'Complaints',
+    summary: 'Read a complaint',
+    description: 'The complaint with its negotiation, its deadlines and every action asked of it, by whom.',
+    access: 'viewer',
+    pathParameters: [complaintId],
+    data: 'ConsoleComplaint',
+    errors: { 400: ['invalid_param'], 404: ['complaint_not_found'] },
+  },
+  {
+    method: 'post',
+    path: '/console/api/complaints/{complaintId}/reply',
+    operationId: 'replyConsoleComplaint',
+    tag: 'Complaints',
+    summary: 'Reply to the payer',
+    description: 'What `POST /api/v1/complaints/{complaint_id}/reply` does, as the operator; audited.',
+    access: 'operator',
+    pathParameters: [complaintId],
+    body: { name: 'ConsoleComplaintReply', schema: consoleComplaintReplyBody, required: true },
+    data: 'ConsoleComplaint',
+    errors: {
+      400: ['invalid_param'],
+      404: ['complaint_not_found'],
+      422: ['complaint_processed'],
+      502: ['channel_timeout', 'channel_not_support'],
+    },
+  },
+  {
+    method: 'post',
+    path: '/console/api/complaints/{complaintId}/refund',
+    operationId: 'refundConsoleComplaint',
+    tag: 'Complaints',
+    summary: 'Refund the complained order',
+    description:
+      "What `POST /api/v1/complaints/{complaint_id}/refund` does, for the order's app, as the operator: an ordinary refund through the order's book; audited.",
+    access: 'operator',
+    pathParameters: [complaintId],
+    body: { name: 'ConsoleComplaintRefund', schema: consoleComplaintRefundBody, required: true },
+    data: 'ConsoleComplaintRefunded',
+    errors: {
+      400: ['invalid_param'],
+      404: ['complaint_not_found'],
+      422: ['order_not_found', 'order_not_paid', 'order_closed', 'refund_amount_exceed'],
+      502: ['channel_refund_fail', 'channel_timeout', 'channel_not_support'],
+    },
+  },
+  {
+    method: 'post',
+    path: '/console/api/complaints/{complaintId}/complete',
+    operationId: 'completeConsoleComplaint',
+    tag: 'Complaints',
+    summary: 'Complete a complaint',
+    description: 'What `POST /api/v1/complaints/{complaint_id}/complete` does, as the operator; audited.',
+    access: 'operator',
+    pathParameters: [complaintId],
+    body: { name: 'EmptyRequest', schema: emptyBody, required: false },
+    data: 'ConsoleComplaint',
+    errors: {
+      400: ['invalid_param'],
+      404: ['complaint_not_found'],
+      502: ['channel_timeout', 'channel_not_support'],
+    },
+  },
+
   // ---- payment links and standing codes (SPEC §15) ----
   {
     method: 'get',

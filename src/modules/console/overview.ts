@@ -1,4 +1,5 @@
 import type { ApplicationRepository } from '../applications';
+import type { ComplaintRepository } from '../complaints';
 import type { NotificationRepository } from '../notifications';
 import type { OrderRepository } from '../orders';
 import type { ReconciliationRepository } from '../reconciliation';
@@ -13,6 +14,7 @@ export interface OverviewSources {
   notifications: NotificationRepository;
   applications: ApplicationRepository;
   reconciliation: ReconciliationRepository;
+  complaints: ComplaintRepository;
 }
 
 /** One day's (or one channel's and pay method's) figures. Amounts in fen. */
@@ -73,10 +75,11 @@ export const EXCEPTION_KINDS = [
   'failed_notifications',
   'rejected_applications',
   'open_mismatches',
+  'overdue_complaints',
 ] as const;
 
 export async function overview(sources: OverviewSources, timeZone: string, now = new Date()) {
-  const [orders, refunds, needsReview, abnormal, failed, rejected, open] = await Promise.all([
+  const [orders, refunds, needsReview, abnormal, failed, rejected, open, overdue] = await Promise.all([
     sources.orders.tallySince(timeZone, OVERVIEW_DAYS),
     sources.refunds.tallySince(timeZone, OVERVIEW_DAYS),
     sources.orders.countNeedingRefundReview(),
@@ -84,6 +87,7 @@ export async function overview(sources: OverviewSources, timeZone: string, now =
     sources.notifications.countInStatus('failed'),
     sources.applications.countStandingRejected(),
     sources.reconciliation.countOpenMismatches(),
+    sources.complaints.overdueCount(),
   ]);
   const days = daysEndingOn(dayIn(timeZone, now), OVERVIEW_DAYS);
   const byDay = new Map(days.map((d) => [d, none()]));
@@ -129,6 +133,7 @@ export async function overview(sources: OverviewSources, timeZone: string, now =
         ['failed_notifications', failed],
         ['rejected_applications', rejected],
         ['open_mismatches', open],
+        ['overdue_complaints', overdue],
       ] as const satisfies readonly (readonly [(typeof EXCEPTION_KINDS)[number], number])[]
     ).map(([kind, count]) => ({ kind, count })),
   };

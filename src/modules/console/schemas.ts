@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { createMerchantCodeSchema, createPaymentLinkSchema } from '../checkout';
+import { listComplaintsQuery, refundComplaintSchema, replyComplaintSchema } from '../complaints';
 import { ACCOUNT_KINDS, MERCHANT_STATUSES } from '../merchants';
 import { NOTIFICATION_EVENTS, NOTIFICATION_STATUSES } from '../notifications';
 import { MAX_AMOUNT, ORDER_STATUSES } from '../orders';
@@ -176,3 +177,11 @@ export const consoleCodeBody = createMerchantCodeSchema.keys({ app_id: text(32).
 
 /** A change whose target belongs to the app named (`app_id`), and nothing else. */
 export const appBody = Joi.object({ app_id: text(32).required() }).required();
+
+/** The console's complaint list: the API's filters, any app's (or one), and those naming no order. */
+export const consoleComplaintsQuery = listComplaintsQuery.keys({
+  app_id: text(32),
+  unknown_order: Joi.string().valid('true').description('Only complaints naming no order durapay has.'),
+});
+export const consoleComplaintReplyBody = replyComplaintSchema.required();
+export const consoleComplaintRefundBody = refundComplaintSchema.required();
