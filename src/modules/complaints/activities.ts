@@ -214,9 +214,12 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
     },
 
     /** The refund the book made under the complaint's number, for a plan whose caller was lost. */
-    async findComplaintRefund(input: { appId: string; merchantRefundNo: string }): Promise<string | null> {
+    async findComplaintRefund(input: {
+      appId: string;
+      merchantRefundNo: string;
+    }): Promise<{ refundNo: string; amount: number; failed: boolean } | null> {
       const found = await repo.refundByMerchantRefundNo(input.appId, input.merchantRefundNo);
-      return found && found.status !== 'failed' ? found.refundNo : null;
+      return found && { refundNo: found.refundNo, amount: found.amount, failed: found.status === 'failed' };
     },
 
     async recordComplaintAction(input: {

@@ -20,6 +20,8 @@ export interface ComplaintWorkflowInput {
   replied?: string[];
   /** A refund being made for the complaint, carried over continue-as-new. */
   plannedRefund?: PlannedRefund | null;
+  /** Refund attempts the book refused or failed, carried over continue-as-new. */
+  refundAttempts?: number;
 }
 
 export interface ComplaintSweepInput {

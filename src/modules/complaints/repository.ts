@@ -55,6 +55,18 @@ interface Row {
   position?: string;
 }
 
+/**
+ * When the merchant first replied since the payer last complained (created or continued): a
+ * reply to an earlier round does not answer this one.
+ */
+function repliedThisRound(steps: ComplaintStepView[]): string | null {
+  let since = 0;
+  steps.forEach((s, i) => {
+    if (s.type === 'USER_CREATE_COMPLAINT' || s.type === 'USER_CONTINUE_COMPLAINT') since = i;
+  });
+  return steps.slice(since).find((s) => s.type === 'MERCHANT_RESPONSE')?.at ?? null;
+}
+
 const num = (v: string | null) => (v === null ? null : Number(v));
 
 /** What a complaint's record is found by in a list (SPEC §16). */
@@ -236,7 +248,7 @@ export class ComplaintRepository {
         replyWithinMs: w.replyWithinMs,
         completeWithinMs: w.completeWithinMs,
         // The merchant's own steps say when it replied and completed, as the channel logged them.
-        repliedAt: steps.find((s) => s.type === 'MERCHANT_RESPONSE')?.at ?? null,
+        repliedAt: repliedThisRound(steps),
         completedAt:
           c.state === 'processed'
             ? ([...steps]
@@ -257,8 +269,8 @@ export class ComplaintRepository {
            VALUES (:channelCode, :complaintId, :account, :appId, :merchantId, :tradeNo, :outTradeNo,
              :channelTradeNo, :orderAmount, :subMerchantNo, :state, :problemType, :applyRefundAmount,
              :detail, :phone, :images, :history, :complaintTimes, :awaitsReply, :fullRefunded,
-             :complainedAt, now() + make_interval(secs => :replyWithinMs / 1000.0),
-             now() + make_interval(secs => :completeWithinMs / 1000.0), :repliedAt, :completedAt)
+             :complainedAt, CAST(:complainedAt AS timestamptz) + make_interval(secs => :replyWithinMs / 1000.0),
+             CAST(:complainedAt AS timestamptz) + make_interval(secs => :completeWithinMs / 1000.0), :repliedAt, :completedAt)
            RETURNING *`,
           { replacements: values, transaction },
         )) as [Row[], unknown];
@@ -279,7 +291,7 @@ export class ComplaintRepository {
            state = :state, apply_refund_amount = :applyRefundAmount, sealed_detail = :detail,
            sealed_payer_phone = :phone, sealed_images = :images, sealed_history = :history,
            complaint_times = :complaintTimes, awaits_reply = :awaitsReply, full_refunded = :fullRefunded,
-           replied_at = CASE WHEN :again THEN NULL ELSE COALESCE(replied_at, CAST(:repliedAt AS timestamptz)) END,
+           replied_at = CAST(:repliedAt AS timestamptz),
            completed_at = CASE WHEN :state = 'processed' THEN COALESCE(completed_at, CAST(:completedAt AS timestamptz)) ELSE NULL END,
            reply_due_at = CASE WHEN :again THEN now() + make_interval(secs => :replyWithinMs / 1000.0) ELSE reply_due_at END,
            complete_due_at = CASE WHEN :again THEN now() + make_interval(secs => :completeWithinMs / 1000.0) ELSE complete_due_at END,
@@ -325,12 +337,13 @@ export class ComplaintRepository {
   async refundByMerchantRefundNo(
     appId: string,
     merchantRefundNo: string,
-  ): Promise<{ refundNo: string; status: string } | null> {
-    const [row] = await this.db.sequelize.query<{ refund_no: string; status: string }>(
-      'SELECT refund_no, status FROM refunds WHERE app_id = :appId AND merchant_refund_no = :merchantRefundNo',
+  ): Promise<{ refundNo: string; status: string; amount: number } | null> {
+    const [row] = await this.db.sequelize.query<{ refund_no: string; status: string; amount: string }>(
+      `SELECT refund_no, status, refund_amount AS amount FROM refunds
+        WHERE app_id = :appId AND merchant_refund_no = :merchantRefundNo`,
       { replacements: { appId, merchantRefundNo }, type: QueryTypes.SELECT },
     );
-    return row ? { refundNo: row.refund_no, status: row.status } : null;
+    return row ? { refundNo: row.refund_no, status: row.status, amount: Number(row.amount) } : null;
   }
 
   async appendAction(a: {

@@ -35,9 +35,13 @@ export function isOverdue(
   return (c.repliedAt === null && c.replyDueAt < now) || c.completeDueAt < now;
 }
 
-/** The refund number a complaint's refund has in its order's book (unique per app; not an app's own form). */
-export const complaintRefundNo = (channelCode: string, complaintId: string) =>
-  `complaint:${channelCode}:${complaintId}`;
+/**
+ * The refund number a complaint's refund has in its order's book (unique per app): one per
+ * attempt, the first without a suffix, so that a refund the book refused keeps its number and
+ * the next is a refund of its own.
+ */
+export const complaintRefundNo = (channelCode: string, complaintId: string, attempt = 0) =>
+  `complaint:${channelCode}:${complaintId}${attempt === 0 ? '' : `:${attempt}`}`;
 
 /** The deadlines of a complaint the workflow is waiting on, in epoch ms (undefined: none due). */
 export function nextDeadline(s: {

@@ -178,6 +178,8 @@ export class ComplaintService {
     const key = createHash('sha256')
       .update(
         JSON.stringify([
+          // A continued complaint is a new round: the same words again are a new reply to it.
+          c.complaintTimes,
           body.content,
           ...images.map((i) => createHash('sha256').update(i.bytes).digest('hex')),
         ]),
@@ -272,6 +274,12 @@ export class ComplaintService {
       // which a repeat or the workflow's own look at the book settles.
       if (err instanceof AppError && err.code !== 'channel_timeout') await settle(null, err.code);
       throw err;
+    }
+    // A refund the book already failed under this number is a refusal too: the next attempt
+    // has a number of its own.
+    if (refund.status === 'failed') {
+      await settle(null, 'channel_refund_fail');
+      throw new AppError('channel_refund_fail', 'the channel refused the refund');
     }
     if (!plan.refundNo) await settle(refund.refund_no);
     return { ...(await this.view(appId, complaintId)), refund };

@@ -1,6 +1,7 @@
 import {
   ApplicationFailure,
   condition,
+  log,
   continueAsNew,
   proxyActivities,
   setHandler,
@@ -50,6 +51,8 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
   const ids = { channelCode: input.channelCode, complaintId: input.complaintId };
   const replied = new Set(input.replied ?? []);
   let planned: PlannedRefund | null = input.plannedRefund ?? null;
+  /** Refunds the book refused or failed so far: each attempt has its own number. */
+  let refundAttempts = input.refundAttempts ?? 0;
   let dirty = true;
   let summary: ComplaintSummary | null = null;
 
@@ -150,7 +153,7 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
   setHandler(planComplaintRefundUpdate, (req) =>
     lock.runExclusive(async () => {
       const s = await known();
-      const merchantRefundNo = complaintRefundNo(input.channelCode, input.complaintId);
+      const merchantRefundNo = complaintRefundNo(input.channelCode, input.complaintId, refundAttempts);
       if (!s.appId || !s.tradeNo) {
         throw ApplicationFailure.nonRetryable('the complaint names no order durapay has', 'order_not_found');
       }
@@ -184,9 +187,12 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
     lock.runExclusive(async () => {
       // The complaint's own refund number: a settle after the plan was looked up in the book
       // (its caller slow) still records what the book made.
-      if (req.merchantRefundNo !== complaintRefundNo(input.channelCode, input.complaintId)) return;
+      const mine = complaintRefundNo(input.channelCode, input.complaintId, refundAttempts);
+      if (req.merchantRefundNo !== mine) return;
       if (req.refundNo === null) {
         if (!planned) return;
+        // The next attempt is a refund of its own: the book keeps this number for the refused one.
+        refundAttempts += 1;
         // The book refused it: nothing was refunded, and the complaint may be refunded otherwise.
         await db.recordComplaintAction({
           ...ids,
@@ -218,40 +224,77 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
   async function settleLostPlan(): Promise<void> {
     const s = summary;
     if (!planned || !s?.appId) return;
-    const refundNo = await db.findComplaintRefund({
+    const found = await db.findComplaintRefund({
       appId: s.appId,
       merchantRefundNo: planned.merchantRefundNo,
     });
-    await db.recordComplaintRefund({ ...ids, amount: refundNo ? planned.amount : null, refundNo });
+    // None yet may be a caller still on its way: asked again later, and dropped only once the
+    // book has a refused one under the number (the next attempt then has its own).
+    if (found === null) {
+      planned = { ...planned, at: Date.now() };
+      return;
+    }
+    if (found.failed) {
+      refundAttempts += 1;
+      await db.recordComplaintRefund({ ...ids, amount: null, refundNo: null });
+    } else {
+      await db.recordComplaintRefund({ ...ids, amount: found.amount, refundNo: found.refundNo });
+    }
     planned = null;
     dirty = true;
   }
 
+  /** When a sync the channel did not answer is tried again (epoch ms). */
+  let syncAgainAt: number | undefined;
+
   for (;;) {
-    if (dirty) await lock.runExclusive(sync);
+    if (dirty) {
+      try {
+        await lock.runExclusive(sync);
+        syncAgainAt = undefined;
+      } catch (err) {
+        // The channel would not say (a bad answer, an account gone): the deadlines go on from
+        // the record, and the channel is asked again in a while.
+        log.warn('complaint not read from the channel; asked again later', {
+          complaint_id: input.complaintId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        dirty = false;
+        syncAgainAt = Date.now() + input.unsettledMs;
+        summary ??= null;
+      }
+    }
     const s = summary;
+    const seen: ComplaintSummary | null = summary;
     if (!s) {
       // The channel has no such complaint (yet): wait for an intake to say it does.
-      if (!(await condition(() => dirty, input.quietMs))) return 'unknown';
+      const wait = syncAgainAt === undefined ? input.quietMs : Math.max(1, syncAgainAt - Date.now());
+      if (!(await condition(() => dirty || summary !== seen, wait))) {
+        if (syncAgainAt === undefined) return 'unknown';
+        dirty = true;
+      }
       continue;
     }
     const due = nextDeadline(s);
     const planDue = planned ? planned.at + input.unsettledMs : undefined;
-    const wakeAt = Math.min(due?.at ?? Infinity, planDue ?? Infinity);
+    const wakeAt = Math.min(due?.at ?? Infinity, planDue ?? Infinity, syncAgainAt ?? Infinity);
     if (wakeAt === Infinity && s.state === 'processed') {
-      // Processed: the payer may complain again within the quiet time; then the run ends.
-      const heard = await condition(() => dirty || lock.isLocked(), input.quietMs);
+      // Processed: the payer may complain again within the quiet time; then the run ends, once
+      // no action is being taken (a repeated complete, say).
+      const heard = await condition(() => dirty || summary !== seen, input.quietMs);
       if (!heard) {
         await condition(() => !lock.isLocked());
-        if (!dirty) return 'processed';
+        if (!dirty && summary === seen) return 'processed';
       }
       continue;
     }
+    // An action's own read of the channel (a reply, a completion) moves the deadlines: woken by it.
     const woken =
       wakeAt === Infinity
-        ? (await condition(() => dirty), true)
-        : await condition(() => dirty, Math.max(1, wakeAt - Date.now()));
+        ? (await condition(() => dirty || summary !== seen), true)
+        : await condition(() => dirty || summary !== seen, Math.max(1, wakeAt - Date.now()));
     if (!woken) {
+      if (syncAgainAt !== undefined && Date.now() >= syncAgainAt) dirty = true;
       if (planDue !== undefined && Date.now() >= planDue) await lock.runExclusive(settleLostPlan);
       if (due && Date.now() >= due.at) {
         const next = await lock.runExclusive(() =>
@@ -266,6 +309,7 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
         ...input,
         replied: [...replied],
         plannedRefund: planned,
+        refundAttempts,
       });
     }
   }
