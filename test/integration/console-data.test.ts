@@ -992,6 +992,7 @@ describe('overview', () => {
       'failed_notifications',
       'rejected_applications',
       'open_mismatches',
+      'overdue_complaints',
     ]);
     const count = (kind: string) => exceptions.find((e) => e.kind === kind)!.count;
     const [row] = await stack.database.db.sequelize.query<{ failed: string; abnormal: string; open: string }>(
@@ -1005,6 +1006,8 @@ describe('overview', () => {
     expect(count('abnormal_refunds')).toBe(Number(row!.abnormal));
     expect(count('open_mismatches')).toBe(Number(row!.open));
     expect(count('rejected_applications')).toBe(0);
+    // This stack has no channel with complaints (test/e2e/console-complaints.test.ts counts them).
+    expect(count('overdue_complaints')).toBe(0);
     expectRefused(await operator.get('/overview?days=7'), 400, 'invalid_param', 'days');
   });
 });
