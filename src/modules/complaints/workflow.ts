@@ -247,6 +247,13 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
   /** When a sync the channel did not answer is tried again (epoch ms). */
   let syncAgainAt: number | undefined;
 
+  /**
+   * Whether the loop has something new to look at: it waits for no handler to hold the lock, so
+   * that its own commands (timers, reads) never interleave with an action's in one activation,
+   * whatever interceptors (tracing) add to a handler's steps.
+   */
+  const news = (seen: ComplaintSummary | null) => (dirty || summary !== seen) && !lock.isLocked();
+
   for (;;) {
     if (dirty) {
       try {
@@ -269,7 +276,7 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
     if (!s) {
       // The channel has no such complaint (yet): wait for an intake to say it does.
       const wait = syncAgainAt === undefined ? input.quietMs : Math.max(1, syncAgainAt - Date.now());
-      if (!(await condition(() => dirty || summary !== seen, wait))) {
+      if (!(await condition(() => news(seen), wait))) {
         if (syncAgainAt === undefined) return 'unknown';
         dirty = true;
       }
@@ -281,7 +288,7 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
     if (wakeAt === Infinity && s.state === 'processed') {
       // Processed: the payer may complain again within the quiet time; then the run ends, once
       // no action is being taken (a repeated complete, say).
-      const heard = await condition(() => dirty || summary !== seen, input.quietMs);
+      const heard = await condition(() => news(seen), input.quietMs);
       if (!heard) {
         await condition(() => !lock.isLocked());
         if (!dirty && summary === seen) return 'processed';
@@ -291,8 +298,8 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
     // An action's own read of the channel (a reply, a completion) moves the deadlines: woken by it.
     const woken =
       wakeAt === Infinity
-        ? (await condition(() => dirty || summary !== seen), true)
-        : await condition(() => dirty || summary !== seen, Math.max(1, wakeAt - Date.now()));
+        ? (await condition(() => news(seen)), true)
+        : await condition(() => news(seen), Math.max(1, wakeAt - Date.now()));
     if (!woken) {
       if (syncAgainAt !== undefined && Date.now() >= syncAgainAt) dirty = true;
       if (planDue !== undefined && Date.now() >= planDue) await lock.runExclusive(settleLostPlan);
