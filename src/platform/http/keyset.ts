@@ -12,6 +12,16 @@ export interface Paging {
 /** A row's creation time as positions keep it: UTC, to the microsecond (platform/pagination.ts). */
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
+/**
+ * Whether a position's time is one Postgres takes: the pattern, and a real calendar time (Date.parse
+ * rolls 02-31 into March and takes year 0, which Postgres refuses), so a crafted cursor is a 400, not a 500.
+ */
+function isInstant(at: string): boolean {
+  if (!AT.test(at) || at < '1970') return false;
+  const ms = Date.parse(at);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
+}
+
 function badCursor(): AppError {
   return new AppError(
     'invalid_param',
@@ -40,7 +50,7 @@ export function decodeCursor(cursor: string, key: RegExp = /^.{1,200}$/su): Keys
   }
   if (!Array.isArray(parts) || parts.length < 2 || parts.length > 3) throw badCursor();
   const [at, k, rank] = parts as unknown[];
-  if (typeof at !== 'string' || !AT.test(at) || Number.isNaN(Date.parse(at))) throw badCursor();
+  if (typeof at !== 'string' || !isInstant(at)) throw badCursor();
   // U+0000 is no key of any list, and Postgres takes no text holding it.
   if (typeof k !== 'string' || k.includes('\u0000') || !key.test(k)) throw badCursor();
   if (parts.length === 3 && rank !== 0 && rank !== 1) throw badCursor();
