@@ -14,6 +14,10 @@ import type { SandboxContext } from './context';
 import { jsonBody, paramError, validate } from './http';
 import { WechatpayError, rfc3339Cst } from './wire';
 
+/** A reply containing it is recorded and answered 500 SYSTEM_ERROR (fault injection). */
+const ANSWER_LOST = '[sandbox:answer-lost]';
+/** A reply containing it is refused as WeChat Pay refuses words it does not allow (fault injection). */
+const SENSITIVE = '[sandbox:sensitive]';
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const MAX_SPAN_DAYS = 30;
 
@@ -159,7 +163,13 @@ export function complaintRoutes(router: Router, ctx: SandboxContext, desk: Compl
     for (const id of images) {
       if (!desk.image(id)) throw paramError(`response_images: ${id} is not an uploaded image`);
     }
+    if (body.response_content.includes(SENSITIVE))
+      throw paramError(`回复内容含有敏感词 (fault injection: ${SENSITIVE})`);
     desk.respond(c, body.response_content, images);
+    if (body.response_content.includes(ANSWER_LOST)) {
+      // Fault injection: the reply is taken and its answer lost, as when WeChat Pay fails after committing.
+      throw new WechatpayError(500, 'SYSTEM_ERROR', `系统错误 (fault injection: ${ANSWER_LOST})`);
+    }
     answer(res, 204);
   });
 

@@ -8,6 +8,7 @@ import { requestContext } from './middleware/request-context';
 import { healthRoutes, type ReadinessProbes } from './health';
 import { ApplicationService, applicationRoutes } from '../modules/applications';
 import { callbackRoutes, type CallbackRateLimit } from './callbacks';
+import { complaintNotificationRoutes } from './complaint-notifications';
 import { merchantRoutes } from '../modules/merchants';
 import { notificationRoutes } from '../modules/notifications';
 import { OrderService, paymentRoutes } from '../modules/orders';
@@ -24,7 +25,7 @@ import type { ApiServices } from './services';
 import { ApiMetrics } from '../platform/metrics';
 import { openApiRoutes } from './openapi/routes';
 import { codecRoutes, type CodecServerOptions } from './codec';
-import { ComplaintService, complaintNotificationRoutes, complaintRoutes } from '../modules/complaints';
+import { ComplaintService, complaintRoutes } from '../modules/complaints';
 import {
   consoleCheckoutRoutes,
   consoleComplaintRoutes,
@@ -111,7 +112,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(callbackRoutes(deps.services, { orders, refunds, transfers }, deps.callbackRateLimit));
   // Complaint notifications read their own bodies too, answered as their channel expects (SPEC §16).
   const complaints = new ComplaintService(deps.services, refunds);
-  app.use(complaintNotificationRoutes(complaints, (code) => deps.services.channels.get(code)?.callbacks));
+  app.use(complaintNotificationRoutes(deps.services, complaints, deps.callbackRateLimit));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   // A simulated upstream's own routes count as its mount point in the metrics.

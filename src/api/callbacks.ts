@@ -1,73 +1,33 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import type { CallbackReply, CallbacksPort, ChannelEvent } from '../channels/ports';
+import type { CallbacksPort, ChannelEvent } from '../channels/ports';
 import { AppError } from '../platform/errors';
 import { CallbackLog } from '../modules/callbacks';
 import type { OrderService } from '../modules/orders';
 import type { RefundService } from '../modules/refunds';
 import type { TransferService } from '../modules/transfers';
 import type { Logger } from '../platform/logger';
-import { contentEncodingProblem, MAX_JSON_BODY_BYTES, requestHasBody } from '../platform/http/body';
+import { contentEncodingProblem, MAX_JSON_BODY_BYTES } from '../platform/http/body';
 import { readBoundedBody } from '../platform/http/bounded-body';
 import { SourceRateLimit, sourceOf } from '../platform/http/source-limit';
 import { apiRouter } from '../platform/http/router';
+import {
+  CHANNEL_CODE,
+  DEFAULT_CALLBACK_RATE_LIMIT,
+  failReply,
+  firstValues,
+  loggableBody,
+  reply,
+  replyUnread,
+  type CallbackRateLimit,
+} from './callback-replies';
 import type { ApiServices } from './services';
+
+export { DEFAULT_CALLBACK_RATE_LIMIT, type CallbackRateLimit } from './callback-replies';
 
 const CALLBACK_PATH = '/api/v1/notify/payment';
 
-/** The shape of a channel code; a path value of any other shape names no channel. */
-const CHANNEL_CODE = /^[a-z0-9_-]{1,32}$/;
-
-/** SPEC §9: callbacks that fail verification, per second per source address. */
-export const DEFAULT_CALLBACK_RATE_LIMIT = 50;
-
-export interface CallbackRateLimit {
-  /** Callbacks failing verification per second per source address (CALLBACK_RATE_LIMIT). */
-  perSecond: number;
-  /** The limit's clock in milliseconds (tests hold it still). */
-  now?: () => number;
-}
-
-function firstValues(req: Request): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values?.[0] !== undefined) out[name] = values[0];
-  }
-  return out;
-}
-
-/** The answer when no channel's own is known (not a channel, a path that does not decode). */
-const FAIL: CallbackReply = { status: 200, contentType: 'text/plain', body: 'fail' };
-
-function reply(res: Response, answer: CallbackReply): void {
-  res.status(answer.status).type(answer.contentType).send(answer.body);
-}
-
-/**
- * An answer given without reading the body, or with the rest of it unread: the connection
- * closes after it, so that Node does not read the rest to keep the connection for another
- * request (a refused body is never read to its end).
- */
-function replyUnread(req: Request, res: Response, answer: CallbackReply): void {
-  if (requestHasBody(req) && !req.complete) res.set('Connection', 'close');
-  reply(res, answer);
-}
-
-/**
- * The channel's answer for a callback that must be sent again (or, `unknown`, that names nothing
- * durapay has, for a channel that answers that apart), or the generic one.
- */
-function failReply(res: Response, reason: string, unknown = false): CallbackReply {
-  const callbacks = res.locals.callbacks as CallbacksPort | undefined;
-  return callbacks ? callbacks.reply({ ok: false, reason, ...(unknown ? { unknown } : {}) }) : FAIL;
-}
-
 /** The refusals of a verified callback that names no object durapay has. */
 const UNKNOWN_OBJECT = new Set(['unknown_order', 'unknown_refund', 'unknown_transfer']);
-
-/** The body as text for the callback log: lossless for any real callback (UTF-8 without U+0000). */
-function loggableBody(raw: Buffer): string {
-  return raw.toString('utf8').replaceAll('\u0000', '\ufffd');
-}
 
 /**
  * SPEC §4: the channels' callback, in the channel's steps: verify the source (raw body and

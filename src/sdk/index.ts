@@ -1,3 +1,6 @@
+// Longer than 400 lines: the client SDK is one file on purpose, a method per endpoint of the
+// OpenAPI document (checked by test/unit/sdk-openapi.test.ts), so that what an app imports is one
+// flat surface; the signing and the envelope are platform code it only calls.
 /**
  * Client SDK for the durapay API: signs every request (SPEC §2) and unwraps the envelope (§1).
  */

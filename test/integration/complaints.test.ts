@@ -197,6 +197,27 @@ describe('intake', () => {
     );
     expect(JSON.stringify(row)).not.toContain('13800138000');
     expect(JSON.stringify(row)).not.toContain('茶叶受潮');
+    // Its notification is in the callback log, verified.
+    const [notified] = await stack.database.db.sequelize.query<{ n: string }>(
+      "SELECT count(*) AS n FROM channel_callbacks WHERE channel_code = 'wechatpay' AND outcome = 'complaint' AND verified",
+      { type: QueryTypes.SELECT },
+    );
+    expect(Number(notified!.n)).toBeGreaterThan(0);
+    // Nor in what the app was posted, nor in the notification durapay keeps: the app reads them with GET.
+    const [posted] = received('complaint.created', c.complaintId);
+    const event = JSON.parse(posted!.body) as { data: Record<string, unknown> };
+    expect(event.data).toEqual(
+      expect.objectContaining({ complaint_id: c.complaintId, trade_no: order.trade_no, state: 'pending' }),
+    );
+    expect(event.data).not.toHaveProperty('detail');
+    expect(event.data).not.toHaveProperty('payer_phone');
+    const kept = await stack.database.db.sequelize.query<Record<string, string>>(
+      'SELECT body FROM notifications WHERE trade_no = :tradeNo',
+      { replacements: { tradeNo: order.trade_no }, type: QueryTypes.SELECT },
+    );
+    expect(kept.length).toBeGreaterThan(0);
+    expect(JSON.stringify(kept)).not.toContain('13800138000');
+    expect(JSON.stringify(kept)).not.toContain('茶叶受潮');
     // The safety net running again finds nothing new: still one complaint.created.
     await sweepOnce();
     const list = await pay.get<{ list: ComplaintData[] }>(`/api/v1/complaints?trade_no=${order.trade_no}`);
@@ -217,13 +238,80 @@ describe('intake', () => {
     expect(received('complaint.created', c.complaintId)).toHaveLength(1);
   });
 
-  test('when a complaint notification does not verify, then the channel hears its failure reply and nothing starts', async () => {
+  test('when publishing complaint.created fails after the complaint was recorded, then a retry still publishes it, once', async () => {
+    const order = await paidOrder();
+    // Failure injection in the real database: storing this order's complaint notifications fails
+    // until the trigger goes. Each refusal draws from a sequence, which no rollback returns.
+    const sql = (q: string) => stack.database.db.sequelize.query(q);
+    const tag = `f${randomUUID().slice(0, 8)}`;
+    await sql(`CREATE SEQUENCE ${tag}_refused`);
+    await sql(`CREATE FUNCTION ${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.trade_no = '${order.trade_no}' AND NEW.event_type LIKE 'complaint.%' THEN
+          PERFORM nextval('${tag}_refused');
+          RAISE EXCEPTION 'injected: notifications unavailable';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await sql(`CREATE TRIGGER ${tag} BEFORE INSERT ON notifications FOR EACH ROW EXECUTE FUNCTION ${tag}()`);
+    try {
+      const c = stack.wechatpay!.sandbox.openComplaint(order.trade_no);
+      await until('the complaint recorded and its publication refused', async () => {
+        const [row] = await stack.database.db.sequelize.query<{ recorded: boolean; refused: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM complaints WHERE complaint_id = :id) AS recorded,
+                  (SELECT is_called FROM ${tag}_refused) AS refused`,
+          { replacements: { id: c.complaintId }, type: QueryTypes.SELECT },
+        );
+        return row!.recorded && row!.refused ? true : undefined;
+      });
+      expect(received('complaint.created', c.complaintId)).toHaveLength(0);
+      await sql(`DROP TRIGGER ${tag} ON notifications`);
+      await arrived('complaint.created', c.complaintId);
+      await sweepOnce();
+      expect(received('complaint.created', c.complaintId)).toHaveLength(1);
+    } finally {
+      await sql(`DROP TRIGGER IF EXISTS ${tag} ON notifications`);
+      await sql(`DROP FUNCTION IF EXISTS ${tag}()`);
+      await sql(`DROP SEQUENCE IF EXISTS ${tag}_refused`);
+    }
+  });
+
+  test('when a complaint names an order number durapay has but another transaction, then it is kept for operators and no app hears of it', async () => {
+    const order = await paidOrder();
+    // As if another merchant of the provider had used the same out_trade_no: the channel's
+    // transaction the complaint names is not the one durapay's order was paid by.
+    await stack.database.db.sequelize.query(
+      "UPDATE orders SET channel_trade_no = '4200000000000000000000000000' WHERE trade_no = :tradeNo",
+      { replacements: { tradeNo: order.trade_no } },
+    );
+    const c = stack.wechatpay!.sandbox.openComplaint(order.trade_no);
+    const row = await until('the complaint kept', async () => {
+      const [r] = await stack.database.db.sequelize.query<{ app_id: string | null; out_trade_no: string }>(
+        'SELECT app_id, out_trade_no FROM complaints WHERE complaint_id = :id',
+        { replacements: { id: c.complaintId }, type: QueryTypes.SELECT },
+      );
+      return r;
+    });
+    expect(row).toEqual({ app_id: null, out_trade_no: order.trade_no });
+    expect((await get(c.complaintId)).status).toBe(404);
+    await sweepOnce();
+    expect(receiver.received.filter((r) => r.body.includes(c.complaintId))).toHaveLength(0);
+  });
+
+  test('when a complaint notification does not verify, then the channel hears its failure reply, it is logged, and nothing starts', async () => {
+    const forgedId = `forged-${randomUUID()}`;
     const res = await fetch(`${stack.baseUrl}/api/v1/notify/complaint/wechatpay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'wechatpay-signature': 'forged' },
-      body: JSON.stringify({ id: 'x', event_type: 'COMPLAINT.CREATE', resource: {} }),
+      body: JSON.stringify({ id: forgedId, event_type: 'COMPLAINT.CREATE', resource: {} }),
     });
     expect(await res.text()).not.toContain('SUCCESS');
+    // Kept in the callback log as evidence, refused.
+    const logged = await stack.database.db.sequelize.query<{ verified: boolean; outcome: string }>(
+      "SELECT verified, outcome FROM channel_callbacks WHERE channel_code = 'wechatpay' AND raw_body LIKE :like",
+      { replacements: { like: `%${forgedId}%` }, type: QueryTypes.SELECT },
+    );
+    expect(logged).toEqual([{ verified: false, outcome: 'rejected' }]);
     const unknown = await fetch(`${stack.baseUrl}/api/v1/notify/complaint/nochannel`, {
       method: 'POST',
       body: '{}',
@@ -276,6 +364,35 @@ describe('actions', () => {
       (await pay.post(`/api/v1/complaints/${c.complaintId}/reply`, { content: '已退款，请查收。' })).status,
     ).toBe(200);
     expect(c.calls.response).toBe(2);
+  });
+
+  test('when the channel takes a reply and its answer is lost, then the retry finds it there and the payer reads it once', async () => {
+    const order = await paidOrder();
+    const c = await complaintOf(order);
+    const content = '您好，已为您处理。[sandbox:answer-lost]';
+    const answer = await pay.post<ComplaintData>(`/api/v1/complaints/${c.complaintId}/reply`, { content });
+    expect([answer.status, answer.code, answer.data?.state]).toEqual([200, 'success', 'processing']);
+    // The first call reached the channel and failed in its answer; nothing was sent again.
+    expect(c.calls.response).toBe(1);
+    expect(c.history.filter((h) => h.operate_type === 'MERCHANT_RESPONSE')).toHaveLength(1);
+    // The app sending it again after all is a repeat: still one reply at the channel.
+    expect((await pay.post(`/api/v1/complaints/${c.complaintId}/reply`, { content })).status).toBe(200);
+    expect(c.history.filter((h) => h.operate_type === 'MERCHANT_RESPONSE')).toHaveLength(1);
+  });
+
+  test('when the channel refuses what a reply says, then it is 400 invalid_param with its reason, and the complaint still takes a reply', async () => {
+    const order = await paidOrder();
+    const c = await complaintOf(order);
+    const refused = await pay.post(`/api/v1/complaints/${c.complaintId}/reply`, {
+      content: '加微信领红包 [sandbox:sensitive]',
+    });
+    expect([refused.status, refused.code]).toEqual([400, 'invalid_param']);
+    expect(refused.message).toContain('敏感词');
+    expect(c.state).toBe('PENDING');
+    const ok = await pay.post<ComplaintData>(`/api/v1/complaints/${c.complaintId}/reply`, {
+      content: '您好',
+    });
+    expect([ok.status, ok.data?.state]).toEqual([200, 'processing']);
   });
 
   test('when complete is sent five times at once, then the channel gets it once; a reply after it is 422 complaint_processed', async () => {
@@ -349,6 +466,21 @@ describe('actions', () => {
     const more = await pay.post(`/api/v1/complaints/${c.complaintId}/refund`, { refund_amount: 700 });
     expect([more.status, more.code]).toEqual([400, 'invalid_param']);
     expect(c.order.refundKeys).toHaveLength(1);
+  });
+
+  test("when an app numbers its own refund like a complaint's, then 400 invalid_param names merchant_refund_no", async () => {
+    const order = await paidOrder();
+    const c = await complaintOf(order);
+    const taken = await pay.post('/api/v1/pay/refund', {
+      trade_no: order.trade_no,
+      refund_amount: 100,
+      merchant_refund_no: `complaint:wechatpay:${c.complaintId}`,
+    });
+    expect([taken.status, taken.code]).toEqual([400, 'invalid_param']);
+    expect(taken.message).toContain('"merchant_refund_no"');
+    // The complaint's own refund still has its number.
+    const refund = await pay.post(`/api/v1/complaints/${c.complaintId}/refund`, { refund_amount: 100 });
+    expect(refund.status).toBe(200);
   });
 
   test("when a complaint's refund is more than the order can still refund, then it is refused with the book's answer, and a smaller one is made", async () => {

@@ -244,6 +244,17 @@ const complaintFields: Record<string, Schema> = {
   updated_at: time,
 };
 
+/** The complaint's fields without its personal data: what its notifications post (modules/complaints/view.ts). */
+function complaintEventFields(): Record<string, Schema> {
+  const { detail: _detail, payer_phone: _phone, history, ...rest } = complaintFields;
+  const step = (history as { items: { properties: Record<string, Schema> } }).items.properties;
+  const { details: _details, ...stepRest } = step;
+  return {
+    ...rest,
+    history: { type: 'array', description: 'The negotiation, oldest first.', items: record(stepRest) },
+  };
+}
+
 /** The data of each successful answer, by name under `components.schemas`. */
 export const DATA_SCHEMAS: Record<string, Schema> = {
   // `status` is a barcode order's only (SPEC §14): the one field not always present.
@@ -601,6 +612,10 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
   Complaint: record(
     complaintFields,
     "A consumer complaint about one of the app's orders, as the channel last told durapay.",
+  ),
+  ComplaintEvent: record(
+    complaintEventFields(),
+    "A complaint as its notifications post it: the complaint without the personal data (`detail`, `payer_phone`, the history's `details`), which `GET /api/v1/complaints/{complaint_id}` answers.",
   ),
   ComplaintPage: record({
     list: { type: 'array', items: ref('Complaint') },

@@ -42,30 +42,40 @@ const EVENTS: Record<NotificationEvent, { resource: string; description: string 
       "A reconciliation found a difference between the channel's statement and durapay's books about one of the app's orders.",
   },
   'complaint.created': {
-    resource: 'Complaint',
+    resource: 'ComplaintEvent',
     description: "A payer complained about one of the app's orders.",
   },
   'complaint.updated': {
-    resource: 'Complaint',
+    resource: 'ComplaintEvent',
     description: 'A complaint changed: its state, the negotiation, a reply, a refund, a continued complaint.',
   },
   'complaint.reply_due': {
-    resource: 'Complaint',
+    resource: 'ComplaintEvent',
     description: 'Nobody has replied to a complaint 12 hours after it was made: the reply is due within 24.',
   },
   'complaint.overdue': {
-    resource: 'Complaint',
+    resource: 'ComplaintEvent',
     description:
       'A complaint passed a deadline (no reply in 24 hours, or not processed in 72) and is not processed.',
   },
 };
 
-/** A resource as its query endpoint returns it, plus the `app_id` a notification adds. */
+/**
+ * A resource as its query endpoint returns it, plus the `app_id` a notification adds; a resource
+ * posted in part (a complaint, without its personal data) says so in its own description.
+ */
 function withAppId(resource: string): Schema {
-  const schema = DATA_SCHEMAS[resource] as { required: string[]; properties: Record<string, Schema> };
+  const schema = DATA_SCHEMAS[resource] as {
+    required: string[];
+    properties: Record<string, Schema>;
+    description?: string;
+  };
+  const own = resource.endsWith('Event') ? schema.description : undefined;
   return {
     ...schema,
-    description: `The ${resource.toLowerCase()} as its query endpoint returns it, plus \`app_id\`.`,
+    description: own
+      ? `${own} Plus \`app_id\`.`
+      : `The ${resource.toLowerCase()} as its query endpoint returns it, plus \`app_id\`.`,
     required: [...schema.required, 'app_id'],
     properties: { ...schema.properties, app_id: { type: 'string', examples: ['app_abcdefghijklmnop'] } },
   };

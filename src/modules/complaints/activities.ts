@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { toActivityFailure } from '../../channels/errors';
+import { ChannelError, toActivityFailure } from '../../channels/errors';
 import { portOf, type ChannelComplaint, type ComplaintsPort } from '../../channels/ports';
 import type { ChannelRegistry } from '../../channels/registry';
 import type { Database } from '../../platform/db';
@@ -12,8 +12,8 @@ import type { Complaint } from './model';
 import { startOrSignalComplaint } from './service';
 import { type ComplaintActor, type ComplaintSummary, type ComplaintSweepInput } from './messages';
 import { ComplaintRepository } from './repository';
-import { COMPLETE_WITHIN_MS, REMIND_AFTER_MS, REPLY_WITHIN_MS } from './rules';
-import { complaintView } from './view';
+import { COMPLETE_WITHIN_MS, holdsReply, REMIND_AFTER_MS, REPLY_WITHIN_MS } from './rules';
+import { complaintEventView } from './view';
 
 export interface ComplaintActivityDeps {
   db: Database;
@@ -79,7 +79,7 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
       type: type as 'complaint.created',
       eventKey,
       url: order.notifyUrl,
-      data: complaintView(c),
+      data: complaintEventView(c),
       occurredAt: new Date().toISOString(),
       tradeNo: c.tradeNo,
     });
@@ -90,6 +90,33 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
       return await call();
     } catch (err) {
       throw toActivityFailure(err, what);
+    }
+  };
+
+  /**
+   * A merchant's answer (reply, completion) sent to the channel. The channel refusing it has either
+   * decided the complaint (processed there: `complaint_processed`) or refused what was sent
+   * (`invalid_param`, with the channel's reason), which the complaint's state there tells apart.
+   */
+  const answer = async (
+    port: ComplaintsPort,
+    complaintId: string,
+    what: string,
+    send: () => Promise<void>,
+  ) => {
+    try {
+      await send();
+    } catch (err) {
+      if (err instanceof ChannelError && err.kind === 'refused') {
+        const now = await port.get(complaintId).catch(() => undefined);
+        if (now && now.state !== 'processed') {
+          throw ApplicationFailure.nonRetryable(
+            `the channel refused the ${what}: ${err.message}`,
+            'invalid_param',
+          );
+        }
+      }
+      throw toActivityFailure(err, 'complaint');
     }
   };
 
@@ -112,8 +139,8 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
       }
       const history = await withChannel('complaint', () => port.history(input.complaintId));
       const named = found.orders[0];
-      const order = named ? await repo.orderOf(named.tradeNo) : null;
-      const { complaint, created, changed } = await repo.record({
+      const order = named ? await repo.orderNamed(input.channelCode, named) : null;
+      const { complaint, created } = await repo.record({
         channelCode: input.channelCode,
         account: input.account,
         complaint: found,
@@ -128,16 +155,22 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
         completeWithinMs: scaled(COMPLETE_WITHIN_MS),
       });
       const key = `${complaint.channelCode}:${complaint.complaintId}`;
-      if (created) {
-        if (!order) {
-          deps.logger.warn('complaint names no order durapay has: kept for operators', {
-            channel_code: input.channelCode,
-            complaint_id: input.complaintId,
-          });
-        }
-        await notify(complaint, 'complaint.created', `complaint.created:${key}`);
-      } else if (changed) {
-        await notify(complaint, 'complaint.updated', `complaint.updated:${key}:${complaint.version}`);
+      if (created && !order) {
+        deps.logger.warn('complaint names no order durapay has: kept for operators', {
+          channel_code: input.channelCode,
+          complaint_id: input.complaintId,
+        });
+      }
+      // The row owes its event from the change on (written with it): a retry after a publication
+      // failed, or any later sync, publishes what is owed, and its event key keeps it to once.
+      const owed = complaint.unpublished;
+      if (owed) {
+        await notify(
+          complaint,
+          `complaint.${owed.event}`,
+          owed.event === 'created' ? `complaint.created:${key}` : `complaint.updated:${key}:${owed.version}`,
+        );
+        await repo.markPublished(complaint.channelCode, complaint.complaintId, owed.version);
       }
       return summaryOf(complaint);
     },
@@ -179,7 +212,11 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
       imageIds: string[];
     }): Promise<void> {
       const port = portFor(input.channelCode, input.account);
-      await withChannel('complaint', () =>
+      // Every attempt looks first: an earlier one whose answer was lost may have reached the
+      // channel, and the payer must not read the same reply twice.
+      const history = await withChannel('complaint', () => port.history(input.complaintId));
+      if (holdsReply(history, input.content)) return;
+      await answer(port, input.complaintId, 'reply', () =>
         port.reply(
           { complaintId: input.complaintId, subMerchantNo: input.subMerchantNo },
           input.content,
@@ -195,7 +232,10 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
       subMerchantNo: string;
     }): Promise<void> {
       const port = portFor(input.channelCode, input.account);
-      await withChannel('complaint', () =>
+      // Likewise: an attempt whose answer was lost may have completed it already.
+      const now = await withChannel('complaint', () => port.get(input.complaintId));
+      if (now?.state === 'processed') return;
+      await answer(port, input.complaintId, 'completion', () =>
         port.complete({ complaintId: input.complaintId, subMerchantNo: input.subMerchantNo }),
       );
     },
@@ -272,7 +312,8 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
               kept.state === c.state &&
               kept.complaintTimes === c.complaintTimes &&
               kept.awaitsReply === c.awaitsReply &&
-              kept.fullRefunded === c.fullRefunded;
+              kept.fullRefunded === c.fullRefunded &&
+              kept.unpublished === null;
             if (same) continue;
             try {
               await startOrSignalComplaint(deps, code, account, c.complaintId, 'sweep');

@@ -1,5 +1,5 @@
 // The complaints module's public surface (SPEC §16). Workflow code imports ./messages instead.
-export { complaintRoutes, complaintNotificationRoutes } from './routes';
+export { complaintRoutes } from './routes';
 export { complaintOperations } from './openapi';
 export { ComplaintService, type ComplaintServiceDeps } from './service';
 export {
@@ -7,12 +7,8 @@ export {
   type ComplaintActivities,
   type ComplaintActivityDeps,
 } from './activities';
-export {
-  ComplaintRepository,
-  complaintsSealedWith,
-  resealComplaints,
-  type ComplaintFilter,
-} from './repository';
+export { ComplaintRepository, type ComplaintFilter } from './repository';
+export { complaintsSealedWith, resealComplaints } from './sealed';
 export { ensureComplaintSweepSchedule } from './schedule';
 export { complaintView, type ComplaintView } from './view';
 export { COMPLAINT_STATES, isOverdue } from './rules';

@@ -33,6 +33,8 @@ export interface Complaint {
   replyDueNotifiedAt: Date | null;
   overdueAt: Date | null;
   version: number;
+  /** The event a change owes the app and the version it carries, until published. */
+  unpublished: { event: 'created' | 'updated'; version: number } | null;
   createdAt: Date;
   updatedAt: Date;
 }

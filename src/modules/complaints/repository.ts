@@ -1,3 +1,6 @@
+// Longer than 400 lines: the complaints module's one data-access place (STYLE: a module's
+// repository is the only code on its tables): the record and its sealed personal data, the events
+// it owes, its deadlines, its refund, the action log, and the lists with their filters.
 /**
  * Consumer complaints (SPEC §16): the only code that touches `complaints` and
  * `complaint_actions`. Rows are written by the complaint workflow's activities from what the
@@ -9,14 +12,12 @@ import { QueryTypes } from 'sequelize';
 import type { ChannelComplaint, ComplaintStep } from '../../channels/ports';
 import type { Database } from '../../platform/db';
 import type { Keyring } from '../../platform/crypto/keyring';
-import { SEALED_FIELD_PREFIX, SealedColumn } from '../../platform/crypto/sealed-column';
+import { SealedColumn } from '../../platform/crypto/sealed-column';
 import { keysetAt, keysetPageOf, type KeysetPage, type KeysetResult } from '../../platform/pagination';
 import type { Complaint, ComplaintActionRow, ComplaintStepView } from './model';
 import type { ComplaintActor } from './messages';
-
-const refuseLegacy = (): never => {
-  throw new Error('is not sealed');
-};
+import { latestRound } from './rules';
+import { refuseLegacy } from './sealed';
 
 interface Row {
   channel_code: string;
@@ -49,23 +50,17 @@ interface Row {
   reply_due_notified_at: Date | null;
   overdue_at: Date | null;
   version: number;
+  unpublished_event: 'created' | 'updated' | null;
+  unpublished_version: number | null;
   created_at: Date;
   updated_at: Date;
   /** The keyset position of a list's row. */
   position?: string;
 }
 
-/**
- * When the merchant first replied since the payer last complained (created or continued): a
- * reply to an earlier round does not answer this one.
- */
-function repliedThisRound(steps: ComplaintStepView[]): string | null {
-  let since = 0;
-  steps.forEach((s, i) => {
-    if (s.type === 'USER_CREATE_COMPLAINT' || s.type === 'USER_CONTINUE_COMPLAINT') since = i;
-  });
-  return steps.slice(since).find((s) => s.type === 'MERCHANT_RESPONSE')?.at ?? null;
-}
+/** When the merchant first replied since the payer last complained (created or continued). */
+const repliedThisRound = (steps: ComplaintStepView[]): string | null =>
+  latestRound(steps).find((s) => s.type === 'MERCHANT_RESPONSE')?.at ?? null;
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
@@ -144,6 +139,10 @@ export class ComplaintRepository {
       replyDueNotifiedAt: r.reply_due_notified_at,
       overdueAt: r.overdue_at,
       version: r.version,
+      unpublished:
+        r.unpublished_event === null
+          ? null
+          : { event: r.unpublished_event, version: r.unpublished_version ?? r.version },
       createdAt: r.created_at,
       updatedAt: r.updated_at,
     };
@@ -168,13 +167,32 @@ export class ComplaintRepository {
     return rows[0] ? this.toComplaint(rows[0]) : null;
   }
 
-  /** The order a complaint names, as the orders' table has it (durapay's number is the channel's out_trade_no). */
+  /**
+   * The order a complaint names: durapay's number is the channel's out_trade_no, which only the
+   * merchant's own orders make unique, so the order must also be of this channel and, where both
+   * are known, the channel's transaction: a number another merchant of the provider happened to
+   * use binds no complaint to an app.
+   */
+  async orderNamed(
+    channelCode: string,
+    named: { tradeNo: string; channelTradeNo: string },
+  ): Promise<Awaited<ReturnType<ComplaintRepository['orderOf']>>> {
+    const order = await this.orderOf(named.tradeNo);
+    if (!order || order.channelCode !== channelCode) return null;
+    if (order.channelTradeNo && named.channelTradeNo && order.channelTradeNo !== named.channelTradeNo)
+      return null;
+    return order;
+  }
+
+  /** The order of this number, as the orders' table has it. */
   async orderOf(tradeNo: string): Promise<{
     appId: string;
     merchantId: string | null;
     tradeNo: string;
     amount: number;
     notifyUrl: string | null;
+    channelCode: string | null;
+    channelTradeNo: string | null;
   } | null> {
     const [row] = await this.db.sequelize.query<{
       app_id: string;
@@ -182,10 +200,13 @@ export class ComplaintRepository {
       trade_no: string;
       amount: string;
       notify_url: string | null;
-    }>('SELECT app_id, merchant_id, trade_no, amount, notify_url FROM orders WHERE trade_no = :tradeNo', {
-      replacements: { tradeNo },
-      type: QueryTypes.SELECT,
-    });
+      channel_code: string | null;
+      channel_trade_no: string | null;
+    }>(
+      `SELECT app_id, merchant_id, trade_no, amount, notify_url, channel_code, channel_trade_no
+         FROM orders WHERE trade_no = :tradeNo`,
+      { replacements: { tradeNo }, type: QueryTypes.SELECT },
+    );
     return row
       ? {
           appId: row.app_id,
@@ -193,6 +214,8 @@ export class ComplaintRepository {
           tradeNo: row.trade_no,
           amount: Number(row.amount),
           notifyUrl: row.notify_url,
+          channelCode: row.channel_code,
+          channelTradeNo: row.channel_trade_no,
         }
       : null;
   }
@@ -265,12 +288,13 @@ export class ComplaintRepository {
              out_trade_no, channel_trade_no, order_amount, sub_merchant_no, state, problem_type,
              apply_refund_amount, sealed_detail, sealed_payer_phone, sealed_images, sealed_history,
              complaint_times, awaits_reply, full_refunded, complained_at, reply_due_at, complete_due_at,
-             replied_at, completed_at)
+             replied_at, completed_at, unpublished_event, unpublished_version)
            VALUES (:channelCode, :complaintId, :account, :appId, :merchantId, :tradeNo, :outTradeNo,
              :channelTradeNo, :orderAmount, :subMerchantNo, :state, :problemType, :applyRefundAmount,
              :detail, :phone, :images, :history, :complaintTimes, :awaitsReply, :fullRefunded,
              :complainedAt, CAST(:complainedAt AS timestamptz) + make_interval(secs => :replyWithinMs / 1000.0),
-             CAST(:complainedAt AS timestamptz) + make_interval(secs => :completeWithinMs / 1000.0), :repliedAt, :completedAt)
+             CAST(:complainedAt AS timestamptz) + make_interval(secs => :completeWithinMs / 1000.0), :repliedAt, :completedAt,
+             'created', 1)
            RETURNING *`,
           { replacements: values, transaction },
         )) as [Row[], unknown];
@@ -297,12 +321,22 @@ export class ComplaintRepository {
            complete_due_at = CASE WHEN :again THEN now() + make_interval(secs => :completeWithinMs / 1000.0) ELSE complete_due_at END,
            reply_due_notified_at = CASE WHEN :again THEN NULL ELSE reply_due_notified_at END,
            overdue_at = CASE WHEN :again THEN NULL ELSE overdue_at END,
+           unpublished_event = COALESCE(unpublished_event, 'updated'), unpublished_version = version + 1,
            version = version + 1, updated_at = now()
          WHERE channel_code = :channelCode AND complaint_id = :complaintId RETURNING *`,
         { replacements: { ...values, again }, transaction },
       )) as [Row[], unknown];
       return { complaint: this.toComplaint(rows[0]!), created: false, changed: true };
     });
+  }
+
+  /** The change's event was published: nothing is owed until the next change (a later one stays owed). */
+  async markPublished(channelCode: string, complaintId: string, version: number): Promise<void> {
+    await this.db.sequelize.query(
+      `UPDATE complaints SET unpublished_event = NULL, unpublished_version = NULL
+        WHERE channel_code = :channelCode AND complaint_id = :complaintId AND unpublished_version = :version`,
+      { replacements: { channelCode, complaintId, version }, type: QueryTypes.UPDATE },
+    );
   }
 
   /** Marks a deadline's notification raised; false when it already was (a retried activity). */
@@ -418,88 +452,6 @@ export class ComplaintRepository {
       { type: QueryTypes.SELECT },
     );
     return row?.n ?? 0;
-  }
-}
-
-const SEALED_COLUMNS = ['sealed_detail', 'sealed_payer_phone', 'sealed_images', 'sealed_history'] as const;
-
-/** How many complaints hold a value the payload key `keyId` sealed (`durapay keys retire` refuses while any). */
-export async function complaintsSealedWith(db: Database, keyId: string): Promise<number> {
-  const [row] = await db.sequelize.query<{ n: string }>(
-    `SELECT count(*) AS n FROM complaints
-      WHERE ${SEALED_COLUMNS.map((c) => `starts_with(${c}, :prefix)`).join(' OR ')}`,
-    { replacements: { prefix: `${SEALED_FIELD_PREFIX}${keyId}:` }, type: QueryTypes.SELECT },
-  );
-  return Number(row?.n ?? 0);
-}
-
-/**
- * Seals what an older key sealed in complaints again with the current key (`durapay keys reseal
- * --rotate`), in batches, compare-and-set. A row that does not open is left as it is and named
- * (its complaint, never the value). Returns how many rows were sealed again.
- */
-export async function resealComplaints(
-  db: Database,
-  keyring: Keyring,
-  options: { batchSize?: number } = {},
-): Promise<{ resealed: number; unopened: { complaintId: string; reason: string }[] }> {
-  const columns = SEALED_COLUMNS.map(
-    (c) => [c, new SealedColumn<unknown>(keyring, `complaints.${c}`, refuseLegacy)] as const,
-  );
-  const current = `${SEALED_FIELD_PREFIX}${keyring.current.id}:`;
-  let after = ['', ''];
-  let resealed = 0;
-  const unopened: { complaintId: string; reason: string }[] = [];
-  for (;;) {
-    const rows = await db.sequelize.query<
-      Record<(typeof SEALED_COLUMNS)[number] | 'channel_code' | 'complaint_id', string | null>
-    >(
-      `SELECT channel_code, complaint_id, ${SEALED_COLUMNS.join(', ')} FROM complaints
-        WHERE (channel_code, complaint_id) > (:afterChannel, :afterId)
-          AND (${SEALED_COLUMNS.map((c) => `NOT starts_with(${c}, :current)`).join(' OR ')})
-        ORDER BY channel_code, complaint_id LIMIT :limit`,
-      {
-        replacements: { afterChannel: after[0], afterId: after[1], current, limit: options.batchSize ?? 500 },
-        type: QueryTypes.SELECT,
-      },
-    );
-    if (rows.length === 0) return { resealed, unopened };
-    for (const row of rows) {
-      const key = `${row.channel_code}:${row.complaint_id}`;
-      const next: Record<string, string | null> = {};
-      try {
-        for (const [name, column] of columns) {
-          const sealed = column.reseal(row[name], key, true);
-          if (sealed !== undefined) next[name] = sealed;
-        }
-      } catch (err) {
-        unopened.push({ complaintId: row.complaint_id!, reason: (err as Error).message });
-        continue;
-      }
-      const names = Object.keys(next);
-      if (names.length === 0) continue;
-      const [, changed] = await db.sequelize.query(
-        `UPDATE complaints SET ${names.map((n) => `${n} = :new_${n}`).join(', ')}
-          WHERE channel_code = :channelCode AND complaint_id = :complaintId
-            AND ${names.map((n) => `${n} = :old_${n}`).join(' AND ')}`,
-        {
-          replacements: {
-            channelCode: row.channel_code,
-            complaintId: row.complaint_id,
-            ...Object.fromEntries(
-              names.flatMap((n) => [
-                [`new_${n}`, next[n]],
-                [`old_${n}`, row[n as keyof typeof row]],
-              ]),
-            ),
-          },
-          type: QueryTypes.UPDATE,
-        },
-      );
-      resealed += Number(changed ?? 0);
-    }
-    const last = rows[rows.length - 1]!;
-    after = [last.channel_code!, last.complaint_id!];
   }
 }
 

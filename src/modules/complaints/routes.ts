@@ -1,9 +1,7 @@
 import type { Router } from 'express';
 import { sendData } from '../../platform/http/envelope';
 import { currentApp } from '../../platform/http/context';
-import { parseJsonBody, requestHasBody } from '../../platform/http/body';
-import { readBoundedBody } from '../../platform/http/bounded-body';
-import type { CallbacksPort } from '../../channels/ports';
+import { parseJsonBody } from '../../platform/http/body';
 import { listOf, pageOf } from '../../platform/http/keyset';
 import { pathValue, validate } from '../../platform/http/validation';
 import { apiRouter } from '../../platform/http/router';
@@ -88,61 +86,5 @@ export function complaintRoutes(complaints: ComplaintService): Router {
     );
   });
 
-  return router;
-}
-
-/** What a complaint notification may be at most (WeChat Pay's are well under 2 KiB). */
-const NOTIFICATION_MAX_BYTES = 64 * 1024;
-
-/**
- * SPEC §16: the channels' complaint notifications, `POST /api/v1/notify/complaint/{channel}`.
- * Verified and decrypted by the channel's complaints port, then handed to the complaint's
- * workflow before the channel hears its success reply; anything else answers its failure reply,
- * and the channel sends it again. The notification says only which complaint changed: its
- * workflow reads the rest from the channel, so a forged or replayed one changes nothing.
- */
-export function complaintNotificationRoutes(
-  complaints: ComplaintService,
-  replyOf: (channelCode: string) => CallbacksPort | undefined,
-): Router {
-  const router = apiRouter();
-  router.post('/api/v1/notify/complaint/:channelCode', async (req, res) => {
-    const log = res.locals.log as Logger;
-    const channelCode = String(req.params.channelCode ?? '');
-    const callbacks = /^[a-z0-9_-]{1,32}$/.test(channelCode) ? replyOf(channelCode) : undefined;
-    const answer = (ok: boolean, reason?: string) => {
-      const reply = callbacks
-        ? callbacks.reply(ok ? { ok: true } : { ok: false, reason: reason ?? 'refused' })
-        : { status: 200, contentType: 'text/plain', body: ok ? 'success' : 'fail' };
-      if (!ok && requestHasBody(req) && !req.complete) res.set('Connection', 'close');
-      res.status(reply.status).type(reply.contentType).send(reply.body);
-    };
-    if (!callbacks || !complaints.hasComplaints(channelCode)) {
-      log.info('complaint notification refused', { channel_code: channelCode, outcome: 'unknown_channel' });
-      return answer(false, 'no such channel takes complaint notifications');
-    }
-    const read = await readBoundedBody(req, NOTIFICATION_MAX_BYTES);
-    if (!read.ok) return answer(false, `notification larger than ${NOTIFICATION_MAX_BYTES} bytes`);
-    const headers: Record<string, string> = {};
-    for (const [name, values] of Object.entries(req.headersDistinct)) {
-      if (values?.[0] !== undefined) headers[name] = values[0];
-    }
-    try {
-      const taken = await complaints.acceptNotification(channelCode, { rawBody: read.body, headers });
-      log.info('complaint notification taken', {
-        channel_code: channelCode,
-        complaint_id: taken.complaintId,
-        event_id: taken.eventId,
-      });
-      answer(true);
-    } catch (err) {
-      log.info('complaint notification refused', {
-        channel_code: channelCode,
-        outcome: 'rejected',
-        error: err instanceof Error ? err.message : String(err),
-      });
-      answer(false, err instanceof Error ? err.message : 'refused');
-    }
-  });
   return router;
 }

@@ -26,6 +26,22 @@ export const REPLY_MAX_IMAGES = 4;
 /** WeChat Pay's image API takes files up to 2 MiB. */
 export const IMAGE_MAX_BYTES = 2 * 1024 * 1024;
 
+/**
+ * The steps of the payer's latest round: from their last complaint (made or continued) on. A
+ * reply to an earlier round does not answer this one.
+ */
+export function latestRound<S extends { type: string }>(steps: S[]): S[] {
+  let since = 0;
+  steps.forEach((s, i) => {
+    if (s.type === 'USER_CREATE_COMPLAINT' || s.type === 'USER_CONTINUE_COMPLAINT') since = i;
+  });
+  return steps.slice(since);
+}
+
+/** Whether the channel already holds this reply in the latest round (sent by an attempt whose answer was lost). */
+export const holdsReply = (steps: { type: string; details: string }[], content: string): boolean =>
+  latestRound(steps).some((s) => s.type === 'MERCHANT_RESPONSE' && s.details === content);
+
 /** Not processed, and past the reply deadline without a reply or past the completion deadline. */
 export function isOverdue(
   c: { state: string; repliedAt: Date | null; replyDueAt: Date; completeDueAt: Date },

@@ -289,11 +289,13 @@ export class ComplaintService {
    * A complaint notification (SPEC §16): verified with the keys of whichever of the channel's
    * accounts it was sealed for, it starts or signals its complaint's workflow, which reads the
    * complaint back from the channel (the notification itself says only which one changed).
+   * One that no account's keys verify is refused (`verified: false`, the reason); a workflow
+   * that could not be reached throws, and the channel sends the notification again.
    */
   async acceptNotification(
     channelCode: string,
     req: CallbackRequest,
-  ): Promise<{ complaintId: string; eventId: string }> {
+  ): Promise<{ verified: true; complaintId: string; eventId: string } | { verified: false; reason: string }> {
     let lastError: unknown = new ChannelError('not_supported', `channel ${channelCode} has no complaints`);
     for (const account of this.deps.channels.accounts(channelCode)) {
       const port = this.deps.channels.get(channelCode, account)?.complaints;
@@ -306,9 +308,9 @@ export class ComplaintService {
         continue;
       }
       await startOrSignalComplaint(this.deps, channelCode, account, decoded.complaintId, 'notification');
-      return { complaintId: decoded.complaintId, eventId: decoded.eventId };
+      return { verified: true, complaintId: decoded.complaintId, eventId: decoded.eventId };
     }
-    throw lastError;
+    return { verified: false, reason: lastError instanceof Error ? lastError.message : String(lastError) };
   }
 
   /** Whether any configured channel has complaints (the notification route and the sweep need one). */

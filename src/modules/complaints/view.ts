@@ -39,3 +39,13 @@ export function complaintView(c: Complaint, now = new Date()) {
 }
 
 export type ComplaintView = ReturnType<typeof complaintView>;
+
+/**
+ * A complaint as its notifications post it: the view without the payer's words and phone, which
+ * durapay keeps sealed. A notification's body is kept in clear (listed, resent, shown in the console)
+ * and leaves for a URL, so the app reads the personal data with GET, over its own authenticated call.
+ */
+export function complaintEventView(c: Complaint, now = new Date()) {
+  const { detail: _detail, payer_phone: _phone, history, ...rest } = complaintView(c, now);
+  return { ...rest, history: history.map(({ details: _details, ...step }) => step) };
+}

@@ -34,8 +34,15 @@ export const refundSchema = Joi.object({
   merchant_refund_no: Joi.string()
     .min(1)
     .max(64)
+    // `complaint:…` numbers a complaint's refund (modules/complaints/rules.ts): an app's own
+    // refund taking one would stand in for the refund of the complaint.
+    .pattern(/^complaint:/, { invert: true })
+    .messages({
+      'string.pattern.invert.base':
+        '"merchant_refund_no" may not begin with "complaint:" (reserved for complaints\' refunds)',
+    })
     .description(
-      'Your refund number: a repeat with the same value returns the existing refund instead of refunding again.',
+      "Your refund number: a repeat with the same value returns the existing refund instead of refunding again. Numbers beginning `complaint:` are reserved for complaints' refunds.",
     )
     .example('R20261122-0001'),
 }).required();

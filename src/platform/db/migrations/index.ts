@@ -25,6 +25,7 @@ import { barcodeOrders } from './0022-barcode-orders';
 import { checkout } from './0023-checkout';
 import { checkoutOrders } from './0024-checkout-orders';
 import { complaints } from './0025-complaints';
+import { complaintEvents } from './0026-complaint-events';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -58,4 +59,5 @@ export const migrations: Migration[] = [
   checkout,
   checkoutOrders,
   complaints,
+  complaintEvents,
 ];
