@@ -28,6 +28,29 @@ export interface CheckoutView {
   payable: boolean;
   /** A PNG data URL of the code_url, for NATIVE orders a phone would scan. */
   qrImage?: string;
+  /** Paid: its payer may complain about it (消费者投诉), at this path. */
+  complainAt?: string;
+  /** The complaints about it so far. */
+  complaints: { complaintId: string; state: string; detail: string }[];
+}
+
+/** The payer's side of 消费者投诉: complain about a paid order, and what became of each complaint. */
+function complaintSection(view: CheckoutView): string {
+  if (!view.complainAt) return '';
+  const made = view.complaints
+    .map(
+      (c) =>
+        `<li><code>${escapeHtml(c.complaintId)}</code> ${escapeHtml(c.state)}: ${escapeHtml(c.detail)}</li>`,
+    )
+    .join('');
+  return `<h2>Complain about this order</h2>
+${made ? `<ul class="complaints">${made}</ul>` : ''}
+<form method="post" action="${escapeHtml(view.complainAt)}">
+<p><label>What went wrong <textarea name="detail" maxlength="300" required>商品与描述不符，申请退款</textarea></label></p>
+<p><label>Problem <select name="problem_type"><option value="REFUND">Refund request</option><option value="SERVICE_NOT_WORK">Service does not work</option><option value="OTHERS">Other</option></select></label></p>
+<p><label><input type="checkbox" name="lost_notification" value="1"> Lose its notification (only the list finds it)</label></p>
+<button class="payerror" type="submit">Complain</button>
+</form>`;
 }
 
 function button(result: string, label: string, cls: string, enabled: boolean): string {
@@ -62,6 +85,7 @@ ${button('pay', 'Pay', 'pay', view.payable)}
 ${button('userpaying', 'User paying', 'userpaying', view.payable)}
 ${button('payerror', 'Payment error', 'payerror', view.payable)}
 </p>
+${complaintSection(view)}
 </body>
 </html>
 `;

@@ -191,6 +191,8 @@ export interface WechatpaySandbox {
   openComplaint(outTradeNo: string, complaint?: OpenComplaint): ComplaintRecord;
   /** A complaint as WeChat Pay holds it (its calls counted), or undefined. */
   complaint(complaintId: string): ComplaintRecord | undefined;
+  /** The refunds WeChat Pay holds of the order `outTradeNo`, as it counts them (a test's ledger). */
+  refundsOf(outTradeNo: string): { outRefundNo: string; amount: number; status: string }[];
   /** The payer writes again on the complaint (USER_RESPONSE). */
   payerResponds(complaintId: string, text: string): void;
   /** The payer complains again (CONTINUE_COMPLAINT): the complaint is PENDING again. */
@@ -288,7 +290,7 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   const router = express.Router({ caseSensitive: true });
   // Its own bodies, as sent: the signature covers the exact bytes (a host that kept them is fine).
   router.use(readRawBody({ limit: MAX_BODY_BYTES }));
-  checkoutRoutes(router, ctx);
+  checkoutRoutes(router, ctx, complaints);
   oauthRoutes(router, ctx, { base, merchantKey: merchant.publicKey });
   transferConfirmRoutes(router, ctx, transfers);
 
@@ -441,6 +443,13 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
       return complaints.open(order, complaint);
     },
     complaint: (complaintId) => complaints.find(complaintId),
+    refundsOf(outTradeNo) {
+      const order = store.peekOrder(keys.spMchid, outTradeNo);
+      return (order?.refundKeys ?? []).map((key) => {
+        const r = store.findRefundByKey(key)!;
+        return { outRefundNo: r.request.out_refund_no, amount: r.request.amount.refund, status: r.status };
+      });
+    },
     payerResponds: (complaintId, text) => complaints.userResponds(complaintOf(complaintId), text),
     payerContinues: (complaintId, text) => complaints.continues(complaintOf(complaintId), text),
     complaintNotifyUrl: () => complaints.notifyUrlOf(keys.spMchid),

@@ -364,6 +364,11 @@ export class WechatpaySandboxStore {
     return order;
   }
 
+  /** A refund by the key an order's refundKeys name it by. */
+  findRefundByKey(key: string): RefundRecord | undefined {
+    return this.refunds.get(key);
+  }
+
   findRefund(subMchid: string, outRefundNo: string): RefundRecord | undefined {
     return this.refunds.get(refundKey(subMchid, outRefundNo));
   }

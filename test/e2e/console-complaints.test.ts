@@ -182,3 +182,42 @@ test('when a viewer opens a complaint, then it shows no forms, and the API refus
   });
   expect(c.calls.response).toBe(0);
 });
+
+test('when a payer complains on the sandbox checkout page of a paid order, then the complaint reaches durapay and the console lists it', async () => {
+  const a = await pay.post<{ trade_no: string; pay_credential: Record<string, string> }>(
+    '/api/v1/pay/unified-order',
+    pay.orderBody({
+      channel_code: 'wechatpay',
+      merchant_id: merchantId,
+      subject: 'Pu-erh',
+      amount: 1_200,
+      expire_minutes: 1440,
+    }),
+  );
+  const tradeNo = a.data!.trade_no;
+  const checkoutUrl = a.data!.pay_credential.code_url!;
+  await browser.run(async (page) => {
+    await page.goto(checkoutUrl);
+    // Not paid: no complaint form yet.
+    expect(await page.getByRole('button', { name: 'Complain' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
+    await pay.statusIs(tradeNo, 'paid');
+    await page.reload();
+    await page.getByLabel('What went wrong').fill('茶饼发霉了');
+    await page.getByLabel('Problem').selectOption('SERVICE_NOT_WORK');
+    await page.getByRole('button', { name: 'Complain' }).click();
+    await page.locator('ul.complaints li', { hasText: '茶饼发霉了' }).waitFor();
+  });
+  const listed = await until('the complaint at durapay', async () => {
+    const list = await pay.get<{ list: { complaint_id: string; problem_type: string }[] }>(
+      `/api/v1/complaints?trade_no=${tradeNo}`,
+    );
+    return list.data!.list[0];
+  });
+  expect(listed.problem_type).toBe('service_not_work');
+  await browser.run(async (page) => {
+    await signInOnConsolePage(page, stack.baseUrl, admin);
+    await page.getByTestId('nav-complaints').click();
+    await page.locator('tr', { hasText: listed.complaint_id }).waitFor();
+  });
+});
