@@ -7,6 +7,7 @@
  * app's complaint is 404; the 12-hour reminder and the deadline fire on a time-scaled stack.
  */
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { QueryTypes } from 'sequelize';
 import type { OpenComplaint } from '../../sandbox/wechatpay/complaints';
 import type { AppCredentials } from '../../src/modules/apps/repository';
@@ -553,6 +554,92 @@ describe('deadlines', () => {
     expect(received('complaint.reply_due', c.complaintId)).toHaveLength(0);
     const now = (await get(c.complaintId)).data!;
     expect(Date.now()).toBeGreaterThan(Date.parse(now.complete_due_at));
+  });
+});
+
+/** What a merchant does to a complained order at one moment: the complaint's refund, or a refund of its own. */
+type BookAction =
+  { kind: 'complaint'; amount: number } | { kind: 'app'; amount: number; merchantRefundNo: string | null };
+
+const bookAction: fc.Arbitrary<BookAction> = fc.oneof(
+  fc.integer({ min: 1, max: 1_500 }).map((amount): BookAction => ({ kind: 'complaint', amount })),
+  fc
+    .record({
+      amount: fc.integer({ min: 1, max: 1_500 }),
+      merchantRefundNo: fc.option(fc.constantFrom('MR-a', 'MR-b'), { nil: null }),
+    })
+    .map((r): BookAction => ({ kind: 'app', ...r })),
+);
+
+describe('the refund book', () => {
+  test('when complaint refunds and the app’s own refunds of the order interleave, then money out ≤ money in at the channel, and the book and the complaint agree with it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(bookAction, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 3 }),
+        async (batches) => {
+          const order = await paidOrder(2_000);
+          const c = await complaintOf(order);
+          const run = `R${randomUUID().slice(0, 6)}`;
+          /** The refunds durapay answered success for, by number, with their amounts. */
+          const answered = new Map<string, number>();
+          for (const batch of batches) {
+            const answers = await Promise.all(
+              batch.map((a) =>
+                a.kind === 'complaint'
+                  ? pay.post<{ refund: { refund_no: string; refund_amount: number } }>(
+                      `/api/v1/complaints/${c.complaintId}/refund`,
+                      { refund_amount: a.amount },
+                    )
+                  : pay.post<{ refund_no: string; refund_amount: number }>('/api/v1/pay/refund', {
+                      trade_no: order.trade_no,
+                      refund_amount: a.amount,
+                      ...(a.merchantRefundNo ? { merchant_refund_no: `${run}-${a.merchantRefundNo}` } : {}),
+                    }),
+              ),
+            );
+            for (const a of answers) {
+              // Each is decided: made, or the book's refusal (or a repeat's).
+              expect(['200 success', '422 refund_amount_exceed', '400 invalid_param']).toContain(
+                `${a.status} ${a.code}`,
+              );
+              const made = a.data && ('refund' in a.data ? a.data.refund : a.data);
+              if (a.status === 200 && made) answered.set(made.refund_no, made.refund_amount);
+            }
+          }
+          await stack.wechatpay!.sandbox.idle(order.trade_no);
+          const book = await until('the refunds settled', async () => {
+            const rows = await stack.database.db.sequelize.query<{
+              refund_no: string;
+              merchant_refund_no: string | null;
+              refund_amount: string;
+              status: string;
+            }>(
+              'SELECT refund_no, merchant_refund_no, refund_amount, status FROM refunds WHERE trade_no = :tradeNo',
+              { replacements: { tradeNo: order.trade_no }, type: QueryTypes.SELECT },
+            );
+            return rows.every((r) => r.status !== 'processing') ? rows : undefined;
+          });
+          const atChannel = stack.wechatpay!.sandbox.refundsOf(order.trade_no);
+          // Money out ≤ money in, at the channel.
+          expect(atChannel.reduce((sum, r) => sum + r.amount, 0)).toBeLessThanOrEqual(2_000);
+          // The book holds what the channel holds, each refund once, for the same amount.
+          const made = book.filter((r) => r.status !== 'failed');
+          expect(new Map(made.map((r) => [r.refund_no, Number(r.refund_amount)]))).toEqual(
+            new Map(atChannel.map((r) => [r.outRefundNo, r.amount])),
+          );
+          // Every refund an answer named is one of them, for the amount it said.
+          for (const [refundNo, amount] of answered) {
+            expect(atChannel.find((r) => r.outRefundNo === refundNo)?.amount).toBe(amount);
+          }
+          // The complaint names its own refund, and made at most one.
+          const ofComplaint = made.filter((r) => r.merchant_refund_no?.startsWith('complaint:'));
+          expect(ofComplaint.length).toBeLessThanOrEqual(1);
+          const named = (await get(c.complaintId)).data!.refund_no;
+          expect(named).toBe(ofComplaint[0]?.refund_no ?? null);
+        },
+      ),
+      { numRuns: Number(process.env.MODEL_RUNS ?? 6), endOnFailure: true },
+    );
   });
 });
 
