@@ -12,7 +12,9 @@ export function notificationView(n: Notification) {
     refund_no: n.refundNo,
     application_id: n.applicationId,
     payload: JSON.parse(n.body) as unknown,
-    series: n.series,
+    // A notification is in its first series from the moment it is stored: the row says 0 only
+    // until the publisher's first attempt opens that series, a moment later.
+    series: Math.max(n.series, 1),
     attempt_count: n.attemptCount,
     next_attempt_at: n.nextAttemptAt?.toISOString() ?? null,
     last_error: n.lastError,
