@@ -798,6 +798,12 @@ export interface ComplaintsPort {
     imageIds: string[],
   ): Promise<void>;
   complete(complaint: { complaintId: string; subMerchantNo: string }): Promise<void>;
+  /**
+   * A refund request (problem type `refund`) the merchant has refunded, approved at the channel
+   * (WeChat Pay 更新退款审批结果 APPROVE, the refund already launched). A channel without such a
+   * step has none.
+   */
+  approveRefund?(complaint: { complaintId: string }): Promise<void>;
   /** An image the channel serves (a payer's, a step's): its bytes and type. */
   image(url: string): Promise<{ content: Buffer; contentType: string }>;
   /**

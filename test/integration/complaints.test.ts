@@ -453,6 +453,9 @@ describe('actions', () => {
     expect(refundNos.size).toBe(1);
     const [refundNo] = [...refundNos];
     expect(c.order.refundKeys).toHaveLength(1);
+    // The payer asked for a refund: the channel hears it approved, once.
+    expect(c.calls.refundProgress).toBe(1);
+    expect(c.history.filter((h) => h.operate_type === 'MERCHANT_APPROVE_REFUND')).toHaveLength(1);
     const now = (await get(c.complaintId)).data!;
     expect([now.refund_no, now.refund_amount]).toEqual([refundNo, 500]);
     // The book counts it like any refund of the order.
@@ -467,6 +470,7 @@ describe('actions', () => {
     const more = await pay.post(`/api/v1/complaints/${c.complaintId}/refund`, { refund_amount: 700 });
     expect([more.status, more.code]).toEqual([400, 'invalid_param']);
     expect(c.order.refundKeys).toHaveLength(1);
+    expect(c.calls.refundProgress).toBe(1);
   });
 
   test("when an app numbers its own refund like a complaint's, then 400 invalid_param names merchant_refund_no", async () => {

@@ -595,6 +595,16 @@ test('when scenarios run now, then their histories replay without a determinism 
     expect((await checkout.post(`${complaintPath}/reply`, { content: '已处理' })).status).toBe(200);
     expect((await checkout.post(`${complaintPath}/complete`, {})).status).toBe(200);
     scenarios['complaint-replied-completed'] = complaintWorkflowId('wechatpay', complaint.complaintId);
+    // A refund request refunded in part through the order's book, approved at the channel, completed.
+    const refunded = stack.wechatpay!.sandbox.openComplaint(wxOrder.data!.trade_no);
+    const refundedPath = `/api/v1/complaints/${refunded.complaintId}`;
+    await until('the second complaint kept', async () =>
+      (await checkout.get(refundedPath)).status === 200 ? true : undefined,
+    );
+    expect((await checkout.post(`${refundedPath}/refund`, { refund_amount: 1 })).status).toBe(200);
+    expect(refunded.calls.refundProgress).toBe(1);
+    expect((await checkout.post(`${refundedPath}/complete`, {})).status).toBe(200);
+    scenarios['complaint-refunded-approved'] = complaintWorkflowId('wechatpay', refunded.complaintId);
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({

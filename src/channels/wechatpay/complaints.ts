@@ -295,6 +295,16 @@ export function wechatpayComplaints(client: WechatpayClient): ComplaintsPort {
       );
     },
 
+    async approveRefund(c) {
+      // The refund is launched today (launch_refund_day 0): durapay approves only what its book made.
+      await client.call(
+        'approve complaint refund',
+        'POST',
+        `${BASE}/${encodeURIComponent(c.complaintId)}/update-refund-progress`,
+        { action: 'APPROVE', launch_refund_day: 0 },
+      );
+    },
+
     async image(url) {
       return (await client.call('download complaint image', 'GET', pathOf(url), undefined, {
         binary: true,

@@ -12,7 +12,7 @@ import type { Complaint } from './model';
 import { startOrSignalComplaint } from './service';
 import { type ComplaintActor, type ComplaintSummary, type ComplaintSweepInput } from './messages';
 import { ComplaintRepository } from './repository';
-import { COMPLETE_WITHIN_MS, holdsReply, REMIND_AFTER_MS, REPLY_WITHIN_MS } from './rules';
+import { COMPLETE_WITHIN_MS, holdsReply, latestRound, REMIND_AFTER_MS, REPLY_WITHIN_MS } from './rules';
 import { complaintEventView } from './view';
 
 export interface ComplaintActivityDeps {
@@ -67,6 +67,7 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
     refundNo: c.refundNo,
     refundAmount: c.refundAmount,
     version: c.version,
+    problemType: c.problemType,
   });
 
   /** Publishes a complaint event to the app of the order it names (its order's notify_url). */
@@ -238,6 +239,35 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
       await answer(port, input.complaintId, 'completion', () =>
         port.complete({ complaintId: input.complaintId, subMerchantNo: input.subMerchantNo }),
       );
+    },
+
+    /**
+     * Approves at the channel the refund request the book has refunded (WeChat Pay 更新退款审批结果),
+     * once: it looks first, as a reply does, for an approval an attempt whose answer was lost made.
+     * A channel that refuses it has decided the complaint already (a full refund processed it).
+     */
+    async approveComplaintRefund(input: {
+      channelCode: string;
+      account: string;
+      complaintId: string;
+    }): Promise<void> {
+      const port = portFor(input.channelCode, input.account);
+      if (!port.approveRefund) return;
+      const history = await withChannel('complaint', () => port.history(input.complaintId));
+      if (latestRound(history).some((s) => s.type === 'MERCHANT_APPROVE_REFUND')) return;
+      try {
+        await port.approveRefund({ complaintId: input.complaintId });
+      } catch (err) {
+        if (err instanceof ChannelError && err.kind === 'refused') {
+          deps.logger.info('complaint refund approval refused by the channel: it has decided the complaint', {
+            channel_code: input.channelCode,
+            complaint_id: input.complaintId,
+            error: err.message,
+          });
+          return;
+        }
+        throw toActivityFailure(err, 'complaint');
+      }
     },
 
     /** The complaint's planned refund (its amount) and, once made, its number in the order's book. */

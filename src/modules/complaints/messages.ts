@@ -32,6 +32,15 @@ export interface ComplaintSweepInput {
 }
 
 /** What the workflow keeps of its record between steps; times in epoch milliseconds. */
+/**
+ * Patch markers of the complaint workflow (`patched()`); see docs/operations.md, "Retiring a
+ * workflow version".
+ */
+export const patches = {
+  /** A complaint's refund of a refund request is approved at the channel after the book made it. */
+  refundApproval: 'complaint-refund-approval',
+} as const;
+
 export interface ComplaintSummary {
   state: 'pending' | 'processing' | 'processed';
   appId: string | null;
@@ -47,6 +56,8 @@ export interface ComplaintSummary {
   refundNo: string | null;
   refundAmount: number | null;
   version: number;
+  /** Absent in summaries recorded before it was kept. */
+  problemType?: 'refund' | 'service_not_work' | 'other';
 }
 
 /** Who asked for an action: the app through the API, or an operator in the console. */

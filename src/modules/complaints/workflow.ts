@@ -3,6 +3,7 @@ import {
   condition,
   log,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -14,6 +15,7 @@ import type { ComplaintActivities as Activities } from './activities';
 import {
   COMPLAINT_PROCESSED,
   complaintChangedSignal,
+  patches,
   completeComplaintUpdate,
   planComplaintRefundUpdate,
   replyComplaintUpdate,
@@ -217,8 +219,20 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
       });
       planned = null;
       await sync();
+      await approveRefund();
     }),
   );
+
+  /**
+   * A refund request the book refunded is approved at the channel (the payer's request answered,
+   * not only the money sent). Runs recorded before it were not, and replay as they ran.
+   */
+  async function approveRefund(): Promise<void> {
+    const s = summary;
+    if (!s || s.problemType !== 'refund' || s.state === 'processed') return;
+    if (!patched(patches.refundApproval)) return;
+    await channel.approveComplaintRefund({ ...ids, account: input.account });
+  }
 
   /** A plan whose caller never said how the book answered: the book says. */
   async function settleLostPlan(): Promise<void> {
@@ -239,6 +253,7 @@ export async function complaintWorkflow(input: ComplaintWorkflowInput): Promise<
       await db.recordComplaintRefund({ ...ids, amount: null, refundNo: null });
     } else {
       await db.recordComplaintRefund({ ...ids, amount: found.amount, refundNo: found.refundNo });
+      await approveRefund();
     }
     planned = null;
     dirty = true;
