@@ -59,7 +59,13 @@ test('when the bench runs every phase with tiny settings, then each phase report
     '--out-dir',
     outDir,
   ]);
-  expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+  // A failed run shows what failed: the bench prints each phase's errors on stdout.
+  const printedErrors = stdout.split('\n').filter((l) => / × error: |more distinct errors|failed/.test(l));
+  expect({ code, stderr: code === 0 ? '' : stderr, printedErrors: code === 0 ? [] : printedErrors }).toEqual({
+    code: 0,
+    stderr: '',
+    printedErrors: [],
+  });
 
   const files = fs.readdirSync(outDir);
   const json = files.find((f) => f.endsWith('.json'));
@@ -159,7 +165,13 @@ test('when the bench runs on the cluster topology, then every process is measure
     '--out-dir',
     outDir,
   ]);
-  expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+  // A failed run shows what failed: the bench prints each phase's errors on stdout.
+  const printedErrors = stdout.split('\n').filter((l) => / × error: |more distinct errors|failed/.test(l));
+  expect({ code, stderr: code === 0 ? '' : stderr, printedErrors: code === 0 ? [] : printedErrors }).toEqual({
+    code: 0,
+    stderr: '',
+    printedErrors: [],
+  });
   const json = fs
     .readdirSync(outDir)
     .filter((f) => f.endsWith('.json'))
