@@ -47,8 +47,13 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
     order: { trade_no: string; pay_credential: Record<string, unknown> },
     refund: boolean,
     amount: number,
+    askedAt: number,
   ) => {
-    await new Promise((r) => setTimeout(r, Math.random() * (lifetimeMs / 2)));
+    // The buyer pays within the first half of the order's life, counted from when it was asked
+    // for: a create answered late (a loaded machine) leaves the buyer less time, never an order
+    // already expired.
+    const payAt = askedAt + Math.random() * (lifetimeMs / 2);
+    await new Promise((r) => setTimeout(r, Math.max(0, payAt - performance.now())));
     await payAsBuyer(order);
     await b.receiver.waitFor('payment.succeeded', order.trade_no, REQUEST_TIMEOUT_MS);
     paid += 1;
@@ -69,7 +74,7 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
       const order = await b.sdk.createOrder(input);
       const took = performance.now() - t0;
       const fate = steadyFate(seq);
-      if (fate !== 'expire') follow(payLater(order, fate === 'pay-refund', input.amount));
+      if (fate !== 'expire') follow(payLater(order, fate === 'pay-refund', input.amount, t0));
       return took;
     },
     progress: progressBar('steady', (warmMs + windowS * 1000) / 1000, 's'),
@@ -78,6 +83,9 @@ export async function steadyPhase(b: Bench, out: PhaseResult[]): Promise<void> {
   });
   say(`  steady: waiting for ${sideTasks.size} payments and refunds under way …`);
   while (sideTasks.size > 0) await Promise.race(sideTasks);
+  for (const [message, count] of Object.entries(r.errorCounts)) {
+    process.stdout.write(`steady: ${count} × error: ${message}\n`);
+  }
   for (const [message, count] of Object.entries(side.errors)) {
     process.stdout.write(`steady: ${count} × payment or refund error: ${message}\n`);
   }

@@ -7,6 +7,9 @@
  * a share or a refund is under way. Then its transfers scenario: payouts of every kind while the
  * worker is killed before and after a transfer's one create at the channel, and before a
  * transfer's state is recorded.
+ *
+ * @runs-alone: its own stack under load while processes are killed, with kills planned within
+ * a minute; beside other files it waits on the machine, not on durapay (test/support/tiered-runner.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';

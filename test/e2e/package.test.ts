@@ -2,6 +2,9 @@
  * The package as a user receives it: `npm pack` of a copy of this checkout (which builds it),
  * installed into an empty directory, and its SDK export used from there against a running API.
  * The checkout itself is left untouched (its dist/ is not rebuilt).
+ *
+ * @runs-alone: `npm pack` builds the whole package and `npm install` runs in a scratch directory;
+ * beside other files it outlasts its time limit (test/support/tiered-runner.ts).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
