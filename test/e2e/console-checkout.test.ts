@@ -4,6 +4,10 @@
  * buyer pays through it, the page shows it paid; another is deactivated; a merchant's code is
  * made, printed as PNG and disabled. Each change is in the audit log; a viewer gets no form.
  * The pictures are docs/console.md's (test-artifacts/console/), checked with axe-core.
+ *
+ * @runs-alone: beside two other files on two cores, the printed code's PNG download (in this
+ * process, with the API, the worker and the browser's driver) twice went unanswered for 20 s,
+ * while alone it takes under a second (test/support/tiered-runner.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
