@@ -226,7 +226,10 @@ describe('orders and channel accounts', () => {
   test('when a pending order is created again after its merchant’s account was detached, then the answer is the order made, not a refusal', async () => {
     const merchantId = await bareMerchant();
     await pay.attach(merchantId, 'sandbox', { sub_merchant_no: 'S-repeat' });
-    const body = pay.orderBody({ merchant_id: merchantId });
+    // The longest life an order may have: this stack's time scale makes the default 30 minutes
+    // 180 ms, which a busy machine can spend between the first create and the repeat (the order
+    // then closed, and its repeat is rightly `order_closed`).
+    const body = pay.orderBody({ merchant_id: merchantId, expire_minutes: 1440 });
     const first = await pay.post<{ trade_no: string }>('/api/v1/pay/unified-order', body);
     expect(first.status).toBe(200);
     expect((await pay.del(accountsPath(merchantId))).status).toBe(200);
