@@ -11,17 +11,19 @@ import fc from 'fast-check';
 import { QueryTypes } from 'sequelize';
 import type { OpenComplaint } from '../../sandbox/wechatpay/complaints';
 import type { AppCredentials } from '../../src/modules/apps/repository';
-import {
-  ComplaintRepository,
-  complaintsSealedWith,
-  ensureComplaintSweepSchedule,
-  resealComplaints,
-} from '../../src/modules/complaints';
+import { ComplaintRepository, complaintsSealedWith, resealComplaints } from '../../src/modules/complaints';
 import { newPayloadKeyEntry, parsePayloadKeys } from '../../src/platform/crypto/keyring';
 import { globalState } from '../support/state';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
+import {
+  complaintEventArrived,
+  complaintEvents,
+  startComplaintSweep,
+  stopComplaintSweep,
+  sweepOnce as sweepOnceAt,
+} from '../support/complaints';
 import { until } from '../support/wait';
 
 jest.setTimeout(180_000);
@@ -60,10 +62,7 @@ beforeAll(async () => {
   await pay.attach(merchantId, 'wechatpay', { sub_mchid: SUB_MCHID });
   // As every worker with complaints does at start: the safety net, run once at once, which
   // registers durapay's notification URL with the channel.
-  await ensureComplaintSweepSchedule(stack.client, {
-    taskQueue: stack.taskQueue,
-    publicBaseUrl: stack.baseUrl,
-  });
+  await startComplaintSweep(stack);
   await until('the complaint notification URL registered', async () =>
     stack.wechatpay!.sandbox.complaintNotifyUrl() === `${stack.baseUrl}/api/v1/notify/complaint/wechatpay`
       ? true
@@ -71,10 +70,7 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
-  await stack?.client.schedule
-    .getHandle(`complaint-sweep:${stack.taskQueue}`)
-    .delete()
-    .catch(() => undefined);
+  if (stack) await stopComplaintSweep(stack);
   await receiver?.stop();
   await stack?.stop();
 });
@@ -122,19 +118,9 @@ async function paidOrder(amount = 2_000): Promise<Created> {
   return a.data!;
 }
 
-/** The complaint notifications of one type the app received for a complaint. */
-const received = (type: string, complaintId: string) =>
-  receiver.received.filter((r) => {
-    const body = JSON.parse(r.body) as { type: string; data: { complaint_id?: string } };
-    return body.type === type && body.data.complaint_id === complaintId;
-  });
-
+const received = (type: string, complaintId: string) => complaintEvents(receiver, type, complaintId);
 const arrived = (type: string, complaintId: string, timeoutMs?: number) =>
-  until(
-    `${type} of ${complaintId}`,
-    async () => (received(type, complaintId).length > 0 ? true : undefined),
-    timeoutMs,
-  );
+  complaintEventArrived(receiver, type, complaintId, timeoutMs);
 
 /** A complaint durapay holds, opened by the payer at the upstream. */
 async function complaintOf(order: Created, opts: OpenComplaint = {}) {
@@ -143,19 +129,7 @@ async function complaintOf(order: Created, opts: OpenComplaint = {}) {
   return c;
 }
 
-/** Runs the safety net's Schedule once and waits for its sweep to end. */
-async function sweepOnce(): Promise<void> {
-  const schedule = stack.client.schedule.getHandle(`complaint-sweep:${stack.taskQueue}`);
-  const before = (await schedule.describe()).info.numActionsTaken;
-  await schedule.trigger();
-  const action = await until('the sweep started', async () => {
-    const info = (await schedule.describe()).info;
-    return info.numActionsTaken > before ? info.recentActions.at(-1)!.action : undefined;
-  });
-  await stack.client.workflow
-    .getHandle(action.workflow.workflowId, action.workflow.firstExecutionRunId)
-    .result();
-}
+const sweepOnce = () => sweepOnceAt(stack);
 
 const get = (id: string) => pay.get<ComplaintData>(`/api/v1/complaints/${id}`);
 
