@@ -21,6 +21,12 @@ export interface UpstreamOptions<K> {
   /** How long a slow refund stays processing, before timeScale. */
   refundDelayMs?: number;
   logger?: UpstreamLogger;
+  /**
+   * Where durapay is reached, when the upstream is mounted in durapay's own API: what an
+   * operator sets once in the channel's console to point it at durapay (Alipay's app gateway
+   * URL, where its complaint messages go) is set to it from the start.
+   */
+  durapayUrl?: string;
 }
 
 /** A running offline upstream. */

@@ -31,6 +31,12 @@ import { BILL_DOWNLOAD_PATH, BILL_METHOD, StatementDesk } from './bills';
 import { AlipayGateway, DroppedAnswer, type Call, type GatewayLogger, type Handler } from './gateway';
 import { pageOrScriptBody, parseBizContent, readGatewayRequest, type GatewayRequest } from './http';
 import type { AlipaySandboxKeys } from './keys';
+import {
+  AlipayComplaintDesk,
+  COMPLAINT_IMAGE_PATH,
+  type AlipayComplaintRecord,
+  type OpenAlipayComplaint,
+} from './complaints';
 import type { NotificationHistory } from './notify';
 import { CASHIER_CSP, cashierPage, errorPage, notFoundPage } from './pages';
 import {
@@ -95,6 +101,8 @@ export interface AlipaySandboxOptions {
    * confirm in the wallet, before timeScale; 1000 by default.
    */
   buyerConfirmMs?: number;
+  /** The app's gateway URL (应用网关) from the start, where its messages go; none by default. */
+  gatewayUrl?: string;
 }
 
 export interface AlipaySandbox {
@@ -167,6 +175,19 @@ export interface AlipaySandbox {
    * out_trade_no or trade_no); its notification stays lost. False when there is no such trade.
    */
   release(tradeNo: string): boolean;
+  /**
+   * The app's gateway URL (应用网关), where Alipay posts its messages (the complaints' among them),
+   * as an operator sets it in Alipay's console; undefined: none.
+   */
+  setGatewayUrl(url: string | undefined): void;
+  /** A payer complains about a paid trade (by out_trade_no): the complaint, as Alipay keeps it. */
+  openComplaint(outTradeNo: string, complaint?: OpenAlipayComplaint): AlipayComplaintRecord;
+  /** A complaint as it stands now (its calls counted), or undefined. */
+  complaint(complainEventId: string): AlipayComplaintRecord | undefined;
+  /** The payer writes again. */
+  payerReplies(complainEventId: string, text: string): void;
+  /** The payer accepts the merchant's handling (FINISHED) or withdraws the complaint (CANCELLED). */
+  payerEnds(complainEventId: string, how: 'FINISHED' | 'CANCELLED'): void;
 }
 
 const silentLogger: GatewayLogger = { info() {}, warn() {} };
@@ -216,6 +237,8 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
   const released = new Set<string>();
   const appAuth = gateway.appAuth;
   const buyerAuth = new BuyerAuthBook(gateway.app.appId, BUYER_CODE_LIFETIME_MS);
+  const complaints = new AlipayComplaintDesk(gateway);
+  complaints.setGatewayUrl(options.gatewayUrl);
   const handlers: Record<string, Handler> = {
     ...tradeHandlers(gateway, royalty),
     ...barcodeHandlers(gateway, barcodes, (options.buyerConfirmMs ?? 1000) * scale),
@@ -225,6 +248,7 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
     ...buyerAuthHandlers(buyerAuth),
     ...transferHandlers(gateway, transfers),
     [BILL_METHOD]: statements.handler(gateway),
+    ...complaints.handlers(),
   };
   const counts = new Map<string, number>();
 
@@ -448,6 +472,16 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
       .send(link.zip);
   });
 
+  // A complaint's image, where Alipay's answers point.
+  router.get(`${COMPLAINT_IMAGE_PATH}/:imageId`, (req, res) => {
+    const image = complaints.image(String(req.params.imageId));
+    if (!image) {
+      res.status(404).json({ error: 'NOT_FOUND', message: 'no such image' });
+      return;
+    }
+    res.type(image.type).set('Cache-Control', 'no-store').send(image.bytes);
+  });
+
   router.use((req: Request, res: Response) => {
     res.status(404).json({ error: 'NOT_FOUND', message: `no such path: ${req.method} ${req.path}` });
   });
@@ -499,6 +533,23 @@ export function createAlipaySandbox(options: AlipaySandboxOptions): AlipaySandbo
       if (!trade || !trade.order.subject.includes(LOST)) return false;
       released.add(trade.order.out_trade_no);
       return true;
+    },
+    setGatewayUrl: (url) => complaints.setGatewayUrl(url),
+    openComplaint(outTradeNo, complaint) {
+      const trade = gateway.trades.peek(outTradeNo);
+      if (!trade) throw new Error(`no trade ${outTradeNo}`);
+      return complaints.open(gateway.touch(trade, Date.now()), complaint);
+    },
+    complaint: (id) => complaints.find(id),
+    payerReplies(id, text) {
+      const c = complaints.find(id);
+      if (!c) throw new Error(`no complaint ${id}`);
+      complaints.payerReplies(c, text);
+    },
+    payerEnds(id, how) {
+      const c = complaints.find(id);
+      if (!c) throw new Error(`no complaint ${id}`);
+      complaints.payerEnds(c, how);
     },
   };
 }

@@ -41,5 +41,10 @@ export const alipayUpstream: OfflineUpstream<
   },
   // alipaySettings points durapay at gateway.do under the mount.
   settings: (keys, url, keyDir) => alipaySettings(keys, url, keyDir),
-  create: (options) => createAlipaySandbox(options),
+  create: ({ durapayUrl, ...options }) =>
+    createAlipaySandbox({
+      ...options,
+      // As an operator sets the app's gateway URL in Alipay's console, pointed at durapay.
+      ...(durapayUrl ? { gatewayUrl: `${durapayUrl}/api/v1/notify/complaint/alipay` } : {}),
+    }),
 };

@@ -135,6 +135,7 @@ export function channelSandboxUpstreams(config: Config, logger: Logger): Record<
       timeScale: config.timeScale,
       refundDelayMs: config.sandbox.refundDelayMs,
       logger: logger.child({ component: `${upstream.code}-sandbox` }),
+      durapayUrl: config.payments.publicBaseUrl,
     }).router;
   }
   return mounted;
