@@ -739,7 +739,7 @@ export interface BuyerSignInPort {
   buyerOf(code: string): Promise<{ buyer: string; extra: Record<string, string> }>;
 }
 
-/** A consumer complaint as the channel holds it (WeChat Pay 消费者投诉2.0). */
+/** A consumer complaint as the channel holds it (WeChat Pay 消费者投诉2.0, Alipay 交易投诉). */
 export interface ChannelComplaint {
   complaintId: string;
   state: 'pending' | 'processing' | 'processed';
@@ -783,8 +783,11 @@ export interface ComplaintStep {
  * of the order (RefundsPort), which the channel sees for itself.
  */
 export interface ComplaintsPort {
-  /** Registers (or moves) the URL the channel posts its complaint notifications to. */
-  registerNotifyUrl(url: string): Promise<void>;
+  /**
+   * Registers (or moves) the URL the channel posts its complaint notifications to. A channel
+   * whose URL is set in its own console (Alipay's app gateway) has none.
+   */
+  registerNotifyUrl?(url: string): Promise<void>;
   /** The complaints made from `fromDay` to `toDay` (YYYY-MM-DD, the channel's days), every page. */
   list(fromDay: string, toDay: string): Promise<ChannelComplaint[]>;
   /** The complaint, or undefined when the channel has none of that id. */

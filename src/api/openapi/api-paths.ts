@@ -48,9 +48,13 @@ const complaintNotificationOperation: Schema = {
   operationId: 'complaintNotification',
   summary: 'Receive a complaint notification',
   description:
-    "Called by the upstream channel, not by apps: WeChat Pay's 消费者投诉2.0 notification (`COMPLAINT.*`), which durapay registers at start. The body (at most 64 KiB) is verified with the channel's signature and decrypted with the account's APIv3 key; it says only which complaint changed, and the complaint's workflow reads the complaint back from the channel before the channel is answered. Any failure answers the channel's failure reply, and the channel sends it again.",
+    "Called by the upstream channel, not by apps: WeChat Pay's 消费者投诉2.0 notification (`COMPLAINT.*`, JSON, which durapay registers at start; verified with the channel's signature and decrypted with the account's APIv3 key) or Alipay's `alipay.merchant.tradecomplain.changed` message (a form, RSA2, posted to the app's gateway URL set in Alipay's console). The body is at most 64 KiB and says only which complaint changed; the complaint's workflow reads the complaint back from the channel before the channel is answered. Any failure answers the channel's failure reply, and the channel sends it again.",
   parameters: [
-    { ...(callbackOperation.parameters as Schema[])[0], description: '`wechatpay`.', example: 'wechatpay' },
+    {
+      ...(callbackOperation.parameters as Schema[])[0],
+      description: '`wechatpay` or `alipay`.',
+      example: 'wechatpay',
+    },
   ],
 };
 

@@ -4,7 +4,7 @@
  * builds the page, wap and app payment strings, and verifies notifications. This adapter maps
  * durapay's ports onto Alipay's methods; a secondary merchant (直付通) is named on each trade.
  * One file per port (payments.ts, refunds.ts, sharing.ts, onboarding.ts, accounts.ts,
- * callbacks.ts, statements.ts, transfers.ts, barcode.ts) over the app's transport (client.ts);
+ * callbacks.ts, statements.ts, transfers.ts, barcode.ts, complaints.ts) over the app's transport (client.ts);
  * wire types and state mapping in transformers.ts, onboarding's body in zft.ts.
  */
 import type {
@@ -17,6 +17,7 @@ import type {
   ChannelCapabilities,
   ChannelDescriptor,
   ChannelFactory,
+  ComplaintsPort,
   OnboardingPort,
   PaymentsPort,
   ProfitSharingPort,
@@ -29,6 +30,7 @@ import { alipayBarcode } from './barcode';
 import { alipayBuyerSignIn } from './buyer-sign-in';
 import { alipayCallbacks, verifyNotify } from './callbacks';
 import { AlipayClient, type AlipayChannelOptions } from './client';
+import { alipayComplaints } from './complaints';
 import { ALIPAY_SETTINGS, alipayConfig, type AlipayConfig } from './config';
 import { alipayOnboarding } from './onboarding';
 import { alipayPayments } from './payments';
@@ -67,6 +69,8 @@ export class AlipayChannel implements Channel {
   readonly barcode: BarcodePort;
   /** 网页授权 auth_base: a buyer's user id for the hosted checkout's JSAPI order. */
   readonly buyerSignIn: BuyerSignInPort;
+  /** 交易投诉: the complaints about the app, answered and fed back (complaints.ts). */
+  readonly complaints: ComplaintsPort;
   private readonly client: AlipayClient;
 
   constructor(options: AlipayChannelOptions) {
@@ -81,6 +85,7 @@ export class AlipayChannel implements Channel {
     this.transfers = alipayTransfers(this.client);
     this.barcode = alipayBarcode(this.client);
     this.buyerSignIn = alipayBuyerSignIn(this.client);
+    this.complaints = alipayComplaints(this.client);
   }
 
   /** Is a notification Alipay's? RSA2 over its sorted fields, by the SDK, on the decoded values. */

@@ -107,7 +107,10 @@ export function spansOf(fromDay: string, toDay: string): [string, string][] {
   return spans;
 }
 
-export function wechatpayComplaints(client: WechatpayClient): ComplaintsPort {
+/** WeChat Pay's complaints, whose notification URL is registered through its API. */
+export type WechatpayComplaintsPort = ComplaintsPort & Required<Pick<ComplaintsPort, 'registerNotifyUrl'>>;
+
+export function wechatpayComplaints(client: WechatpayClient): WechatpayComplaintsPort {
   const openPhone = (sealed: string | undefined): string | undefined => {
     if (sealed === undefined) return undefined;
     try {
@@ -164,7 +167,7 @@ export function wechatpayComplaints(client: WechatpayClient): ComplaintsPort {
     return target.pathname.slice(base.pathname.length);
   };
 
-  const port: ComplaintsPort = {
+  const port: WechatpayComplaintsPort = {
     async registerNotifyUrl(url) {
       const current = (await client
         .call('read complaint notification URL', 'GET', NOTIFY)

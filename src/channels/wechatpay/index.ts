@@ -12,7 +12,6 @@ import type {
   AccountsPort,
   BarcodePort,
   BuyerSignInPort,
-  ComplaintsPort,
   CallbacksPort,
   OnboardingPort,
   PaymentsPort,
@@ -34,7 +33,7 @@ import { wechatpaySharing } from './sharing';
 import { wechatpayStatements } from './statements';
 import { WECHATPAY_AUTH_CODE, WECHATPAY_PAY_METHODS } from './transformers';
 import { WECHATPAY_PAYEES, wechatpayTransfers } from './transfers';
-import { wechatpayComplaints } from './complaints';
+import { wechatpayComplaints, type WechatpayComplaintsPort } from './complaints';
 
 export type { WechatpayChannelOptions } from './client';
 
@@ -78,7 +77,7 @@ export class WechatpayChannel implements Channel {
   readonly transfers: TransfersPort;
   /** Web OAuth snsapi_base for a buyer's openid of sp_appid, when its AppSecret is configured. */
   readonly buyerSignIn?: BuyerSignInPort;
-  readonly complaints: ComplaintsPort;
+  readonly complaints: WechatpayComplaintsPort;
 
   constructor(options: WechatpayChannelOptions) {
     const client = new WechatpayClient(options);

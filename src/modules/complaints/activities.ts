@@ -322,7 +322,7 @@ export function createComplaintActivities(deps: ComplaintActivityDeps) {
           if (!port) continue;
           let found: ChannelComplaint[];
           try {
-            await port.registerNotifyUrl(`${input.publicBaseUrl}/api/v1/notify/complaint/${code}`);
+            await port.registerNotifyUrl?.(`${input.publicBaseUrl}/api/v1/notify/complaint/${code}`);
             found = await port.list(chinaDay(now, input.days - 1), chinaDay(now, 0));
           } catch (err) {
             // One account that does not answer leaves the others swept; the next run tries it again.

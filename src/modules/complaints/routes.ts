@@ -15,7 +15,7 @@ import {
 } from './schemas';
 import { complaintView } from './view';
 
-/** A complaint id as channels make them (WeChat Pay: 27 digits). */
+/** A complaint id as channels make them (WeChat Pay: 27 digits; Alipay: 28). */
 const COMPLAINT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** SPEC §16: the app's complaints (about its own orders), and its answers to them. */
