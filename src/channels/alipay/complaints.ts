@@ -30,7 +30,7 @@ export const COMPLAINT_MESSAGE = 'alipay.merchant.tradecomplain.changed';
 export const FEEDBACK_CODE = '05';
 const FEEDBACK_CONTENT = '商家已处理完成';
 /** Image types alipay.merchant.image.upload takes. */
-const IMAGE_TYPES: Record<string, string> = { jpg: 'jpg', jpeg: 'jpeg', png: 'png' };
+const IMAGE_TYPES = new Set(['jpg', 'jpeg', 'png']);
 
 export type AlipayComplaintStatus =
   | 'MERCHANT_PROCESSING'
@@ -99,6 +99,14 @@ const complaintSchema = Joi.object<WireComplaint>({
       replier_role: Joi.string().required(),
     }).unknown(),
   ),
+}).unknown();
+
+/** A batchquery page: only the ids are read, each complaint whole by query. */
+const pageSchema = Joi.object({
+  trade_complain_infos: Joi.array().items(
+    Joi.object({ complain_event_id: Joi.string().required() }).unknown(),
+  ),
+  total_page_num: Joi.number().integer().min(0),
 }).unknown();
 
 function parsed<T>(what: string, schema: Joi.Schema<T>, value: unknown): T {
@@ -226,12 +234,7 @@ export function alipayComplaints(client: AlipayClient): ComplaintsPort {
       for (let page = 1; ; page++) {
         const answer = parsed(
           'complaint list',
-          Joi.object({
-            trade_complain_infos: Joi.array().items(
-              Joi.object({ complain_event_id: Joi.string().required() }).unknown(),
-            ),
-            total_page_num: Joi.number().integer().min(0),
-          }).unknown(),
+          pageSchema,
           await client.call('list complaints', 'alipay.merchant.tradecomplain.batchquery', {
             bizContent: {
               begin_time: beijingTime(new Date(begin)),
@@ -266,8 +269,8 @@ export function alipayComplaints(client: AlipayClient): ComplaintsPort {
     },
 
     async uploadImage(content, filename) {
-      const type = IMAGE_TYPES[(/\.([a-z]+)$/i.exec(filename)?.[1] ?? '').toLowerCase()];
-      if (!type)
+      const type = (/\.([a-z]+)$/i.exec(filename)?.[1] ?? '').toLowerCase();
+      if (!IMAGE_TYPES.has(type))
         throw new ChannelError('refused', 'an Alipay complaint reply image must be a .jpg or .png file');
       const form = new AlipayFormData();
       form.addField('image_type', type);
