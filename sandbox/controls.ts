@@ -7,6 +7,16 @@
  */
 import type { TradebillLayout } from './wechatpay/tradebill';
 
+/** What a contract's next deductions do, as a test steers them (`steerDeductions`). */
+export type DeductionSteer = 'pays' | 'insufficient' | 'answer_lost' | 'confirms_later';
+
+/** The calls durapay made about one contract, counted at the simulator. */
+export interface ContractCalls {
+  notice: number;
+  deduct: number;
+  terminate: number;
+}
+
 /**
  * An order whose subject holds this sends no callback and, once paid, every query or close of it
  * is cut off unanswered until `release(tradeNo)`: durapay's order stays pending.
@@ -36,6 +46,10 @@ export class SandboxControls {
   private readonly asked = new Map<string, number>();
   private readonly transferRequests = new Map<string, number>();
   private transfers?: TransferDesk;
+  private readonly deductionSteers = new Map<string, DeductionSteer[]>();
+  private readonly cancelsAfterNotice = new Set<string>();
+  private readonly lostContractNotifications = new Set<string>();
+  private readonly contractCallCounts = new Map<string, ContractCalls>();
 
   /** The next `requests` asks for the statement of `day` (YYYY-MM-DD) answer not ready. */
   holdStatement(day: string, requests: number): void {
@@ -115,6 +129,48 @@ export class SandboxControls {
   /** Where the simulator given these controls answers about its transfers (the last one given them). */
   attachTransfers(desk: TransferDesk): void {
     this.transfers = desk;
+  }
+
+  // ---- auto-debit contracts (./contracts.ts), each by durapay's contract_no ----
+
+  /** What the contract's next deductions do, in turn; after them, each pays. */
+  steerDeductions(contractNo: string, steers: DeductionSteer[]): void {
+    this.deductionSteers.set(contractNo, [...(this.deductionSteers.get(contractNo) ?? []), ...steers]);
+  }
+
+  /** What the contract's deduction being taken now does (the next steer, or `pays`). */
+  nextDeduction(contractNo: string): DeductionSteer {
+    return this.deductionSteers.get(contractNo)?.shift() ?? 'pays';
+  }
+
+  /** The buyer ends the contract right after its next pre-deduction notice arrives. */
+  cancelAfterNotice(contractNo: string): void {
+    this.cancelsAfterNotice.add(contractNo);
+  }
+
+  buyerCancelsAfterNotice(contractNo: string): boolean {
+    return this.cancelsAfterNotice.delete(contractNo);
+  }
+
+  /** The contract's notifications (signed, ended by the buyer) are lost on the way from now on. */
+  loseContractNotifications(contractNo: string, lost = true): void {
+    if (lost) this.lostContractNotifications.add(contractNo);
+    else this.lostContractNotifications.delete(contractNo);
+  }
+
+  contractNotificationsLost(contractNo: string): boolean {
+    return this.lostContractNotifications.has(contractNo);
+  }
+
+  countContractCall(contractNo: string, kind: keyof ContractCalls): void {
+    const calls = this.contractCalls(contractNo);
+    calls[kind] += 1;
+    this.contractCallCounts.set(contractNo, calls);
+  }
+
+  /** How often durapay asked the simulator to notify, deduct (new deductions only) and unsign the contract. */
+  contractCalls(contractNo: string): ContractCalls {
+    return { ...(this.contractCallCounts.get(contractNo) ?? { notice: 0, deduct: 0, terminate: 0 }) };
   }
 
   private desk(): TransferDesk {

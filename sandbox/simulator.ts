@@ -36,6 +36,8 @@ import { checkoutPage, contractPage, notFoundPage, transferConfirmPage } from '.
 import { qrImage } from '../src/platform/qr';
 import { isoOrNull } from '../src/platform/dates';
 import { Background } from './background';
+import { contractRoutes } from './contracts';
+import type { ScaledClock } from '../src/platform/clock';
 import { LOST_UNTIL_RELEASED_MARKER, SandboxControls, type PayeeAnswer, type PayeeResult } from './controls';
 import { statementLines } from './statement';
 import { shanghaiDay, tradebillFile } from './wechatpay/tradebill';
@@ -107,6 +109,8 @@ export interface SandboxDeps {
    * (`OVERDUE_CLOSE`), as WeChat Pay closes it: 24 hours, unless set.
    */
   transferConfirmWindowMs?: number;
+  /** The contracts' clock (SPEC §17): real time unless a time-scaled stack runs its calendar faster. */
+  clock?: ScaledClock;
 }
 
 /** Uploads are at most 5 MiB, i.e. about 6.7 MiB as base64 inside JSON. */
@@ -918,6 +922,23 @@ export function createSandboxRouter(deps: SandboxDeps): Router {
     const answer: WireReverseAnswer = { trade_no: tradeNo, status: 'reversed', refunded: outcome.refunded };
     res.json(answer);
   });
+
+  contractRoutes(
+    router,
+    {
+      db: deps.db,
+      logger,
+      secret,
+      publicBase,
+      background,
+      controls,
+      clock: deps.clock ?? { originMs: 0, scale: 1 },
+      buyerConfirmMs: deps.buyerConfirmMs ?? DEFAULT_BUYER_CONFIRM_MS,
+      notifyPaid,
+      payOrder: (tradeNo) => store.payOrder(tradeNo),
+    },
+    { body: jsonBody, raw: rawBodyOf },
+  );
 
   router.post('/v1/refunds', async (req, res) => {
     const body = validate(createRefundSchema, jsonBody(req));

@@ -6,6 +6,7 @@ import { requestCounts } from './0002-request-counts';
 import { returnsUnfreezesAbnormal } from './0003-returns-unfreezes-abnormal';
 import { transfers } from './0004-transfers';
 import { barcode } from './0005-barcode';
+import { contracts } from './0006-contracts';
 
 /**
  * The sandbox's own migrations, recorded in sandbox_migrations, never in the gateway's table:
@@ -14,7 +15,7 @@ import { barcode } from './0005-barcode';
  * compiled build.
  */
 export const SANDBOX_MIGRATIONS: MigrationSet = {
-  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal, transfers, barcode],
+  migrations: [channelTables, requestCounts, returnsUnfreezesAbnormal, transfers, barcode, contracts],
   tableName: 'sandbox_migrations',
   // Not the gateway's key: the two sets migrate independently, even in one database.
   lockKey: 7_284_019_332,

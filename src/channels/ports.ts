@@ -816,6 +816,76 @@ export interface ComplaintsPort {
   decodeNotification(req: CallbackRequest): Promise<{ eventId: string; complaintId: string; action: string }>;
 }
 
+// ---- recurring contracts ----
+
+/** A contract's plan as the channel's sign page shows it (SPEC §17); times in the contract's clock. */
+export interface ContractSignInput {
+  /** durapay's number of the contract: the channel's idempotency key (WeChat `contract_code`, Alipay `external_agreement_no`). */
+  contractNo: string;
+  subject: string;
+  plan: { period: 'day' | 'week' | 'month'; every: number; amount: number };
+  /** Where the channel posts the signing, the buyer's unsigning and the contract's end. */
+  notifyUrl: string;
+  /** Where the buyer's browser goes after signing. */
+  returnUrl?: string;
+}
+
+/**
+ * A deduction under a signed contract (SPEC §17): an ordinary order at the channel (its own
+ * trade number), taken without the buyer (WeChat Pay `pappayapply`, Alipay `alipay.trade.pay`
+ * with `agreement_params`).
+ */
+export interface ContractDeductionInput {
+  tradeNo: string;
+  amount: number;
+  subject: string;
+  /** The channel's id of the contract (WeChat `contract_id`, Alipay `agreement_no`). */
+  channelContractId: string;
+  callbackUrl: string;
+}
+
+/** Where a contract stands at the channel (a notification lost is found by asking). */
+export type ContractState =
+  | { status: 'signing' }
+  | { status: 'active'; channelContractId: string; signedAt: Date }
+  | { status: 'terminated'; channelContractId: string | null; by: 'buyer' | 'merchant'; at: Date }
+  | { status: 'not_found' };
+
+/** What the channel says happened to a contract: signed, or ended (unsigned) by the buyer or the merchant. */
+export type ContractEvent =
+  | { kind: 'signed'; contractNo: string; channelContractId: string; at: Date }
+  | { kind: 'terminated'; contractNo: string; channelContractId: string; by: 'buyer' | 'merchant'; at: Date };
+
+/**
+ * Auto-debit contracts (WeChat Pay 委托代扣, Alipay 周期扣款): a page where the buyer signs,
+ * deductions made without the buyer, the pre-deduction notice where the channel wants one, and
+ * unsigning. `deduct` answers like a barcode payment (`paid`, or `paying` while the channel takes
+ * it; ChannelError('refused') with the channel's reason when it will not; no answer:
+ * 'unreachable' | 'timeout', whether money was taken unknown, so the deduction is reversed).
+ */
+export interface ContractsPort {
+  /** The channel's deduction window in its local day, and how far ahead its notice must go (none: no notice). */
+  readonly window: { startMinute: number; endMinute: number; utcOffsetMinutes: number };
+  readonly noticeLeadMs: number | null;
+  /** The page where the buyer signs; asked again with the same number, the same contract's page. */
+  signUrl(ctx: ChannelContext, input: ContractSignInput): Promise<string>;
+  /** Tells the buyer of the coming deduction (WeChat Pay 预扣费通知); the deduction may not exceed `amount`. */
+  notice?(ctx: ChannelContext, input: { channelContractId: string; amount: number }): Promise<void>;
+  deduct(ctx: CreateContext, input: ContractDeductionInput): Promise<BarcodeAnswer>;
+  /** Gives back or closes a deduction whose answer was lost or that was not taken in time. */
+  reverse(ctx: TradeContext, tradeNo: string): Promise<ReverseAnswer>;
+  query(ctx: ChannelContext, contractNo: string): Promise<ContractState>;
+  /** Unsigns: the channel takes no deduction under it afterwards. Unsigning one already ended answers as done. */
+  terminate(
+    ctx: ChannelContext,
+    input: { contractNo: string; channelContractId: string | null; reason: string },
+  ): Promise<void>;
+  /** A contract notification, its signature verified first; one that does not verify: ChannelError('invalid_response'). */
+  decodeNotification(req: CallbackRequest): Promise<ContractEvent>;
+  /** The reply the channel expects to a notification taken (ok) or not. */
+  reply(outcome: CallbackOutcome): CallbackReply;
+}
+
 // ---- the channel ----
 
 export interface Channel {
@@ -832,6 +902,7 @@ export interface Channel {
   readonly barcode?: BarcodePort;
   readonly buyerSignIn?: BuyerSignInPort;
   readonly complaints?: ComplaintsPort;
+  readonly contracts?: ContractsPort;
 }
 
 export type ChannelPortName = Exclude<keyof Channel, 'code' | 'capabilities' | 'payments'>;
@@ -847,6 +918,7 @@ const PORT_WORDS: Record<ChannelPortName, string> = {
   barcode: 'barcode payments',
   buyerSignIn: 'buyer sign-in',
   complaints: 'consumer complaints',
+  contracts: 'recurring contracts',
 };
 
 /** The channel's port for a capability, or a ChannelError('not_supported') naming what is missing. */

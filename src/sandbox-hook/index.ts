@@ -18,6 +18,7 @@ import {
 } from '../../sandbox/upstreams';
 import { sandboxSecret } from '../channels/sandbox';
 import type { Config } from '../config';
+import { processClock } from '../platform/clock';
 import type { Database } from '../platform/db';
 import { scaleDuration } from '../platform/durations';
 import type { Logger } from '../platform/logger';
@@ -61,6 +62,7 @@ export function sandboxUpstream(
     ...upstreamSettings(config, masterKey),
     publicBaseUrl: config.payments.publicBaseUrl,
     logger: sandboxLogger,
+    clock: processClock(config.timeScale),
   });
   return (req, res, next) => {
     migrated ??= migrateSandbox(db.sequelize, sandboxLogger).catch((err: unknown) => {

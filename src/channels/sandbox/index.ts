@@ -22,10 +22,12 @@ import type {
   StatementsPort,
   TransfersPort,
   BarcodePort,
+  ContractsPort,
 } from '../ports';
 import { SANDBOX_ACCOUNTS, sandboxAccounts } from './accounts';
 import { SANDBOX_AUTH_CODE, sandboxBarcode } from './barcode';
 import { sandboxCallbacks } from './callbacks';
+import { sandboxContracts } from './contracts';
 import { SandboxClient, type SandboxChannelOptions } from './client';
 import { sandboxOnboarding } from './onboarding';
 import { sandboxPayments } from './payments';
@@ -78,6 +80,8 @@ export class SandboxChannel implements Channel {
   readonly transfers: TransfersPort;
   /** Its buyer codes say what the buyer does (./barcode.ts), so every case of a till can be met. */
   readonly barcode: BarcodePort;
+  /** WeChat Pay 委托代扣's rules: 07:00–22:00 China time, once a day, a notice a day before (./contracts.ts). */
+  readonly contracts: ContractsPort;
   private readonly client: SandboxClient;
 
   constructor(options: SandboxChannelOptions) {
@@ -95,6 +99,7 @@ export class SandboxChannel implements Channel {
     this.statements = sandboxStatements(this.client);
     this.transfers = sandboxTransfers(this.client);
     this.barcode = sandboxBarcode(this.client);
+    this.contracts = sandboxContracts(this.client);
   }
 
   /** Ends the pooled connections (for tests and shutdown); the channel is unusable afterwards. */

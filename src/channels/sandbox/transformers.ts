@@ -384,7 +384,7 @@ function invalid(what: string, detail: string): ChannelError {
 }
 
 /** Typed reads of one JSON object, each failing with the field's name. */
-class WireObject {
+export class WireObject {
   private constructor(
     private readonly what: string,
     private readonly value: Record<string, unknown>,
