@@ -133,6 +133,8 @@ export interface ChannelBarcode {
   subMerchantNo: string | null;
   channelAccountId: number | null;
   profitSharing: boolean;
+  /** A contract's deduction (SPEC §17): taken under the contract, with no buyer's code. */
+  contract?: { contractNo: string; channelContractId: string };
 }
 
 /**
@@ -281,16 +283,24 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
   async function payBarcode(input: ChannelBarcode): Promise<BarcodeOutcome> {
     const ctx = await createContextOf(input);
     try {
-      const answer = await portOf(channel(input.channelCode), 'barcode').pay(ctx, {
-        tradeNo: input.tradeNo,
-        amount: input.amount,
-        subject: input.subject,
-        authCode: input.authCode,
-        ...(input.deviceId ? { deviceId: input.deviceId } : {}),
-        ...(input.storeId ? { storeId: input.storeId } : {}),
-        callbackUrl: input.callbackUrl,
-        profitSharing: input.profitSharing,
-      });
+      const answer = input.contract
+        ? await portOf(channel(input.channelCode), 'contracts').deduct(ctx, {
+            tradeNo: input.tradeNo,
+            amount: input.amount,
+            subject: input.subject,
+            channelContractId: input.contract.channelContractId,
+            callbackUrl: input.callbackUrl,
+          })
+        : await portOf(channel(input.channelCode), 'barcode').pay(ctx, {
+            tradeNo: input.tradeNo,
+            amount: input.amount,
+            subject: input.subject,
+            authCode: input.authCode,
+            ...(input.deviceId ? { deviceId: input.deviceId } : {}),
+            ...(input.storeId ? { storeId: input.storeId } : {}),
+            callbackUrl: input.callbackUrl,
+            profitSharing: input.profitSharing,
+          });
       if (answer.status === 'paid' && answer.amount !== input.amount) {
         // A payment of another amount is not this order's: unknown, and reversed.
         throw new ChannelError(
@@ -474,12 +484,15 @@ export function createPaymentActivities(deps: OrderActivityDeps) {
      * Asks the channel to reverse a barcode payment (SPEC §14), once: the workflow asks again
      * on its own backoff for as long as the channel does not answer or asks to be asked again.
      */
-    async reverseBarcodePayment(input: { channelCode: string; tradeNo: string }): Promise<ReverseOutcome> {
+    async reverseBarcodePayment(input: {
+      channelCode: string;
+      tradeNo: string;
+      /** A contract's deduction: reversed through the channel's contracts. */
+      contract?: true;
+    }): Promise<ReverseOutcome> {
       try {
-        const answer = await portOf(channel(input.channelCode), 'barcode').reverse(
-          await contextOf(input.tradeNo),
-          input.tradeNo,
-        );
+        const port = portOf(channel(input.channelCode), input.contract ? 'contracts' : 'barcode');
+        const answer = await port.reverse(await contextOf(input.tradeNo), input.tradeNo);
         return answer.status === 'reversed'
           ? {
               outcome: 'reversed',

@@ -122,7 +122,14 @@ export interface CreateOrderRequest {
    * A barcode order's (SPEC §14): the buyer's code (sent to the channel once, never kept in the
    * order's state, which keeps its hash), and the till and shop.
    */
-  barcode?: { authCode?: string; authCodeSha256: string; deviceId: string | null; storeId: string | null };
+  barcode?: {
+    authCode?: string;
+    authCodeSha256: string;
+    deviceId: string | null;
+    storeId: string | null;
+    /** A contract's deduction (SPEC §17), taken as a barcode payment is: the contract it is made under. */
+    contract?: { contractNo: string; channelContractId: string };
+  };
   /** The payment link a buyer made the order through on the hosted checkout (SPEC §15). */
   paymentLinkId?: string;
   /** The merchant's standing code a buyer paid at, and the note the buyer left (SPEC §15). */

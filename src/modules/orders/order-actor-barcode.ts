@@ -104,7 +104,9 @@ export class OrderBarcode {
               amount: req.amount,
               currency: input.currency,
               subject: req.subject,
-              authCode: code.authCode!,
+              // A contract's deduction has no buyer's code: it is taken under the contract.
+              authCode: code.authCode ?? '',
+              ...(code.contract ? { contract: code.contract } : {}),
               deviceId: code.deviceId,
               storeId: code.storeId,
               callbackUrl: input.callbackUrl,
@@ -158,7 +160,7 @@ export class OrderBarcode {
             state.barcode.closeReason = 'refused';
             state.barcode.refusal = outcome.message;
             await order.payment.markClosedInLock(closeActivities.merchant, 'refused');
-            const refusal = barcodeClosed('refused', outcome.message);
+            const refusal = barcodeClosed('refused', outcome.message, code.contract !== undefined);
             throw appFailure(refusal.code, refusal.message);
           }
           case 'unknown':
@@ -270,7 +272,7 @@ export class OrderBarcode {
     const target = { channelCode: input.channelCode, tradeNo: state.tradeNo };
     follow.reverseAsks += 1;
     const answer: ReverseOutcome = await barcodeActivities
-      .reverse(target)
+      .reverse(state.request?.barcode?.contract ? { ...target, contract: true } : target)
       .catch((err: unknown) => ({ outcome: 'unknown', message: failureOf(err, 'channel_timeout').message }));
     const inFlightUntil = (follow.askedAtMs ?? 0) + (this.timings.inFlightMs ?? 0);
     if (answer.outcome === 'reversed' && answer.unseen && Date.now() < inFlightUntil) {

@@ -129,21 +129,23 @@ export function barcodeRepeat(
   }
   if ((known.identity.authCodeSha256 ?? null) !== (asked.authCodeSha256 ?? null)) return ANOTHER_AUTH_CODE;
   if (isPaidStatus(known.status)) return 'paid';
-  if (known.status === 'closed') return barcodeClosed(known.closeReason, known.refusal);
+  if (known.status === 'closed')
+    return barcodeClosed(known.closeReason, known.refusal, known.identity.payMethod === CONTRACT_PAY_METHOD);
   return 'paying';
 }
 
 /** What a till is answered of a barcode order that closed: `422 order_not_paid`, saying why. */
-export function barcodeClosed(reason: CloseReason | null, channelWords?: string): Refusal {
+export function barcodeClosed(reason: CloseReason | null, channelWords?: string, deduction = false): Refusal {
   if (reason === 'reversed') {
     return {
       code: 'order_not_paid',
       message: 'the payment was reversed: whatever the buyer was charged was given back',
     };
   }
+  const what = deduction ? 'the deduction' : "the buyer's code";
   return {
     code: 'order_not_paid',
-    message: `the channel refused the buyer's code${channelWords ? `: ${channelWords}` : ''}`,
+    message: `the channel refused ${what}${channelWords ? `: ${channelWords}` : ''}`,
   };
 }
 
@@ -379,3 +381,14 @@ export function closeFailure(f: Refusal): Refusal {
  * durapay's hosted page, and the order is made there then.
  */
 export const CHECKOUT_PAY_METHOD = 'checkout';
+
+/**
+ * A recurring contract's deduction (SPEC §17): made by the contract's workflow, never by an
+ * app's create (no channel lists it among its pay methods, so a create that names it is
+ * `invalid_pay_method`). It is taken like a barcode payment: asked once, followed by query,
+ * reversed when its answer is lost.
+ */
+export const CONTRACT_PAY_METHOD = 'contract';
+
+/** How long a deduction the channel answered `paying` is followed before it is reversed (unscaled). */
+export const DEDUCTION_WAIT_MS = 10 * 60_000;

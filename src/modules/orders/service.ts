@@ -60,6 +60,8 @@ import {
   BARCODE_WAIT_MS,
   barcodeRepeat,
   CHECKOUT_PAY_METHOD,
+  CONTRACT_PAY_METHOD,
+  DEDUCTION_WAIT_MS,
   type Refusal,
 } from './rules';
 
@@ -111,6 +113,8 @@ export interface CreateOrderBody {
   /** Nor these: the hosted checkout's order at a merchant's standing code, and its buyer's note. */
   standing_code_id?: string;
   buyer_note?: string;
+  /** Nor this: a recurring contract's deduction (`pay_method: contract`, SPEC §17), made by the contract. */
+  contract?: { contractNo: string; channelContractId: string };
 }
 
 /** How a callback names its order: by durapay's trade number or by the channel's. */
@@ -126,9 +130,27 @@ const refused = (r: Refusal) => new AppError(r.code, r.message);
  * fields belong to `pay_method: barcode` only, and it needs its `auth_code`; a code no channel
  * claims is refused when the create names no channel.
  */
-function barcodeOf(
-  body: CreateOrderBody,
-): { authCode: string; authCodeSha256: string; channelCode: string | undefined } | undefined {
+function barcodeOf(body: CreateOrderBody):
+  | {
+      authCode: string;
+      authCodeSha256: string;
+      channelCode: string | undefined;
+      contract?: { contractNo: string; channelContractId: string };
+    }
+  | undefined {
+  if (body.pay_method === CONTRACT_PAY_METHOD) {
+    // Only a contract makes its deductions; an app's create naming the method is refused as any
+    // method its channel does not list is (channelRefusal).
+    if (!body.contract) return undefined;
+    return {
+      authCode: '',
+      authCodeSha256: createHash('sha256')
+        .update(`contract:${body.contract.channelContractId}`)
+        .digest('hex'),
+      channelCode: body.channel_code,
+      contract: body.contract,
+    };
+  }
   if (body.pay_method !== 'barcode') {
     for (const field of ['auth_code', 'device_id', 'store_id'] as const) {
       if (body[field] !== undefined)
@@ -208,9 +230,9 @@ export class OrderService {
   }
 
   /** The durations an order's run waits, scaled. */
-  private timings(expireMinutes: number, barcode = false): OrderInput['timings'] {
+  private timings(expireMinutes: number, barcode = false, deduction = false): OrderInput['timings'] {
     return {
-      ...(barcode ? { barcode: this.barcodeTimings() } : {}),
+      ...(barcode ? { barcode: this.barcodeTimings(deduction) } : {}),
       pollGapsMs: PAYMENT_POLL_SCHEDULE_MS.map((ms) => this.scale(ms)),
       expireAfterMs: this.scale(expireMinutes * 60_000),
       profitShareDelayMs: this.scale(this.deps.profitShareDelayMs),
@@ -226,8 +248,9 @@ export class OrderService {
    * How a barcode order is followed (SPEC §14): its wait, and its queries' and reverses' backoff
    * in proportion to it; the till's answer time is production's whatever the scale.
    */
-  private barcodeTimings(): BarcodeTimings {
-    const waitMs = this.deps.barcodeWaitMs ?? BARCODE_WAIT_MS;
+  private barcodeTimings(deduction = false): BarcodeTimings {
+    // A deduction the channel is still taking is followed longer than a buyer at a till.
+    const waitMs = deduction ? DEDUCTION_WAIT_MS : (this.deps.barcodeWaitMs ?? BARCODE_WAIT_MS);
     const scaled = this.scale(waitMs);
     const inProportion = (gaps: number[]) =>
       gaps.map((ms) => Math.max(1, Math.round((ms * scaled) / BARCODE_WAIT_MS)));
@@ -315,7 +338,7 @@ export class OrderService {
         profitSharingAmount: body.profit_sharing_amount ?? 0,
         ...(barcode ? { authCodeSha256: barcode.authCodeSha256 } : {}),
       };
-      if (existing.payMethod === 'barcode') {
+      if (existing.payMethod === 'barcode' || existing.payMethod === CONTRACT_PAY_METHOD) {
         // A barcode order asked again (SPEC §14): the same code joins it, another is refused.
         const answer = barcodeRepeat({ ...known, closeReason: existing.closeReason }, asked);
         if (typeof answer !== 'string') throw refused(answer);
@@ -331,7 +354,12 @@ export class OrderService {
 
     const offered = deps.channels.get(channelCode);
     const asked = { payMethod: body.pay_method, amount: body.amount };
-    const channelRefused = channelRefusal(channelCode, offered?.capabilities, asked);
+    // A contract's deduction is offered by the channels that take contracts (SPEC §17).
+    const limits =
+      offered && barcode?.contract
+        ? { ...offered.capabilities, payMethods: offered.contracts ? [CONTRACT_PAY_METHOD] : [] }
+        : offered?.capabilities;
+    const channelRefused = channelRefusal(channelCode, limits, asked);
     if (channelRefused) throw refused(channelRefused);
     // channelRefusal refuses a channel durapay does not have.
     const channel = offered!;
@@ -403,6 +431,7 @@ export class OrderService {
               authCodeSha256: barcode.authCodeSha256,
               deviceId: body.device_id ?? null,
               storeId: body.store_id ?? null,
+              ...(barcode.contract ? { contract: barcode.contract } : {}),
             },
           }
         : {}),
@@ -417,7 +446,7 @@ export class OrderService {
       currency: channel.capabilities.currency,
       callbackUrl: `${deps.publicBaseUrl}/api/v1/notify/payment/${channelCode}`,
       createdAt: now.toISOString(),
-      timings: this.timings(request.expireMinutes, barcode !== undefined),
+      timings: this.timings(request.expireMinutes, barcode !== undefined, barcode?.contract !== undefined),
     };
     return this.start(input, request, log);
   }
