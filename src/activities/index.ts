@@ -13,6 +13,7 @@ import { createApplicationActivities, type ApplicationActivities } from '../modu
 import type { AppRepository } from '../modules/apps';
 import { createCallbackActivities, type CallbackActivities } from '../modules/callbacks';
 import { createComplaintActivities, type ComplaintActivities } from '../modules/complaints';
+import { createContractActivities, type ContractActivities } from '../modules/contracts';
 import { createMerchantActivities, type MerchantActivities } from '../modules/merchants';
 import {
   createDelivery,
@@ -20,7 +21,12 @@ import {
   NotificationPublisher,
   type NotificationActivities,
 } from '../modules/notifications';
-import { createPaymentActivities, type OrderActivities } from '../modules/orders';
+import {
+  createPaymentActivities,
+  OrderService,
+  type OrderActivities,
+  type OrderServiceDeps,
+} from '../modules/orders';
 import { createRefundActivities, type RefundActivities } from '../modules/refunds';
 import { createReconciliationActivities, type ReconciliationActivities } from '../modules/reconciliation';
 import { createTransferActivities, type TransferActivities } from '../modules/transfers';
@@ -45,6 +51,19 @@ export interface ActivitiesDeps {
   metrics?: WorkerMetrics;
   /** The keys that seal Temporal payloads and applicant data at rest (SPEC §7). */
   payloadKeys: Keyring;
+  /**
+   * How the orders a worker makes itself (a contract's deductions, SPEC §17) are made: the
+   * same settings as the API's orders.
+   */
+  orders: Pick<
+    OrderServiceDeps,
+    | 'publicBaseUrl'
+    | 'defaultChannel'
+    | 'profitShareDelayMs'
+    | 'orderIdleEndMs'
+    | 'requestTimeoutMs'
+    | 'barcodeWaitMs'
+  >;
 }
 
 /**
@@ -61,6 +80,7 @@ export type Activities = OrderActivities &
   ReconciliationActivities &
   TransferActivities &
   ComplaintActivities &
+  ContractActivities &
   DiagnosticActivities;
 
 /** Every activity the worker serves, built around the dependencies handed in. */
@@ -102,6 +122,23 @@ export function createActivities(given: ActivitiesDeps): Activities {
       client: given.client,
       taskQueue: given.taskQueue,
       timeScale,
+    }),
+    ...createContractActivities({
+      db,
+      logger,
+      channels,
+      payloadKeys,
+      publisher,
+      timeScale,
+      orders: new OrderService({
+        db,
+        client: given.client,
+        taskQueue: given.taskQueue,
+        timeScale,
+        channels,
+        payloadKeys,
+        ...given.orders,
+      }),
     }),
     ...createReconciliationActivities({
       db,

@@ -9,6 +9,8 @@ import { healthRoutes, type ReadinessProbes } from './health';
 import { ApplicationService, applicationRoutes } from '../modules/applications';
 import { callbackRoutes, type CallbackRateLimit } from './callbacks';
 import { complaintNotificationRoutes } from './complaint-notifications';
+import { contractNotificationRoutes } from './contract-notifications';
+import { ContractService, contractRoutes } from '../modules/contracts';
 import { merchantRoutes } from '../modules/merchants';
 import { notificationRoutes } from '../modules/notifications';
 import { OrderService, paymentRoutes } from '../modules/orders';
@@ -84,6 +86,7 @@ export const APP_API_SCOPES: Readonly<Record<string, Scope>> = {
   '/api/v1/transfer': 'payments',
   '/api/v1/payment-links': 'payments',
   '/api/v1/complaints': 'payments',
+  '/api/v1/contracts': 'payments',
   '/api/v1/merchant': 'merchants',
 };
 
@@ -113,6 +116,9 @@ export function createApp(deps: ApiDeps): Express {
   // Complaint notifications read their own bodies too, answered as their channel expects (SPEC §16).
   const complaints = new ComplaintService(deps.services, refunds);
   app.use(complaintNotificationRoutes(deps.services, complaints, deps.callbackRateLimit));
+  // And contract notifications: the buyer signed, or ended a contract at the channel (SPEC §17).
+  const contracts = new ContractService(deps.services);
+  app.use(contractNotificationRoutes(deps.services, contracts, deps.callbackRateLimit));
   app.use(refuseEncodedBodies());
   // The simulated upstream reads its own bodies (uploads exceed the API's 1 MiB JSON limit).
   // A simulated upstream's own routes count as its mount point in the metrics.
@@ -168,6 +174,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(merchantCodeRoutes(checkout));
   app.use(reconciliationRoutes(new ReconciliationService(deps.services)));
   app.use(complaintRoutes(complaints));
+  app.use(contractRoutes(contracts));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

@@ -2,6 +2,7 @@ import type { ApplicationServiceDeps } from '../modules/applications';
 import type { MerchantRoutesDeps } from '../modules/merchants';
 import type { NotificationRoutesDeps } from '../modules/notifications';
 import type { OrderServiceDeps } from '../modules/orders';
+import type { ContractServiceDeps } from '../modules/contracts';
 import type { Keyring } from '../platform/crypto/keyring';
 
 /**
@@ -11,7 +12,8 @@ import type { Keyring } from '../platform/crypto/keyring';
 export type ApiServices = OrderServiceDeps &
   ApplicationServiceDeps &
   MerchantRoutesDeps &
-  NotificationRoutesDeps & {
+  NotificationRoutesDeps &
+  Pick<ContractServiceDeps, 'contractClock'> & {
     /** The keys that seal Temporal payloads and applicant data at rest (SPEC §7). */
     payloadKeys: Keyring;
   };

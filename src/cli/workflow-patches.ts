@@ -7,6 +7,7 @@
 import * as applications from '../modules/applications/messages';
 import * as callbacks from '../modules/callbacks/messages';
 import * as complaints from '../modules/complaints/messages';
+import * as contracts from '../modules/contracts/messages';
 import * as merchants from '../modules/merchants/messages';
 import * as notifications from '../modules/notifications/messages';
 import * as orders from '../modules/orders/messages';
@@ -34,6 +35,7 @@ const messagesOf: Record<WorkflowType, object> = {
   transferWorkflow: transfers,
   complaintWorkflow: complaints,
   complaintSweepWorkflow: complaints,
+  contractWorkflow: contracts,
 };
 
 function markersIn(messages: object): string[] {

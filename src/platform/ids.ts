@@ -30,7 +30,7 @@ export function generateApplicationId(): string {
 }
 
 /** A trade_no (`P`) or refund_no (`R`): the prefix, UTC yyyyMMddHHmmss and 10 random digits. */
-export function generateServiceNo(prefix: 'P' | 'R' | 'T', now = new Date()): string {
+export function generateServiceNo(prefix: 'P' | 'R' | 'T' | 'K', now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:T]/g, '').slice(0, 14);
   const digits = Array.from({ length: 10 }, () => randomInt(10)).join('');
   return `${prefix}${stamp}${digits}`;

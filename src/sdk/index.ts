@@ -48,6 +48,10 @@ import type {
   ComplaintRefunded,
   ComplaintReplyInput,
   ListComplaintsParams,
+  Contract,
+  CreateContractInput,
+  ListContractsParams,
+  OpenedContract,
   UploadedFile,
   UploadMerchantFileInput,
 } from './types';
@@ -247,6 +251,27 @@ export class DurapayClient {
   completeComplaint(complaintId: string): Promise<Complaint> {
     return this.request('POST', `/api/v1/complaints/${encodeURIComponent(complaintId)}/complete`, {
       json: {},
+    });
+  }
+
+  /** Offers a recurring contract (§17): answers where the buyer signs; the same number again is the same contract. */
+  createContract(input: CreateContractInput): Promise<OpenedContract> {
+    return this.request('POST', '/api/v1/contracts', { json: input });
+  }
+
+  /** This app's contracts, newest first; pass `next` as `after` for the next page. */
+  listContracts(params: ListContractsParams = {}): Promise<{ list: Contract[]; next: string | null }> {
+    return this.request('GET', `/api/v1/contracts${queryString(params)}`);
+  }
+
+  getContract(contractNo: string): Promise<Contract> {
+    return this.request('GET', `/api/v1/contracts/${encodeURIComponent(contractNo)}`);
+  }
+
+  /** Unsigns at the channel and cancels; nothing is deducted after it. */
+  cancelContract(contractNo: string, input: { reason?: string } = {}): Promise<Contract> {
+    return this.request('POST', `/api/v1/contracts/${encodeURIComponent(contractNo)}/cancel`, {
+      json: input,
     });
   }
 

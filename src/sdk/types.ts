@@ -13,7 +13,17 @@ import type {
 } from '../channels/registry';
 
 /** `barcode`: the cashier scans the code in the buyer's wallet (付款码, §14). */
-export type PayMethod = 'qr_code' | 'jsapi' | 'mini_program' | 'app' | 'h5' | 'web' | 'barcode' | 'checkout';
+export type PayMethod =
+  | 'qr_code'
+  | 'jsapi'
+  | 'mini_program'
+  | 'app'
+  | 'h5'
+  | 'web'
+  | 'barcode'
+  | 'checkout'
+  /** A recurring contract's deduction (§17): made by the contract, never by createOrder. */
+  | 'contract';
 
 export type OrderStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'closed';
 
@@ -312,7 +322,11 @@ export type NotificationEventType =
   | 'complaint.created'
   | 'complaint.updated'
   | 'complaint.reply_due'
-  | 'complaint.overdue';
+  | 'complaint.overdue'
+  | 'contract.signed'
+  | 'contract.cancelled'
+  | 'contract.deduction_failed'
+  | 'contract.ended';
 
 export type NotificationStatus = 'pending' | 'delivered' | 'failed';
 
@@ -395,7 +409,9 @@ export type ErrorCode =
   | 'reconciliation_not_found'
   | 'link_not_found'
   | 'complaint_not_found'
-  | 'complaint_processed';
+  | 'complaint_processed'
+  | 'contract_not_found'
+  | 'contract_ended';
 
 /** §10 */
 export type ReconciliationCategory =
@@ -611,6 +627,88 @@ export interface ListComplaintsParams {
   overdue?: 'true' | 'false';
   merchant_id?: string;
   trade_no?: string;
+  limit?: number;
+  after?: string;
+}
+
+/** §17 */
+export type ContractStatus = 'signing' | 'active' | 'cancelled' | 'ended' | 'failed';
+
+export interface ContractPlan {
+  period: 'day' | 'week' | 'month';
+  every: number;
+  amount: number;
+  first_at?: string;
+  count?: number;
+  total_amount?: number;
+}
+
+export interface CreateContractInput {
+  merchant_contract_no: string;
+  channel_code: string;
+  merchant_id?: string;
+  plan: ContractPlan;
+  subject: string;
+  notify_url: string;
+  return_url?: string;
+}
+
+export interface OpenedContract {
+  contract_no: string;
+  status: ContractStatus;
+  sign_url: string | null;
+  is_idempotent: boolean;
+}
+
+export interface ContractDeduction {
+  period: number;
+  attempt: number;
+  merchant_order_no: string;
+  trade_no: string | null;
+  amount: number;
+  status: 'pending' | 'paid' | 'failed';
+  reason: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface Contract {
+  contract_no: string;
+  merchant_contract_no: string;
+  merchant_id: string | null;
+  channel_code: string;
+  status: ContractStatus;
+  subject: string;
+  plan: {
+    period: 'day' | 'week' | 'month';
+    every: number;
+    amount: number;
+    first_at: string | null;
+    count: number | null;
+    total_amount: number | null;
+  };
+  sign_url: string | null;
+  channel_contract_id: string | null;
+  signed_at: string | null;
+  finished_at: string | null;
+  cancelled_by: 'merchant' | 'buyer' | null;
+  end_reason: string | null;
+  periods_done: number;
+  deducted_count: number;
+  deducted_amount: number;
+  next_deduction: { at: string; amount: number } | null;
+  last_failure: { period: number; reason: string; at: string } | null;
+  deductions: ContractDeduction[];
+  notify_url: string;
+  return_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ListContractsParams {
+  status?: ContractStatus;
+  merchant_id?: string;
+  channel_code?: string;
   limit?: number;
   after?: string;
 }

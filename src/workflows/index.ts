@@ -9,3 +9,4 @@ export { channelTokenWorkflow } from '../modules/merchants/workflow';
 export { reconciliationWorkflow, reconciliationDayWorkflow } from '../modules/reconciliation/workflow';
 export { transferWorkflow } from '../modules/transfers/workflow';
 export { complaintWorkflow, complaintSweepWorkflow } from '../modules/complaints/workflow';
+export { contractWorkflow } from '../modules/contracts/workflow';

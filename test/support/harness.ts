@@ -321,6 +321,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     ...upstreams.map((u) => u.channel),
   ]);
   const timeScale = options.timeScale ?? TEST_TIME_SCALE;
+  const contractClock = { originMs: Date.now(), scale: timeScale };
   const activityDeps: ActivityDeps = {
     db: database.db,
     logger,
@@ -332,6 +333,14 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     guardAddresses: options.guardAddresses ?? false,
     channels,
     payloadKeys,
+    orders: {
+      publicBaseUrl: baseUrl,
+      defaultChannel: 'sandbox',
+      profitShareDelayMs: options.profitShareDelayMs ?? 60_000,
+      orderIdleEndMs: options.orderIdleEndMs ?? 600_000,
+      ...(options.barcodeWaitMs === undefined ? {} : { barcodeWaitMs: options.barcodeWaitMs }),
+      requestTimeoutMs: 10_000,
+    },
   };
   const attempts = attemptCounter();
   const worker = await createWorker({
@@ -372,6 +381,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     ...(options.barcodeWaitMs === undefined ? {} : { barcodeWaitMs: options.barcodeWaitMs }),
     requestTimeoutMs: 10_000,
     payloadKeys,
+    // The contracts' calendar runs at the stack's scale, the same for durapay and its sandbox.
+    contractClock,
   };
   const sandboxControls = new SandboxControls();
   const sandboxBackground = new Background((err) =>
@@ -404,6 +415,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       logger: logger.child({ component: 'sandbox' }),
       background: sandboxBackground,
       controls: sandboxControls,
+      clock: contractClock,
     }),
   });
   const server = await listenApi(app, port, '127.0.0.1', logger, options.tracing);

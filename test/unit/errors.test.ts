@@ -13,6 +13,7 @@ describe('error codes', () => {
     expect(byStatus(422)).toEqual(
       [
         'complaint_processed',
+        'contract_ended',
         'order_already_paid',
         'order_closed',
         'order_not_found',
@@ -38,6 +39,7 @@ describe('error codes', () => {
     expect(byStatus(500)).toEqual(['database_error', 'internal_system']);
     expect(byStatus(404)).toEqual([
       'complaint_not_found',
+      'contract_not_found',
       'link_not_found',
       'not_found',
       'notification_not_found',

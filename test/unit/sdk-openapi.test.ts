@@ -61,6 +61,10 @@ export const answers: { [check: string]: true } = {
   replyToComplaint: null as unknown as Same<Answer<'replyToComplaint'>, S['Complaint']>,
   refundComplaint: null as unknown as Same<Answer<'refundComplaint'>, S['ComplaintRefunded']>,
   completeComplaint: null as unknown as Same<Answer<'completeComplaint'>, S['Complaint']>,
+  createContract: null as unknown as Same<Answer<'createContract'>, S['OpenedContract']>,
+  listContracts: null as unknown as Same<Answer<'listContracts'>, S['ContractPage']>,
+  getContract: null as unknown as Same<Answer<'getContract'>, S['Contract']>,
+  cancelContract: null as unknown as Same<Answer<'cancelContract'>, S['Contract']>,
   errorCode: null as unknown as Same<sdk.ErrorCode, S['ErrorCode']>,
 };
 
@@ -76,6 +80,7 @@ export const requests: { [check: string]: true } = {
   >,
   replyToComplaint: null as unknown as Accepts<S['ComplaintReply'], Input<'replyToComplaint'>[1]>,
   refundComplaint: null as unknown as Accepts<S['ComplaintRefund'], Input<'refundComplaint'>[1]>,
+  createContract: null as unknown as Accepts<S['CreateContract'], Input<'createContract'>[0]>,
   resolveReconciliationMismatch: null as unknown as Accepts<
     S['ResolveMismatchRequest'],
     Input<'resolveReconciliationMismatch'>[1]
@@ -86,6 +91,7 @@ export const requests: { [check: string]: true } = {
   merchantStatus: null as unknown as Same<sdk.MerchantStatus, S['Merchant']['status']>,
   applicationStatus: null as unknown as Same<sdk.ApplicationStatus, S['Application']['status']>,
   transferStatus: null as unknown as Same<sdk.TransferStatus, S['Transfer']['status']>,
+  contractStatus: null as unknown as Same<sdk.ContractStatus, S['Contract']['status']>,
 };
 `;
 

@@ -58,6 +58,22 @@ const complaintNotificationOperation: Schema = {
   ],
 };
 
+/** A channel's contract notification (SPEC §17): signed by the buyer, or ended at the channel. */
+const contractNotificationOperation: Schema = {
+  ...callbackOperation,
+  operationId: 'contractNotification',
+  summary: 'Receive a contract notification',
+  description:
+    "Called by the upstream channel, not by apps: a recurring contract was signed by the buyer or ended at the channel (the buyer unsigned). Verified with the channel's signature; the body is at most 64 KiB. The contract's workflow is signalled before the channel is answered; any failure answers the channel's failure reply, and the channel sends it again. A lost notification is found by the contract's own queries of the channel.",
+  parameters: [
+    {
+      ...(callbackOperation.parameters as Schema[])[0],
+      description: '`sandbox` (and, as they are added, the channels with contracts).',
+      example: 'sandbox',
+    },
+  ],
+};
+
 function plainOperation(
   operationId: string,
   summary: string,
@@ -72,6 +88,7 @@ export function apiPaths(): Record<string, Record<string, Schema>> {
   const paths: Record<string, Record<string, Schema>> = {};
   paths['/api/v1/notify/payment/{channelCode}'] = { post: callbackOperation };
   paths['/api/v1/notify/complaint/{channelCode}'] = { post: complaintNotificationOperation };
+  paths['/api/v1/notify/contract/{channelCode}'] = { post: contractNotificationOperation };
   paths['/livez'] = {
     get: plainOperation('livez', 'Liveness', 'Answers 200 while the process is alive.', {
       200: jsonResponse('Alive.', successEnvelope(schemaRef('Alive'))),

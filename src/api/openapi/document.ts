@@ -7,6 +7,7 @@ import { refundOperations } from '../../modules/refunds';
 import { transferOperations } from '../../modules/transfers';
 import { merchantCodeOperations, paymentLinkOperations } from '../../modules/checkout';
 import { complaintOperations } from '../../modules/complaints';
+import { contractOperations } from '../../modules/contracts';
 import { type ApiOperation } from '../../platform/http/openapi';
 import { apiPaths } from './api-paths';
 import { DATA_SCHEMAS, ENVELOPE_SCHEMAS, schemaRef } from './response-schemas';
@@ -37,6 +38,7 @@ const OPERATIONS: ApiOperation[] = [
   ...merchantCodeOperations,
   ...reconciliationOperations,
   ...complaintOperations,
+  ...contractOperations,
 ];
 
 function operationObject(op: ApiOperation, requestBodies: Record<string, Schema>): Schema {
@@ -90,6 +92,11 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Schema {
         name: 'Complaints',
         description:
           "Consumer complaints about the app's orders (WeChat Pay 消费者投诉2.0): read them, reply, refund, complete; every call needs the `payments` scope.",
+      },
+      {
+        name: 'Contracts',
+        description:
+          'Recurring contracts (auto-debit: WeChat Pay 委托代扣, Alipay 周期扣款): offered for the buyer to sign, then deducted each period as ordinary orders; every call needs the `payments` scope.',
       },
       {
         name: 'Merchants',

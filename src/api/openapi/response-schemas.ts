@@ -79,6 +79,8 @@ export const ERROR_CODES = [
   'link_not_found',
   'complaint_not_found',
   'complaint_processed',
+  'contract_not_found',
+  'contract_ended',
 ] as const;
 export type DocumentedErrorCode = (typeof ERROR_CODES)[number];
 
@@ -289,7 +291,9 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
       merchant_order_no: text,
       pay_method: {
         type: 'string',
-        enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web', 'barcode', 'checkout'],
+        enum: ['qr_code', 'jsapi', 'mini_program', 'app', 'h5', 'web', 'barcode', 'checkout', 'contract'],
+        description:
+          "`contract`: a recurring contract's deduction (`merchant_order_no` `contract:{contract_no}:{period}:{attempt}`).",
       },
       amount: money,
       status: orderStatus,
@@ -625,6 +629,83 @@ export const DATA_SCHEMAS: Record<string, Schema> = {
     { ...complaintFields, refund: ref('RefundResult') },
     "The complaint with its refund, as the order's book answered it.",
   ),
+  Contract: record(
+    {
+      contract_no: { type: 'string', pattern: '^K\\d{24}$', examples: ['K202612062113580123456789'] },
+      merchant_contract_no: text,
+      merchant_id: textOrNull,
+      channel_code: text,
+      status: { type: 'string', enum: ['signing', 'active', 'cancelled', 'ended', 'failed'] },
+      subject: text,
+      plan: record({
+        period: { type: 'string', enum: ['day', 'week', 'month'] },
+        every: { type: 'integer', minimum: 1 },
+        amount: money,
+        first_at: {
+          ...timeOrNull,
+          description: 'The first deduction: the signature, unless the create set it.',
+        },
+        count: intOrNull,
+        total_amount: nullable(money),
+      }),
+      sign_url: {
+        ...textOrNull,
+        description: "The channel's page where the buyer signs; null once signed or ended.",
+      },
+      channel_contract_id: { ...textOrNull, description: "The channel's id of the contract, once signed." },
+      signed_at: timeOrNull,
+      finished_at: timeOrNull,
+      cancelled_by: { type: ['string', 'null'], enum: ['merchant', 'buyer', null] },
+      end_reason: textOrNull,
+      periods_done: { type: 'integer', minimum: 0 },
+      deducted_count: { type: 'integer', minimum: 0 },
+      deducted_amount: money,
+      next_deduction: nullable(
+        record({ at: time, amount: money }, "The next deduction's window opening and amount, while active."),
+      ),
+      last_failure: nullable(
+        record(
+          { period: { type: 'integer', minimum: 1 }, reason: text, at: time },
+          "The last period whose deduction failed after its last retry, with the channel's reason.",
+        ),
+      ),
+      deductions: {
+        type: 'array',
+        items: record({
+          period: { type: 'integer', minimum: 1 },
+          attempt: { type: 'integer', minimum: 1 },
+          merchant_order_no: {
+            type: 'string',
+            description: 'The order of the attempt: `contract:{contract_no}:{period}:{attempt}`.',
+          },
+          trade_no: nullable(tradeNo),
+          amount: money,
+          status: { type: 'string', enum: ['pending', 'paid', 'failed'] },
+          reason: textOrNull,
+          created_at: time,
+          finished_at: timeOrNull,
+        }),
+      },
+      notify_url: text,
+      return_url: textOrNull,
+      created_at: time,
+      updated_at: time,
+    },
+    'A recurring contract: its plan, where it stands, and every deduction attempt with its order.',
+  ),
+  ContractPage: record({
+    list: { type: 'array', items: ref('Contract') },
+    next: { ...textOrNull, description: 'Pass as `after` for the next page; null on the last.' },
+  }),
+  OpenedContract: record({
+    contract_no: { type: 'string', pattern: '^K\\d{24}$' },
+    status: { type: 'string', enum: ['signing', 'active', 'cancelled', 'ended', 'failed'] },
+    sign_url: {
+      ...textOrNull,
+      description: 'Where the buyer signs (null once the contract is signed or has ended).',
+    },
+    is_idempotent: { type: 'boolean', description: 'A repeat of the same `merchant_contract_no`.' },
+  }),
   ReconciliationRun: record(
     {
       run_id: { type: 'string', description: '`{channel_code}:{account}:{bill_date}`.' },

@@ -40,6 +40,8 @@ const EXAMPLE_MESSAGES: Record<DocumentedErrorCode, string> = {
   link_not_found: 'payment link not found',
   complaint_not_found: 'complaint not found',
   complaint_processed: 'the complaint is processed: it takes no reply',
+  contract_not_found: 'contract not found',
+  contract_ended: 'the contract has ended: there is nothing to cancel',
 };
 
 /** What every signed endpoint may answer besides its own codes (SPEC §2, §1). */

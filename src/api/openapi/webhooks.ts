@@ -58,6 +58,24 @@ const EVENTS: Record<NotificationEvent, { resource: string; description: string 
     description:
       'A complaint passed a deadline (no reply in 24 hours, or not processed in 72) and is not processed.',
   },
+  'contract.signed': {
+    resource: 'Contract',
+    description: 'The buyer signed a recurring contract: it is active.',
+  },
+  'contract.cancelled': {
+    resource: 'Contract',
+    description:
+      'A contract was cancelled, by the app or by the buyer at the channel; nothing is deducted after it.',
+  },
+  'contract.deduction_failed': {
+    resource: 'Contract',
+    description:
+      "A period's deduction failed after its last retry in the window; `last_failure` says why (the channel's reason).",
+  },
+  'contract.ended': {
+    resource: 'Contract',
+    description: "A contract's plan is complete (its count or total amount).",
+  },
 };
 
 /**

@@ -16,6 +16,10 @@ export const NOTIFICATION_EVENTS = [
   'complaint.updated',
   'complaint.reply_due',
   'complaint.overdue',
+  'contract.signed',
+  'contract.cancelled',
+  'contract.deduction_failed',
+  'contract.ended',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

@@ -38,6 +38,7 @@ export const WORKFLOW_TYPES = [
   'reconciliationWorkflow',
   'transferWorkflow',
   'complaintWorkflow',
+  'contractWorkflow',
 ] as const;
 
 /**

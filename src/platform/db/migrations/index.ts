@@ -26,6 +26,7 @@ import { checkout } from './0023-checkout';
 import { checkoutOrders } from './0024-checkout-orders';
 import { complaints } from './0025-complaints';
 import { complaintEvents } from './0026-complaint-events';
+import { contracts } from './0027-contracts';
 
 export type Migration = RunnableMigration<QueryInterface>;
 
@@ -60,4 +61,5 @@ export const migrations: Migration[] = [
   checkoutOrders,
   complaints,
   complaintEvents,
+  contracts,
 ];
