@@ -356,6 +356,19 @@ export function contractRoutes(
           'notice_required',
           'no pre-deduction notice of at least this amount was sent',
         );
+      // A notice covers the retries of one deduction until one is taken (a reversed one is not).
+      const [sinceNotice] = await rows<{ n: string }>(
+        `SELECT count(*) AS n FROM sandbox_orders
+          WHERE contract_id = :id AND status IN ('paid', 'pending') AND created_at >= :noticedAt`,
+        { id: asked.contract_id, noticedAt: c.noticed_at },
+        transaction,
+      );
+      if (Number(sinceNotice!.n) > 0)
+        throw new SandboxRefusal(
+          422,
+          'notice_required',
+          'the last pre-deduction notice was used by a deduction taken since',
+        );
       if (at - noticedAt < SANDBOX_NOTICE_LEAD_MS)
         throw new SandboxRefusal(
           422,
@@ -386,11 +399,6 @@ export function contractRoutes(
          RETURNING *`,
         { ...asked, channelTradeNo: `SBXD${randomBase32(20).toUpperCase()}`, paid, steer, day },
         transaction,
-      );
-      // A notice is good for one deduction.
-      await db.sequelize.query(
-        `UPDATE sandbox_contracts SET notice_amount = NULL, noticed_at = NULL, updated_at = now() WHERE contract_no = :no`,
-        { replacements: { no: c.contract_no }, transaction },
       );
       return { order: { ...order!, amount: Number(order!.amount) }, steer, created: true, contract: c };
     });

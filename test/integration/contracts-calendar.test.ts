@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { contractWorkflowId } from '../../src/modules/contracts';
-import { contractTimeOf, localDayStart } from '../../src/modules/contracts/rules';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
+import { sevenAmAfterANotice } from '../support/contracts';
 import { until } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -43,21 +43,13 @@ interface Contract {
   deductions: { period: number; trade_no: string | null; status: string }[];
 }
 
-function sevenAm(): string {
-  const clock = stack.services.contractClock!;
-  const soonest = contractTimeOf(clock, Date.now()) + 86_400_000 + 3_600_000;
-  let next = localDayStart(soonest) + 7 * 3_600_000;
-  if (next < soonest) next += 86_400_000;
-  return new Date(next).toISOString();
-}
-
 test('when a monthly contract of three periods is signed, then it deducts once a month as three paid orders notified once each, one run per period, and ends', async () => {
   const merchantContractNo = `MONTHLY-${randomUUID()}`;
   const made = await pay.post<{ contract_no: string; sign_url: string }>('/api/v1/contracts', {
     merchant_contract_no: merchantContractNo,
     channel_code: 'sandbox',
     // 07:00 China time on the contract clock, a day and more from now: each month's window opens then.
-    plan: { period: 'month', every: 1, amount: 1500, count: 3, first_at: sevenAm() },
+    plan: { period: 'month', every: 1, amount: 1500, count: 3, first_at: sevenAmAfterANotice(stack) },
     subject: 'Tea of the month',
     notify_url: receiver.url,
   });

@@ -11,10 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import type { AppCredentials } from '../../src/modules/apps/repository';
 import { contractWorkflowId } from '../../src/modules/contracts';
-import { contractTimeOf, localDayStart } from '../../src/modules/contracts/rules';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type Answer, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
+import { sevenAmAfterANotice } from '../support/contracts';
 import { until } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -67,23 +67,10 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-/**
- * A first deduction at 07:00 China time on the contract clock, at least a day and an hour from
- * now (the notice's day and some), so that every period's window opens at 07:00 and has room
- * for all three attempts, whatever the time of day the test runs at.
- */
-function sevenAm(): string {
-  const clock = stack.services.contractClock!;
-  const soonest = contractTimeOf(clock, Date.now()) + 86_400_000 + 3_600_000;
-  let next = localDayStart(soonest) + 7 * 3_600_000;
-  if (next < soonest) next += 86_400_000;
-  return new Date(next).toISOString();
-}
-
 const contractBody = (plan: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}) => ({
   merchant_contract_no: `SUB-${randomUUID()}`,
   channel_code: 'sandbox',
-  plan: { period: 'day', every: 1, amount: 500, first_at: sevenAm(), ...plan },
+  plan: { period: 'day', every: 1, amount: 500, first_at: sevenAmAfterANotice(stack), ...plan },
   subject: 'Tea of the day',
   notify_url: receiver.url,
   ...overrides,
@@ -198,6 +185,24 @@ test('when a deduction is refused, then it is retried within the window under a 
   const atSandbox = await deductionsAtSandbox(offered.contract_no);
   expect(atSandbox.filter((o) => o.status === 'paid')).toHaveLength(1);
   expect(ended.last_failure).toBeNull();
+});
+
+test("when a deduction's answer is lost, then it is reversed, nothing is kept for it, and the retry under a new number takes the period's money", async () => {
+  const offered = await offer({ count: 1 });
+  stack.sandboxControls.steerDeductions(offered.contract_no, ['answer_lost']);
+  await sign(offered.sign_url);
+  const ended = await statusIs(offered.contract_no, 'ended');
+  expect(ended.deductions.map((d) => [d.attempt, d.status])).toEqual([
+    [1, 'failed'],
+    [2, 'paid'],
+  ]);
+  expect(ended.deductions[0]!.reason).toContain('reversed');
+  const atSandbox = await deductionsAtSandbox(offered.contract_no);
+  // The lost one was charged, then given back by its reverse: the channel keeps one payment.
+  expect(atSandbox.map((o) => o.status).sort()).toEqual(['closed', 'paid']);
+  const [kept] = atSandbox.filter((o) => o.status === 'paid');
+  expect(kept!.trade_no).toBe(ended.deductions[1]!.trade_no);
+  expect((await pay.query(ended.deductions[0]!.trade_no!)).status).toBe('closed');
 });
 
 test("when every attempt of a period is refused, then contract.deduction_failed is sent once with the channel's reason and nothing is taken", async () => {

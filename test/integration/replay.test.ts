@@ -5,6 +5,7 @@
  * `RECORD_HISTORIES=1 npx jest test/integration/replay.test.ts` writes the fixtures of scenarios
  * that have none (`RECORD_HISTORIES_ALL=1` rewrites every one).
  */
+import { contractWorkflowId } from '../../src/modules/contracts';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -605,6 +606,48 @@ test('when scenarios run now, then their histories replay without a determinism 
     expect(refunded.calls.refundProgress).toBe(1);
     expect((await checkout.post(`${refundedPath}/complete`, {})).status).toBe(200);
     scenarios['complaint-refunded-approved'] = complaintWorkflowId('wechatpay', refunded.complaintId);
+
+    // Contracts: one signed, waiting for its first deduction, and cancelled; one cancelled unsigned.
+    const offerContract = async () => {
+      const made = await checkout.post<{ contract_no: string; sign_url: string; status: string }>(
+        '/api/v1/contracts',
+        {
+          merchant_contract_no: `REPLAY-${randomUUID()}`,
+          channel_code: 'sandbox',
+          plan: { period: 'month', every: 1, amount: 100, count: 3 },
+          subject: 'Replay tea',
+          notify_url: receiver.url,
+        },
+      );
+      expect(made.code).toBe('success');
+      const view = await checkout.get<{ merchant_contract_no: string }>(
+        `/api/v1/contracts/${made.data!.contract_no}`,
+      );
+      return { ...made.data!, workflowId: contractWorkflowId(app.app_id, view.data!.merchant_contract_no) };
+    };
+    const signedContract = await offerContract();
+    await fetch(signedContract.sign_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: 'sign' }),
+    });
+    await until('the contract signed', async () =>
+      (await checkout.get<{ status: string }>(`/api/v1/contracts/${signedContract.contract_no}`)).data
+        ?.status === 'active'
+        ? true
+        : undefined,
+    );
+    expect((await checkout.post(`/api/v1/contracts/${signedContract.contract_no}/cancel`, {})).status).toBe(
+      200,
+    );
+    await stack.client.workflow.getHandle(signedContract.workflowId).result();
+    scenarios['contract-signed-cancelled'] = signedContract.workflowId;
+    const unsignedContract = await offerContract();
+    expect((await checkout.post(`/api/v1/contracts/${unsignedContract.contract_no}/cancel`, {})).status).toBe(
+      200,
+    );
+    await stack.client.workflow.getHandle(unsignedContract.workflowId).result();
+    scenarios['contract-cancelled-unsigned'] = unsignedContract.workflowId;
 
     const histories = await Promise.all(
       Object.entries(scenarios).map(async ([name, workflowId]) => ({

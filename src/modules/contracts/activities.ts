@@ -251,7 +251,13 @@ export function createContractActivities(deps: ContractActivityDeps) {
             notify_url: c.notifyUrl,
             channel_code: c.channelCode,
             ...(c.merchantId ? { merchant_id: c.merchantId } : {}),
-            contract: { contractNo: c.contractNo, channelContractId: c.channelContractId! },
+            // Under the account the buyer signed with, whatever the merchant's account is now.
+            contract: {
+              contractNo: c.contractNo,
+              channelContractId: c.channelContractId!,
+              subMerchantNo: c.subMerchantNo,
+              channelAccountId: c.channelAccountId,
+            },
           },
           deps.logger,
         );
@@ -259,8 +265,13 @@ export function createContractActivities(deps: ContractActivityDeps) {
         return settle({ status: 'pending', tradeNo: made.trade_no });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
-        // The order is being reversed (its answer was lost): followed to its end.
-        if (err.code === 'channel_timeout') return deductionState(c, a.period, a.attempt);
+        if (err.code === 'channel_timeout') {
+          // The order is being reversed (its answer was lost): followed to its end. No order at
+          // all: the create never reached its workflow, and is sent again (it is idempotent).
+          if (await orderRows.findOrderByMerchantOrderNo(c.appId, merchantOrderNo))
+            return deductionState(c, a.period, a.attempt);
+          throw err;
+        }
         // Refused (the channel's words are in the message): the order, when one was made, is closed.
         deps.logger.warn('a deduction was refused', {
           contract_no: c.contractNo,
@@ -278,13 +289,15 @@ export function createContractActivities(deps: ContractActivityDeps) {
       contractNo: string;
       period: number;
       attempt: number;
+      /** When this follow gives up and answers `pending` (the workflow follows it again). */
+      untilMs: number;
     }): Promise<DeductionOutcome> {
       const c = await contractOf(a.contractNo);
       const outcome: PollOutcome<DeductionOutcome> = await pollAttempt(
         {
           gapsMs: DEDUCTION_FOLLOW_GAPS_MS.map(scaled),
-          // Every order ends (paid, or reversed and closed); the deadline is only a bound.
-          deadlineMs: Date.now() + 30 * 86_400_000,
+          // Every order ends (paid, or reversed and closed); the deadline only bounds one follow.
+          deadlineMs: a.untilMs,
           askAtDeadline: true,
         },
         async () => {

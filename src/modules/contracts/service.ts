@@ -131,10 +131,13 @@ export class ContractService {
       if (isFinalContractStatus(known.status))
         return { contract_no: known.contractNo, status: known.status, sign_url: null, is_idempotent: true };
     }
-    if (firstAt !== null && firstAt < this.now())
+    // A repeat of a contract under way is answered by its workflow, whatever time it is now and
+    // whatever became of the merchant's account since: the checks are the first create's.
+    if (!known && firstAt !== null && firstAt < this.now())
       throw new AppError('invalid_param', '"plan.first_at" must not be in the past');
-    const merchant = merchantId === null ? null : await this.merchants.find(appId, merchantId);
-    if (merchantId !== null && !merchant) throw new AppError('order_not_found', 'merchant not found');
+    const merchant = merchantId === null || known ? null : await this.merchants.find(appId, merchantId);
+    if (merchantId !== null && !known && !merchant)
+      throw new AppError('order_not_found', 'merchant not found');
     const account = merchant
       ? await this.accounts.attachedAt(appId, merchant.merchantId, body.channel_code)
       : null;

@@ -15,6 +15,7 @@
  * deduction ends paid or reversed (a paid order, or none).
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   allHandlersFinished,
   condition,
@@ -51,6 +52,18 @@ import {
 } from './rules';
 
 const channel = proxyActivities<Activities>(activityProfiles.channelBackground);
+/** The offer of a contract, which its create waits for: bounded, so that the create answers. */
+const offer = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+});
+/** The pre-deduction notice: asked until the channel answers, for up to two hours; a refusal is final. */
+const notice = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '2 hours',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
 const db = proxyActivities<Activities>(activityProfiles.dbWrite);
 const publish = proxyActivities<Activities>({
   ...activityProfiles.publish,
@@ -67,6 +80,8 @@ const deduct = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 const follow = proxyActivities<Activities>(activityProfiles.channelPolling);
+/** How long one follow of a deduction's order lasts (real time) before the workflow asks again. */
+const DEDUCTION_FOLLOW_MS = 6 * 3_600_000;
 
 export async function contractWorkflow(
   input: ContractInput,
@@ -152,7 +167,14 @@ export async function contractWorkflow(
 
   /** Asks the channel where the contract stands: a signature or an unsigning whose notification was lost. */
   const look = async () => {
-    const st = await channel.queryContractAtChannel(ids);
+    let st;
+    try {
+      st = await channel.queryContractAtChannel(ids);
+    } catch (err) {
+      // The channel out of reach: the next look, notice or deduction asks again.
+      log.warn('the channel could not be asked where the contract stands', { ...ids, error: String(err) });
+      return;
+    }
     if (st.status === 'active') signed ??= { channelContractId: st.channelContractId, at: st.signedAt };
     if (st.status === 'terminated' && !isFinalContractStatus(p.status)) stop ??= { by: st.by, reason: null };
   };
@@ -160,15 +182,18 @@ export async function contractWorkflow(
   // ---- offered: the buyer's signing page ----
   if (!carried) {
     try {
-      p.signUrl = (await db.openContractAtChannel({ input })).signUrl;
+      p.signUrl = (await offer.openContractAtChannel({ input })).signUrl;
     } catch (err) {
+      // The activity's own failure (the channel's refusal, its code as the type), or its timeout.
+      const cause = err instanceof ActivityFailure ? err.cause : err;
       openFailure =
-        err instanceof ApplicationFailure
-          ? err
+        cause instanceof ApplicationFailure && cause.type
+          ? ApplicationFailure.nonRetryable(cause.message, cause.type)
           : ApplicationFailure.nonRetryable(
-              err instanceof Error ? err.message : String(err),
-              'channel_create_fail',
+              'the channel did not answer the offer of the contract; send the same request again',
+              'channel_timeout',
             );
+      p.status = 'failed';
       await condition(allHandlersFinished);
       return 'failed';
     }
@@ -239,10 +264,14 @@ export async function contractWorkflow(
       // The notice goes a lead before the window the deduction is planned for (at once when that is past).
       if (!(await sleepUntil(planned.opensAt - lead))) continue;
       try {
-        await channel.sendDeductionNotice({ ...ids, amount });
+        await notice.sendDeductionNotice({ ...ids, amount });
         earliestAt = now() + lead;
       } catch (err) {
-        noticeRefused = `the pre-deduction notice was refused: ${err instanceof Error ? err.message : String(err)}`;
+        const cause = err instanceof ActivityFailure ? err.cause : err;
+        noticeRefused =
+          cause instanceof ApplicationFailure && cause.nonRetryable
+            ? `the pre-deduction notice was refused: ${cause.message}`
+            : 'the channel could not be reached for the pre-deduction notice';
         log.warn('the pre-deduction notice was refused; asking where the contract stands', {
           ...ids,
           error: noticeRefused,
@@ -253,6 +282,7 @@ export async function contractWorkflow(
     }
     const w = deductionWindow(window, { dueAt, earliestAt, lastSuccessDay: p.lastSuccessDay });
     let paid = false;
+    let attemptsMade = 0;
     let reason = noticeRefused ?? 'the window closed before a deduction could be made';
     for (let attempt = 0; noticeRefused === null; attempt++) {
       const at = attemptAt(w, attempt);
@@ -262,14 +292,25 @@ export async function contractWorkflow(
       if (stop) break;
       // An attempt before took long: the window may have passed meanwhile.
       if (now() > w.closesAt - DEDUCTION_CLOSE_MARGIN_MS) break;
+      attemptsMade += 1;
       const made = await deduct.makeDeduction({ ...ids, period: p.period, attempt, amount });
       let outcome: DeductionOutcome = made;
       if (made.status === 'pending') {
         // Followed until the order ends (paid, or reversed and closed), which every order does.
         let settledYet = false;
-        const settled = follow
-          .awaitDeduction({ ...ids, period: p.period, attempt })
-          .finally(() => (settledYet = true));
+        const settled = (async () => {
+          let followed: DeductionOutcome = made;
+          // Each follow is bounded; an order not decided by then (a channel down for hours) is followed again.
+          while (followed.status === 'pending') {
+            followed = await follow.awaitDeduction({
+              ...ids,
+              period: p.period,
+              attempt,
+              untilMs: Date.now() + DEDUCTION_FOLLOW_MS,
+            });
+          }
+          return followed;
+        })().finally(() => (settledYet = true));
         await condition(() => settledYet || stop !== null);
         // A cancel meanwhile ends the contract at once; the deduction ends paid or reversed.
         if (stop && !settledYet) await handleStop();
@@ -284,6 +325,8 @@ export async function contractWorkflow(
       // A refusal may be the buyer's unsigning, whose notification has not come (or was lost).
       await look();
     }
+    // Stopped before anything was asked of the channel: the period did not happen.
+    if (stop && attemptsMade === 0) continue;
     if (paid) {
       p.deductedCount += 1;
       p.deductedAmount += amount;

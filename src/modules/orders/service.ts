@@ -114,7 +114,13 @@ export interface CreateOrderBody {
   standing_code_id?: string;
   buyer_note?: string;
   /** Nor this: a recurring contract's deduction (`pay_method: contract`, SPEC §17), made by the contract. */
-  contract?: { contractNo: string; channelContractId: string };
+  contract?: {
+    contractNo: string;
+    channelContractId: string;
+    /** The account the contract was signed under, which its deductions are made with. */
+    subMerchantNo: string | null;
+    channelAccountId: number | null;
+  };
 }
 
 /** How a callback names its order: by durapay's trade number or by the channel's. */
@@ -135,7 +141,7 @@ function barcodeOf(body: CreateOrderBody):
       authCode: string;
       authCodeSha256: string;
       channelCode: string | undefined;
-      contract?: { contractNo: string; channelContractId: string };
+      contract?: NonNullable<CreateOrderBody['contract']>;
     }
   | undefined {
   if (body.pay_method === CONTRACT_PAY_METHOD) {
@@ -280,7 +286,8 @@ export class OrderService {
       createdAt: order.createdAt.toISOString(),
       timings: this.timings(
         Math.max(1, Math.round((order.expireTime.getTime() - order.createdAt.getTime()) / 60_000)),
-        order.payMethod === 'barcode',
+        order.payMethod === 'barcode' || order.payMethod === CONTRACT_PAY_METHOD,
+        order.payMethod === CONTRACT_PAY_METHOD,
       ),
       resume: true,
     };
@@ -384,10 +391,16 @@ export class OrderService {
     // The merchant's account at this channel (SPEC §5.8), kept with the order. A repeat of an
     // order already made keeps the account it was made with, detached since or not: its answer
     // is the order's (SPEC §3.1), not a refusal.
+    // A contract's deduction is made under the account the contract was signed with.
+    const signedUnder = barcode?.contract
+      ? { accountNo: barcode.contract.subMerchantNo, id: barcode.contract.channelAccountId }
+      : null;
     const made = existing?.merchantId ? existing : null;
     const account =
-      merchant && !made ? await this.accounts.attachedAt(appId, merchant.merchantId, channelCode) : null;
-    if (merchant && !made) {
+      merchant && !made && !signedUnder
+        ? await this.accounts.attachedAt(appId, merchant.merchantId, channelCode)
+        : null;
+    if (merchant && !made && !signedUnder) {
       const accountRefused = merchantAccountRefusal(merchant.merchantId, channelCode, account);
       if (accountRefused) throw refused(accountRefused);
     }
@@ -401,12 +414,12 @@ export class OrderService {
       expireMinutes: barcode ? 1 : (body.expire_minutes ?? DEFAULT_EXPIRE_MINUTES),
       profitSharingAmount: sharing,
       merchantId: body.merchant_id ?? null,
-      subMerchantNo: made ? made.subMerchantNo : (account?.accountNo ?? null),
+      subMerchantNo: made ? made.subMerchantNo : (signedUnder?.accountNo ?? account?.accountNo ?? null),
       channelAccountId: made
         ? made.channelAccountId === null
           ? null
           : Number(made.channelAccountId)
-        : (account?.id ?? null),
+        : (signedUnder?.id ?? account?.id ?? null),
       // Whether the channel can take each receiver's share back for a refund (SPEC §3.7).
       receivers:
         sharing > 0
@@ -431,7 +444,14 @@ export class OrderService {
               authCodeSha256: barcode.authCodeSha256,
               deviceId: body.device_id ?? null,
               storeId: body.store_id ?? null,
-              ...(barcode.contract ? { contract: barcode.contract } : {}),
+              ...(barcode.contract
+                ? {
+                    contract: {
+                      contractNo: barcode.contract.contractNo,
+                      channelContractId: barcode.contract.channelContractId,
+                    },
+                  }
+                : {}),
             },
           }
         : {}),
