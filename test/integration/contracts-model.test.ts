@@ -111,6 +111,29 @@ interface ContractView {
   deductions: { trade_no: string | null; status: string }[];
 }
 
+/**
+ * In the contract's own histories (every run of it), nothing asked for a deduction once the
+ * workflow had taken a cancel (the app's update) or the channel's word that the buyer unsigned.
+ */
+async function noDeductionAfterStop(merchantContractNo: string): Promise<void> {
+  const workflowId = contractWorkflowId(app.app_id, merchantContractNo);
+  for await (const run of stack.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    const history = await stack.client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    let stoppedAt: number | null = null;
+    for (const [i, e] of (history.events ?? []).entries()) {
+      const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+      const signal = e.workflowExecutionSignaledEventAttributes?.signalName;
+      if (stoppedAt === null && (accepted === 'cancelContract' || signal === 'contractTerminated'))
+        stoppedAt = i;
+      const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (stoppedAt !== null && scheduled === 'makeDeduction')
+        throw new Error(
+          `${workflowId} asked for a deduction at event ${i}, after the stop at event ${stoppedAt}`,
+        );
+    }
+  }
+}
+
 async function run(s: Scenario): Promise<void> {
   const made = await Promise.all(
     s.contracts.map(async (c) => {
@@ -187,6 +210,7 @@ async function run(s: Scenario): Promise<void> {
   );
   await stack.sandboxIdle();
 
+  for (const view of views) await noDeductionAfterStop(view.merchant_contract_no);
   for (const [i, view] of views.entries()) {
     // What durapay decided, when: each attempt's row is written as its deduction is asked for.
     const asked = await stack.database.db.sequelize.query<{ created_at: Date }>(
