@@ -1,6 +1,6 @@
 /**
- * A monthly contract (SPEC §17) over three periods on a stack whose calendar runs 100 000 times
- * faster than real time (a month in 26 s): each period's deduction is one paid order, notified
+ * A monthly contract (SPEC §17) over three periods on a stack whose calendar runs 50 000 times
+ * faster than real time (a month in 52 s): each period's deduction is one paid order, notified
  * once, on its own China day about a month after the one before, and each period is a run of its
  * own (continue-as-new), so that the contract's history stays one period long.
  */
@@ -14,9 +14,9 @@ import { Receiver } from '../support/receiver';
 import { sevenAmAfterANotice } from '../support/contracts';
 import { until } from '../support/wait';
 
-jest.setTimeout(240_000);
+jest.setTimeout(480_000);
 
-const TIME_SCALE = 0.00001;
+const TIME_SCALE = 0.00002;
 
 let stack: TestStack;
 let app: AppCredentials;
@@ -66,7 +66,7 @@ test('when a monthly contract of three periods is signed, then it deducts once a
       const c = (await pay.get<Contract>(`/api/v1/contracts/${contractNo}`)).data!;
       return c.status === 'ended' ? c : undefined;
     },
-    200_000,
+    400_000,
   );
   expect(ended).toMatchObject({ deducted_count: 3, deducted_amount: 4500 });
   const tradeNos = ended.deductions.filter((d) => d.status === 'paid').map((d) => d.trade_no!);
@@ -84,8 +84,9 @@ test('when a monthly contract of three periods is signed, then it deducts once a
   expect(days).toHaveLength(3);
   for (let i = 1; i < days.length; i++) {
     const apart = (days[i]! - days[i - 1]!) / 86_400_000;
-    expect(apart).toBeGreaterThanOrEqual(27);
-    expect(apart).toBeLessThanOrEqual(33);
+    // A month (28–31 days), give or take a window missed on a loaded machine (the next day's).
+    expect(apart).toBeGreaterThanOrEqual(26);
+    expect(apart).toBeLessThanOrEqual(34);
   }
 
   await until('every notification', async () => {

@@ -151,6 +151,12 @@ export function planEnded(plan: ContractPlan, index: number, deductedAmount: num
   return periodAmount(plan, deductedAmount) === 0;
 }
 
+/**
+ * The days a period's deduction may be made on, from its window's: a window missed before any
+ * attempt (the worker down) moves to the next day's, as WeChat Pay's deduction period allows.
+ */
+export const DEDUCTION_DAYS = 3;
+
 /** A period's deduction attempts: at most three, two hours apart, each half an hour before the window closes. */
 export const DEDUCTION_ATTEMPTS = 3;
 export const DEDUCTION_RETRY_GAP_MS = 2 * 3_600_000;

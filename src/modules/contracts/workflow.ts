@@ -39,7 +39,10 @@ import {
 import {
   attemptAt,
   contractTimeOf,
+  DAY_MS,
   DEDUCTION_CLOSE_MARGIN_MS,
+  DEDUCTION_DAYS,
+  localDayStart,
   deductionWindow,
   isFinalContractStatus,
   localDay,
@@ -280,7 +283,10 @@ export async function contractWorkflow(
         if (stop) continue;
       }
     }
-    const w = deductionWindow(window, { dueAt, earliestAt, lastSuccessDay: p.lastSuccessDay });
+    let w = deductionWindow(window, { dueAt, earliestAt, lastSuccessDay: p.lastSuccessDay });
+    // The period's deduction days: a window missed without an attempt (a worker down, a task
+    // late) moves to the next day's, up to the last of them.
+    const lastDayEnds = localDayStart(w.opensAt, window.utcOffsetMinutes) + DEDUCTION_DAYS * DAY_MS;
     let paid = false;
     let attemptsMade = 0;
     let reason = noticeRefused ?? 'the window closed before a deduction could be made';
@@ -290,8 +296,20 @@ export async function contractWorkflow(
       if (!(await sleepUntil(at))) break;
       // No await between these checks and the deduction's scheduling: a cancel cannot fall between.
       if (stop) break;
-      // An attempt before took long: the window may have passed meanwhile.
-      if (now() > w.closesAt - DEDUCTION_CLOSE_MARGIN_MS) break;
+      if (now() > w.closesAt - DEDUCTION_CLOSE_MARGIN_MS) {
+        // A retry's window has passed (an attempt before took long): the period ends here.
+        if (attemptsMade > 0) break;
+        // Missed before anything was asked: the next day's window, while the period has one.
+        const next = deductionWindow(window, { dueAt, earliestAt: now(), lastSuccessDay: p.lastSuccessDay });
+        if (next.opensAt >= lastDayEnds) break;
+        log.warn('the deduction window passed before the deduction was asked; the next day is tried', {
+          ...ids,
+          period: p.period + 1,
+        });
+        w = next;
+        attempt = -1;
+        continue;
+      }
       attemptsMade += 1;
       const made = await deduct.makeDeduction({ ...ids, period: p.period, attempt, amount });
       let outcome: DeductionOutcome = made;
