@@ -38,6 +38,7 @@ test('when a database is migrated, then the gateway and the sandbox each record 
     '0003-returns-unfreezes-abnormal',
     '0004-transfers',
     '0005-barcode',
+    '0006-contracts',
   ]);
 });
 
@@ -56,6 +57,7 @@ test('when the sandbox migrations run where the gateway once created the sandbox
     '0003-returns-unfreezes-abnormal',
     '0004-transfers',
     '0005-barcode',
+    '0006-contracts',
   ]);
   expect(await migrateSandbox(sequelize)).toEqual([]);
   const [kept] = await sequelize.query<{ file_name: string }>(
