@@ -1,3 +1,4 @@
+// Longer than 400 lines on purpose: the simulated channel's whole contract desk (pages, API, and the rules each deduction is checked against under one row lock) in one place, reviewed together for races.
 /**
  * The sandbox's auto-debit contracts (SPEC §17), the simulator's side of
  * src/channels/sandbox/contracts.ts: the merchant offers a contract (`POST /v1/contract-signings`),
