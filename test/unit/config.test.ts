@@ -272,6 +272,14 @@ describe('loadConfig: WeChat Pay', () => {
     expect(config?.publicKey).toBeUndefined();
   });
 
+  test('when the API v2 key and the papay plan are set, then recurring contracts are configured; without them, none', () => {
+    const key = 'k'.repeat(32);
+    expect(
+      loadConfig({ ...full, WECHATPAY_APIV2_KEY: key, WECHATPAY_PAPAY_PLAN_ID: '12535' }).wechatpay?.papay,
+    ).toEqual({ apiV2Key: key, planId: '12535' });
+    expect(loadConfig(full).wechatpay?.papay).toBeUndefined();
+  });
+
   test('when both a public key and certificate download are set, then both are trusted', () => {
     expect(loadConfig({ ...full, WECHATPAY_PLATFORM_CERTIFICATES: 'download' }).wechatpay).toMatchObject({
       publicKeyId: full.WECHATPAY_PUBLIC_KEY_ID,
@@ -345,6 +353,22 @@ describe('loadConfig: WeChat Pay', () => {
       'the APIv3 key is 32 characters but not ASCII',
       { WECHATPAY_APIV3_KEY: '密'.repeat(32) },
       /32 ASCII characters/,
+    ],
+    [
+      'the API v2 key is given without the papay plan',
+      { WECHATPAY_APIV2_KEY: 'A'.repeat(22) + 'SECRETVALUE' },
+      /"WECHATPAY_APIV2_KEY" \(or "WECHATPAY_APIV2_KEY_FILE"\) and "WECHATPAY_PAPAY_PLAN_ID" go together/,
+    ],
+    ['the papay plan is given without the API v2 key', { WECHATPAY_PAPAY_PLAN_ID: '12535' }, /go together/],
+    [
+      'the API v2 key is not 32 characters',
+      { WECHATPAY_APIV2_KEY: 'short-SECRETVALUE', WECHATPAY_PAPAY_PLAN_ID: '12535' },
+      /"WECHATPAY_APIV2_KEY" must be 32 ASCII characters/,
+    ],
+    [
+      'the papay plan is not digits',
+      { WECHATPAY_APIV2_KEY: 'A'.repeat(22) + 'SECRETVALUE', WECHATPAY_PAPAY_PLAN_ID: 'plan-1' },
+      /WECHATPAY_PAPAY_PLAN_ID/,
     ],
   ])('when %s, then start-up fails naming the setting, never its value', (_what, change, message) => {
     const env = { ...full, ...change } as Record<string, string | undefined>;

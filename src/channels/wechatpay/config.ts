@@ -31,6 +31,12 @@ export interface WechatpayConfig {
    * buyers in with web OAuth `snsapi_base` for their openid. Unset: no checkout in WeChat.
    */
   spAppSecret?: string;
+  /**
+   * 委托代扣 (auto-debit contracts, SPEC §17), when set: the API v2 key that signs the v2 XML
+   * papay calls and their notifications, and the contract template (plan_id) the buyer signs.
+   * Unset: no recurring contracts on WeChat Pay.
+   */
+  papay?: { apiV2Key: string; planId: string };
 }
 
 /** The variables' schema (WECHATPAY_SANDBOX_ENABLED is the development hook's). */
@@ -51,6 +57,9 @@ export const WECHATPAY_SETTINGS = {
   WECHATPAY_PLATFORM_CERTIFICATES: Joi.string().valid('download'),
   WECHATPAY_SP_APP_SECRET: Joi.string().pattern(/^[0-9A-Za-z]{16,64}$/, 'an AppSecret'),
   WECHATPAY_SP_APP_SECRET_FILE: Joi.string(),
+  WECHATPAY_APIV2_KEY: Joi.string(),
+  WECHATPAY_APIV2_KEY_FILE: Joi.string(),
+  WECHATPAY_PAPAY_PLAN_ID: Joi.string().pattern(/^\d{1,20}$/, 'digits'),
 };
 
 const WECHATPAY_REQUIRED = [
@@ -96,6 +105,7 @@ export function wechatpayConfig(str: SettingReader, cwd: string): WechatpayConfi
     merchantPrivateKey,
     apiV3Key,
     ...appSecretOf(str, cwd),
+    ...papayOf(str, cwd),
   };
   const certificates = str('WECHATPAY_PLATFORM_CERTIFICATES') === 'download';
   const publicKeyId = str('WECHATPAY_PUBLIC_KEY_ID');
@@ -137,4 +147,24 @@ function appSecretOf(str: SettingReader, cwd: string): { spAppSecret?: string } 
     );
   }
   return { spAppSecret: secret };
+}
+
+/**
+ * WECHATPAY_APIV2_KEY (or its _FILE) with WECHATPAY_PAPAY_PLAN_ID: both or neither. The key is a
+ * secret, so never quoted in an error.
+ */
+function papayOf(str: SettingReader, cwd: string): { papay?: { apiV2Key: string; planId: string } } {
+  const apiV2Key = secretSetting(str, 'WECHATPAY_APIV2_KEY', cwd)?.trim();
+  const planId = str('WECHATPAY_PAPAY_PLAN_ID');
+  if (apiV2Key === undefined && planId === undefined) return {};
+  if (apiV2Key === undefined || planId === undefined) {
+    throw new ConfigError(
+      'invalid configuration: "WECHATPAY_APIV2_KEY" (or "WECHATPAY_APIV2_KEY_FILE") and "WECHATPAY_PAPAY_PLAN_ID" go together (recurring contracts)',
+    );
+  }
+  // The MD5 / HMAC-SHA256 key is these characters' bytes: 32 ASCII characters, as the console sets.
+  if (!/^[\x21-\x7e]{32}$/.test(apiV2Key)) {
+    throw new ConfigError('invalid configuration: "WECHATPAY_APIV2_KEY" must be 32 ASCII characters');
+  }
+  return { papay: { apiV2Key, planId } };
 }
