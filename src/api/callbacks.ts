@@ -94,7 +94,7 @@ export function callbackRoutes(
       counted(outcome);
       replyUnread(req, res, failReply(res, error));
     };
-    const callbacks = res.locals.callbacks as CallbacksPort | undefined;
+    let callbacks = res.locals.callbacks as CallbacksPort | undefined;
     if (!callbacks) {
       return refuse(
         'unknown_channel',
@@ -134,6 +134,13 @@ export function callbackRoutes(
     };
 
     const request = { rawBody: raw, headers };
+    // A channel with more than one format hands the request to the port for its format, which
+    // then answers it (its failure replies included).
+    const taker = callbacks.forRequest?.(request);
+    if (taker) {
+      callbacks = taker;
+      res.locals.callbacks = taker;
+    }
     let event: ChannelEvent;
     try {
       const check = await callbacks.verify(request);

@@ -563,6 +563,12 @@ export interface CallbacksPort {
   confirm?(ctx: ChannelContext, event: ChannelEvent): Promise<ChannelEvent>;
   /** What to answer when the event was taken (ok) or must be sent again (not ok). */
   reply(outcome: CallbackOutcome): CallbackReply;
+  /**
+   * The port that takes this request, when a channel sends callbacks in more than one format on
+   * one route (WeChat Pay's v2 XML of a 委托代扣 deduction beside its v3 JSON): asked once the
+   * body is read, before `verify`. Absent: this port takes every request.
+   */
+  forRequest?(req: CallbackRequest): CallbacksPort;
 }
 
 // ---- statements ----

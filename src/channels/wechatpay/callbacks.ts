@@ -3,10 +3,15 @@ import { ChannelError } from '../errors';
 import { referenceOf } from '../ports';
 import type { CallbackCheck, CallbackReply, CallbackRequest, CallbacksPort, ChannelEvent } from '../ports';
 import type { WechatpayClient } from './client';
+import { isV2Body } from './contracts';
 import { decryptResource, MAX_CLOCK_SKEW_S, verifyWechatpaySignature } from './signature';
 import { eventOf, parseNotification } from './transformers';
 
-export function wechatpayCallbacks(client: WechatpayClient): CallbacksPort {
+/**
+ * `v2`: the port of v2 XML callbacks (a 委托代扣 deduction's outcome, contracts.ts), when the
+ * account has 委托代扣; such a body is handed to it.
+ */
+export function wechatpayCallbacks(client: WechatpayClient, v2?: CallbacksPort): CallbacksPort {
   const port: CallbacksPort = {
     // A notification is a small JSON envelope around one encrypted resource: a few KiB at most.
     maxBodyBytes: 64 * 1024,
@@ -36,6 +41,7 @@ export function wechatpayCallbacks(client: WechatpayClient): CallbacksPort {
       return subMchid === undefined ? event : { ...event, subMerchantNo: subMchid };
     },
     identify: referenceOf,
+    ...(v2 ? { forRequest: (req: CallbackRequest) => (isV2Body(req.rawBody) ? v2 : port) } : {}),
     // SPEC §4: 200 text/plain, the v3 acknowledgement on success and `fail` on any failure.
     // WeChat Pay takes any 200 as received, so a refused callback is not sent again: the
     // order's polling (§3.2, §3.5) is what finds a result whose callback was refused.

@@ -13,6 +13,7 @@ import type {
   BarcodePort,
   BuyerSignInPort,
   CallbacksPort,
+  ContractsPort,
   OnboardingPort,
   PaymentsPort,
   ProfitSharingPort,
@@ -34,6 +35,8 @@ import { wechatpayStatements } from './statements';
 import { WECHATPAY_AUTH_CODE, WECHATPAY_PAY_METHODS } from './transformers';
 import { WECHATPAY_PAYEES, wechatpayTransfers } from './transfers';
 import { wechatpayComplaints, type WechatpayComplaintsPort } from './complaints';
+import { wechatpayContracts, wechatpayV2Callbacks } from './contracts';
+import { WechatpayV2Client } from './v2-client';
 
 export type { WechatpayChannelOptions } from './client';
 
@@ -78,6 +81,11 @@ export class WechatpayChannel implements Channel {
   /** Web OAuth snsapi_base for a buyer's openid of sp_appid, when its AppSecret is configured. */
   readonly buyerSignIn?: BuyerSignInPort;
   readonly complaints: WechatpayComplaintsPort;
+  /**
+   * 委托代扣 when the account has its API v2 key and contract template (WECHATPAY_APIV2_KEY,
+   * WECHATPAY_PAPAY_PLAN_ID): signing on the 公众号 page, notices, deductions, unsigning.
+   */
+  readonly contracts?: ContractsPort;
 
   constructor(options: WechatpayChannelOptions) {
     const client = new WechatpayClient(options);
@@ -87,7 +95,16 @@ export class WechatpayChannel implements Channel {
     this.profitSharing = wechatpaySharing(client);
     this.onboarding = wechatpayOnboarding(client);
     this.accounts = wechatpayAccounts(client);
-    this.callbacks = wechatpayCallbacks(client);
+    const v2 = options.papay
+      ? new WechatpayV2Client({
+          baseUrl: options.baseUrl,
+          spMchid: options.spMchid,
+          apiV2Key: options.papay.apiV2Key,
+          timeoutMs: options.timeoutMs,
+        })
+      : undefined;
+    this.callbacks = wechatpayCallbacks(client, v2 && wechatpayV2Callbacks(options.spMchid, v2));
+    if (v2 && options.papay) this.contracts = wechatpayContracts(client, v2, options.papay);
     this.statements = wechatpayStatements(client);
     this.transfers = wechatpayTransfers(client);
     this.buyerSignIn = wechatpayBuyerSignIn(options);
