@@ -3,6 +3,7 @@
  * channel's folder here describes itself by one in its upstream.ts.
  */
 import type { Router } from 'express';
+import type { ScaledClock } from '../src/platform/clock';
 
 /** What an offline upstream logs through. */
 export interface UpstreamLogger {
@@ -27,6 +28,11 @@ export interface UpstreamOptions<K> {
    * URL, where its complaint messages go) is set to it from the start.
    */
   durapayUrl?: string;
+  /**
+   * The calendar of recurring contracts (deduction windows, once a day, a notice's wait), which
+   * runs at durapay's DURAPAY_TIME_SCALE on a scaled stack; real time by default.
+   */
+  contractClock?: ScaledClock;
 }
 
 /** A running offline upstream. */

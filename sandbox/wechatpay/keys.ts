@@ -5,7 +5,7 @@
  * development stack keeps them in a directory so that durapay's settings survive a restart.
  */
 import { spAppSecretOf } from './oauth';
-import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { keyStore, rsaKeyPair } from '../key-store';
 import { randomAlphanumeric, randomDigits } from './wire';
@@ -47,6 +47,20 @@ export function generateWechatpaySandboxKeys(): WechatpaySandboxKeys {
   };
 }
 
+/**
+ * The API v2 key of 委托代扣's v2 calls (32 hex characters), derived from the keys as the
+ * AppSecret is, so that a key directory made before it needs nothing new.
+ */
+export function apiV2KeyOf(keys: { spMchid: string; merchantPrivateKeyPem: string }): string {
+  return createHash('sha256')
+    .update(`apiv2:${keys.spMchid}:${keys.merchantPrivateKeyPem}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** The sandbox's one 委托代扣 contract template (plan_id). */
+export const WECHATPAY_SANDBOX_PAPAY_PLAN_ID = '100001';
+
 /** The files a key directory holds; the PEMs and the APIv3 key are what the *_FILE settings name. */
 export const WECHATPAY_SANDBOX_KEY_FILES = {
   keys: 'wechatpay-sandbox-keys.json',
@@ -54,6 +68,7 @@ export const WECHATPAY_SANDBOX_KEY_FILES = {
   apiV3Key: 'apiv3.key',
   platformPublicKey: 'wechatpay-public-key.pem',
   spAppSecret: 'sp-app-secret.txt',
+  apiV2Key: 'apiv2.key',
 } as const;
 
 /**
@@ -73,6 +88,7 @@ export function wechatpaySettings(
     WECHATPAY_SP_APPID: keys.spAppid,
     WECHATPAY_MERCHANT_SERIAL: keys.merchantSerial,
     WECHATPAY_PUBLIC_KEY_ID: keys.platformPublicKeyId,
+    WECHATPAY_PAPAY_PLAN_ID: WECHATPAY_SANDBOX_PAPAY_PLAN_ID,
   };
   if (mode === 'certificate') {
     // The sandbox names its key by certificate: durapay downloads the certificates instead.
@@ -84,6 +100,7 @@ export function wechatpaySettings(
     settings.WECHATPAY_SP_APP_SECRET = spAppSecretOf(keys);
     settings.WECHATPAY_MERCHANT_PRIVATE_KEY = keys.merchantPrivateKeyPem;
     settings.WECHATPAY_APIV3_KEY = keys.apiV3Key;
+    settings.WECHATPAY_APIV2_KEY = apiV2KeyOf(keys);
     if (mode === 'public_key') settings.WECHATPAY_PUBLIC_KEY = keys.platformPublicKeyPem;
   } else {
     const dir = path.resolve(keyDir);
@@ -93,6 +110,7 @@ export function wechatpaySettings(
     );
     settings.WECHATPAY_APIV3_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.apiV3Key);
     settings.WECHATPAY_SP_APP_SECRET_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.spAppSecret);
+    settings.WECHATPAY_APIV2_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.apiV2Key);
     if (mode === 'public_key') {
       settings.WECHATPAY_PUBLIC_KEY_FILE = path.join(dir, WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey);
     }
@@ -154,6 +172,7 @@ const store = keyStore<WechatpaySandboxKeys>({
     [WECHATPAY_SANDBOX_KEY_FILES.platformPublicKey]: keys.platformPublicKeyPem,
     // Derived from the keys (oauth.ts), written beside them so that a setting can name it.
     [WECHATPAY_SANDBOX_KEY_FILES.spAppSecret]: `${spAppSecretOf(keys)}\n`,
+    [WECHATPAY_SANDBOX_KEY_FILES.apiV2Key]: `${apiV2KeyOf(keys)}\n`,
   }),
   check: checkKeys,
   generate: generateWechatpaySandboxKeys,

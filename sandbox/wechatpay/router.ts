@@ -54,6 +54,9 @@ import { WechatpaySandboxStore, type AbnormalRefundApplication, type OrderRecord
 import { ComplaintDesk, type ComplaintRecord, type OpenComplaint } from './complaints';
 import { complaintRoutes } from './complaint-routes';
 import { WechatpayError, requestId, verifyRequest, wechatpayHeaders } from './wire';
+import { PapayDesk, papayRoutes, type PapaySteer, type WechatpaySandboxPapayContract } from './papay';
+import { apiV2KeyOf, WECHATPAY_SANDBOX_PAPAY_PLAN_ID } from './keys';
+import { scaledTimeOf, type ScaledClock } from '../../src/platform/clock';
 
 export type { WechatpaySandboxLogger } from './context';
 
@@ -98,6 +101,8 @@ export interface WechatpaySandboxOptions {
    * own by default.
    */
   background?: Background;
+  /** The calendar of 委托代扣's rules (papay.ts): durapay's contract clock on a scaled stack; real time by default. */
+  contractClock?: ScaledClock;
 }
 
 /** What a test reads of a code payment: its state, whether WeChat Pay keeps the buyer's money, and the asks made of it. */
@@ -199,6 +204,16 @@ export interface WechatpaySandbox {
   payerContinues(complaintId: string, text: string): void;
   /** The complaint notification URL registered by the service provider, if any. */
   complaintNotifyUrl(): string | undefined;
+  /** A 委托代扣 contract by contract_code (durapay's contract number), as WeChat Pay holds it, or undefined. */
+  papayContract(contractCode: string): WechatpaySandboxPapayContract | undefined;
+  /** The contract's next deductions go so, one steer each: fail for want of balance, or lose their answer. */
+  steerDeductions(contractCode: string, ...steers: PapaySteer[]): void;
+  /** The contract's buyer unsigns in WeChat as its next pre-deduction notice arrives. */
+  cancelAfterNotice(contractCode: string): void;
+  /** The contract's buyer unsigns in WeChat now (contract_termination_mode 2), with its notification. */
+  buyerUnsigns(contractCode: string): void;
+  /** The contract's notifications (signed, unsigned) are never sent: only a query finds its changes. */
+  loseContractNotifications(contractCode: string): void;
   /** Cancels pending refunds, sharing orders and callbacks, and aborts callbacks in flight. */
   close(): void;
 }
@@ -339,6 +354,19 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
   statementRoutes(router, ctx, statements, base);
   transferRoutes(router, ctx, transfers);
   complaintRoutes(router, ctx, complaints);
+  const clock = options.contractClock;
+  const papayOptions = {
+    apiV2Key: apiV2KeyOf(keys),
+    planId: WECHATPAY_SANDBOX_PAPAY_PLAN_ID,
+    base,
+    toClock: (realMs: number) => (clock ? scaledTimeOf(clock, realMs) : realMs),
+    // A deduction settles a moment after it is accepted.
+    settleMs: 200 * scale,
+    scale,
+    send: options.callbackFetch ?? fetch,
+  };
+  const papay = new PapayDesk(ctx, papayOptions);
+  papayRoutes(router, ctx, papay, papayOptions);
 
   router.get('/v3/certificates', (_req, res) => {
     answer(res, 200, certificatesView(platform.listCertificates(), keys.apiV3Key));
@@ -453,6 +481,15 @@ export function createWechatpaySandbox(options: WechatpaySandboxOptions): Wechat
     payerResponds: (complaintId, text) => complaints.userResponds(complaintOf(complaintId), text),
     payerContinues: (complaintId, text) => complaints.continues(complaintOf(complaintId), text),
     complaintNotifyUrl: () => complaints.notifyUrlOf(keys.spMchid),
+    papayContract: (contractCode) => papay.view(contractCode),
+    steerDeductions: (contractCode, ...steers) => papay.steer(contractCode, steers),
+    cancelAfterNotice: (contractCode) => papay.cancelAfterNotice(contractCode),
+    buyerUnsigns(contractCode) {
+      const c = papay.findByCode(contractCode);
+      if (!c) throw new Error(`no contract ${contractCode} at the WeChat Pay sandbox`);
+      papay.terminate(c, '2', '用户解约');
+    },
+    loseContractNotifications: (contractCode) => papay.loseNotifications(contractCode),
     close() {
       transfers.close();
       callbacks.clear();

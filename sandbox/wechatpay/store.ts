@@ -13,8 +13,11 @@ import { randomBytes } from 'node:crypto';
 import type { SandboxBuyer } from '../../src/channels/sandbox/barcode';
 import { WechatpayError, randomAlphanumeric, randomDigits, rfc3339Cst } from './wire';
 
-/** How the order was made: a prepayment the buyer pays (jsapi … native), or a code payment (codepay.ts). */
-export type TradeKind = 'jsapi' | 'app' | 'h5' | 'native' | 'micropay';
+/**
+ * How the order was made: a prepayment the buyer pays (jsapi … native), a code payment
+ * (codepay.ts), or a deduction under a 委托代扣 contract (papay.ts).
+ */
+export type TradeKind = 'jsapi' | 'app' | 'h5' | 'native' | 'micropay' | 'pap';
 export type TradeState = 'SUCCESS' | 'REFUND' | 'NOTPAY' | 'CLOSED' | 'REVOKED' | 'USERPAYING' | 'PAYERROR';
 export type RefundStatus = 'PROCESSING' | 'SUCCESS' | 'ABNORMAL' | 'CLOSED';
 export type BuyerResult = 'pay' | 'userpaying' | 'payerror';
@@ -138,6 +141,7 @@ export const TRADE_TYPES: Record<TradeKind, string> = {
   h5: 'MWEB',
   native: 'NATIVE',
   micropay: 'MICROPAY',
+  pap: 'PAP',
 };
 
 const STATE_DESCRIPTIONS: Record<TradeState, string> = {

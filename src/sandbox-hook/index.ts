@@ -138,6 +138,7 @@ export function channelSandboxUpstreams(config: Config, logger: Logger): Record<
       refundDelayMs: config.sandbox.refundDelayMs,
       logger: logger.child({ component: `${upstream.code}-sandbox` }),
       durapayUrl: config.payments.publicBaseUrl,
+      contractClock: processClock(config.timeScale),
     }).router;
   }
   return mounted;
@@ -164,6 +165,7 @@ export async function serveChannelSandbox(
     timeScale: config.timeScale,
     refundDelayMs: config.sandbox.refundDelayMs,
     logger: logger.child({ component: `${upstream.code}-sandbox` }),
+    contractClock: processClock(config.timeScale),
     ...options,
   });
   const app = express();

@@ -61,10 +61,12 @@ test('when durapay sandbox wechatpay runs, then the settings it prints let a v3 
   expect(stderr).toContain(`offline WeChat Pay v3 sandbox on http://127.0.0.1:${port}/wechatpay`);
   // Secrets are named by file, never printed.
   expect(Object.keys(settings).sort()).toEqual([
+    'WECHATPAY_APIV2_KEY_FILE',
     'WECHATPAY_APIV3_KEY_FILE',
     'WECHATPAY_BASE_URL',
     'WECHATPAY_MERCHANT_PRIVATE_KEY_FILE',
     'WECHATPAY_MERCHANT_SERIAL',
+    'WECHATPAY_PAPAY_PLAN_ID',
     'WECHATPAY_PUBLIC_KEY_FILE',
     'WECHATPAY_PUBLIC_KEY_ID',
     'WECHATPAY_SP_APPID',
@@ -73,6 +75,9 @@ test('when durapay sandbox wechatpay runs, then the settings it prints let a v3 
   ]);
   expect(stderr).not.toContain('PRIVATE KEY-----');
   expect(fs.statSync(settings.WECHATPAY_MERCHANT_PRIVATE_KEY_FILE!).mode & 0o777).toBe(0o600);
+  // 委托代扣's API v2 key: 32 characters in a file of its own, as private as the rest.
+  expect(fs.statSync(settings.WECHATPAY_APIV2_KEY_FILE!).mode & 0o777).toBe(0o600);
+  expect(fs.readFileSync(settings.WECHATPAY_APIV2_KEY_FILE!, 'utf8').trim()).toMatch(/^[0-9a-f]{32}$/);
 
   // The library's client (what its chained API calls), built from the printed settings alone.
   const wxpay = new Decorator({

@@ -14,7 +14,7 @@ import { contractWorkflowId } from '../../src/modules/contracts';
 import { startTestStack, type TestStack } from '../support/harness';
 import { paymentsClient, type Answer, type PaymentsClient } from '../support/payments';
 import { Receiver } from '../support/receiver';
-import { sevenAmAfterANotice } from '../support/contracts';
+import { contractEvents, contractReads, sevenAmAfterANotice, type ContractData } from '../support/contracts';
 import { until } from '../support/wait';
 
 jest.setTimeout(240_000);
@@ -33,23 +33,6 @@ let stranger: PaymentsClient;
 interface ContractPage {
   list: { contract_no: string }[];
   next: string | null;
-}
-
-interface ContractData {
-  contract_no: string;
-  merchant_contract_no: string;
-  status: string;
-  sign_url: string | null;
-  cancelled_by: string | null;
-  last_failure: { period: number; reason: string } | null;
-  deductions: {
-    period: number;
-    attempt: number;
-    merchant_order_no: string;
-    trade_no: string | null;
-    status: string;
-    reason: string | null;
-  }[];
 }
 
 beforeAll(async () => {
@@ -87,25 +70,12 @@ async function offer(plan: Record<string, unknown> = {}, overrides: Record<strin
   return made.data!;
 }
 
-/** The app's cancel, sent again while it answers channel_timeout (the unsigning not confirmed in time), as a client does. */
+// Made once `pay` exists (beforeAll).
 const cancelContract = (contractNo: string, body: Record<string, unknown> = {}) =>
-  until(`the cancel of ${contractNo}`, async () => {
-    const a = await pay.post<ContractData>(`/api/v1/contracts/${contractNo}/cancel`, body);
-    return a.code === 'channel_timeout' ? undefined : a;
-  });
-
-const contract = async (contractNo: string, client = pay) =>
-  (await client.get<ContractData>(`/api/v1/contracts/${contractNo}`)).data!;
-
+  contractReads(pay).cancelContract(contractNo, body);
+const contract = (contractNo: string, client = pay) => contractReads(pay).contract(contractNo, client);
 const statusIs = (contractNo: string, status: string, timeoutMs = 120_000) =>
-  until(
-    `contract ${contractNo} ${status}`,
-    async () => {
-      const c = await contract(contractNo);
-      return c.status === status ? c : undefined;
-    },
-    timeoutMs,
-  );
+  contractReads(pay).statusIs(contractNo, status, timeoutMs);
 
 const sign = (signUrl: string) =>
   fetch(signUrl, {
@@ -114,18 +84,9 @@ const sign = (signUrl: string) =>
     body: JSON.stringify({ result: 'sign' }),
   });
 
-/** What the receiver got about a contract: its events by type, and each order's payment events. */
-function eventsOf(contractNo: string, tradeNos: string[] = []) {
-  const bodies = receiver.received.map(
-    (r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> },
-  );
-  const mine = bodies.filter(
-    (b) => b.data.contract_no === contractNo || tradeNos.includes(String(b.data.trade_no)),
-  );
-  const count = (type: string, tradeNo?: string) =>
-    mine.filter((b) => b.type === type && (tradeNo === undefined || b.data.trade_no === tradeNo)).length;
-  return { count };
-}
+const eventsOf = (contractNo: string, tradeNos: string[] = []) => ({
+  count: contractEvents(receiver, contractNo, tradeNos),
+});
 
 async function sandboxRows<T extends object>(
   sql: string,

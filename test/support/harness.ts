@@ -288,6 +288,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const baseUrl = `http://127.0.0.1:${port}`;
   responseConformance().register(baseUrl);
   const sandboxSecret = randomBytes(16).toString('hex');
+  // The contracts' calendar runs at the stack's scale, the same for durapay and its upstreams.
+  const contractClock = { originMs: Date.now(), scale: options.timeScale ?? TEST_TIME_SCALE };
   // Each offline upstream the test asked for, and its channel's adapter built from the settings
   // that point durapay at it, read and configured as the configuration does.
   const upstreams = (OFFLINE_UPSTREAMS as readonly AnyOfflineUpstream[]).flatMap((upstream) => {
@@ -304,6 +306,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
       timeScale: timeScale ?? UPSTREAM_TIME_SCALE[upstream.code] ?? 0.001,
       refundDelayMs: refundDelayMs ?? 200,
       logger: logger.child({ component: `${upstream.code}-sandbox` }),
+      contractClock,
       ...own,
     });
     const channel = channelFromSettings(upstream.code, upstream.settings(keys, url, undefined, own), adapter);
@@ -321,7 +324,6 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     ...upstreams.map((u) => u.channel),
   ]);
   const timeScale = options.timeScale ?? TEST_TIME_SCALE;
-  const contractClock = { originMs: Date.now(), scale: timeScale };
   const activityDeps: ActivityDeps = {
     db: database.db,
     logger,
