@@ -22,6 +22,7 @@ import { reconcilePhase } from './reconcile-phase';
 import { consolePhase } from './console-phase';
 import { barcodePhases } from './barcode-phase';
 import { checkoutPhases } from './checkout-phase';
+import { contractsPhase } from './contracts-phase';
 import { ratiosOf, targets } from './targets';
 
 function machine(): Record<string, unknown> {
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
           if (first.includes('console')) await attempt('console', () => consolePhase(b, phases));
           if (first.includes('barcode')) await attempt('barcode', () => barcodePhases(b, phases));
           if (first.includes('checkout')) await attempt('checkout', () => checkoutPhases(b, phases));
+          if (first.includes('contracts')) await attempt('contracts', () => contractsPhase(b, phases));
         }),
       );
     }

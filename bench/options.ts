@@ -18,14 +18,15 @@ export const PHASES = [
   'console',
   'barcode',
   'checkout',
+  'contracts',
 ] as const;
 export type PhaseKind = (typeof PHASES)[number];
 /**
- * What a run without --phases measures: reconcile and console, minutes of their own, and
- * barcode and checkout (their rates are the floor's: `--phases floor,barcode`), only when asked for.
+ * What a run without --phases measures: reconcile, console and contracts, minutes of their own,
+ * and barcode and checkout (their rates are the floor's: `--phases floor,barcode`), only when asked for.
  */
 export const DEFAULT_PHASES: readonly PhaseKind[] = PHASES.filter(
-  (p) => p !== 'reconcile' && p !== 'console' && p !== 'barcode' && p !== 'checkout',
+  (p) => p !== 'reconcile' && p !== 'console' && p !== 'barcode' && p !== 'checkout' && p !== 'contracts',
 );
 
 export interface Options {
@@ -39,6 +40,9 @@ export interface Options {
   phases: PhaseKind[];
   reconcileRows: number;
   consoleOrders: number;
+  /** The contracts phase: how many contracts, and how long the idle stack is watched (s). */
+  contracts: number;
+  contractsWindow: number;
   steadyRate: number;
   steadyWindow: number;
   timeScale: number;
@@ -112,7 +116,7 @@ export function parseOptions(argv: string[]): Options {
     )
     .option(
       '--phases <list>',
-      `phases to run (${PHASES.join(',')}; all but reconcile, console, barcode and checkout by default)`,
+      `phases to run (${PHASES.join(',')}; all but reconcile, console, barcode, checkout and contracts by default)`,
       phaseList,
       [...DEFAULT_PHASES],
     )
@@ -127,6 +131,18 @@ export function parseOptions(argv: string[]): Options {
       "the console phase's orders (spread over 30 days) that its lists and overview are read over",
       intOption('--console-orders'),
       100_000,
+    )
+    .option(
+      '--contracts <n>',
+      "the contracts phase's monthly contracts, signed and left waiting for their first deduction",
+      intOption('--contracts'),
+      10_000,
+    )
+    .option(
+      '--contracts-window <s>',
+      'how long the contracts phase watches the idle stack, in seconds',
+      intOption('--contracts-window'),
+      120,
     )
     .option(
       '--rounds <n>',

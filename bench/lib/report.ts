@@ -44,6 +44,20 @@ export interface PhaseResult {
   /** What one request of this phase is, and what its latency spans. */
   /** The console phase: the median latency of each of its reads, in ms. */
   console_reads_p50_ms?: Record<string, number>;
+  /**
+   * The contracts phase: contracts signed and active, the contract workflows Temporal holds open,
+   * the worker's and Temporal's peak memory, and the stack's CPU per idle contract per day (ms).
+   */
+  contracts?: {
+    signed: number;
+    active: number;
+    open_workflows: number;
+    retries: number;
+    window_s: number;
+    worker_rss_mb: number | null;
+    temporal_rss_mb: number | null;
+    cpu_ms_per_contract_day: number | null;
+  };
   measures: string;
 }
 
