@@ -229,3 +229,21 @@ test('when a deduction is refunded, then WeChat Pay gives it back as for any ord
       : undefined,
   );
 });
+
+test('when the buyer signs a page opened before its contract was cancelled, then durapay unsigns that signature at WeChat Pay', async () => {
+  const offered = await offer();
+  const cancelled = await cancelContract(offered.contract_no);
+  expect(cancelled.data).toMatchObject({ status: 'cancelled' });
+  await stack.client.workflow
+    .getHandle(contractWorkflowId(app.app_id, cancelled.data!.merchant_contract_no))
+    .result();
+  // WeChat Pay's page stays open: the buyer signs it all the same.
+  await sign(offered.sign_url);
+  const held = await until('the late signature unsigned', async () => {
+    const c = upstream().papayContract(offered.contract_no);
+    return c?.state === 'terminated' ? c : undefined;
+  });
+  expect(held).toMatchObject({ terminationMode: '3', deductRequests: 0 });
+  expect((await contractReads(pay).contract(offered.contract_no)).status).toBe('cancelled');
+  expect(eventsOf(offered.contract_no)('contract.signed')).toBe(0);
+});

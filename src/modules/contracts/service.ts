@@ -21,6 +21,7 @@ import { searchAttributes } from '../../platform/workflow/definitions';
 import { processClock } from '../../platform/clock';
 import type { KeysetPosition } from '../../platform/pagination';
 import { ChannelAccountRepository, MerchantRepository } from '../merchants';
+import { accountContextOf } from '../orders';
 import {
   cancelContractUpdate,
   contractFingerprint,
@@ -289,8 +290,22 @@ export class ContractService {
         });
       else await handle.signal(contractTerminatedSignal, { by: event.by, at: event.at.getTime() });
     } catch (err) {
-      // A contract that has ended has nothing to hear (it ended at the channel first).
+      // A contract that has ended has nothing to hear (it ended at the channel first) …
       if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // … but a page opened before its end may still be signed at a channel that keeps its sign
+      // page open (WeChat Pay's): nothing would ever deduct under that signature, so it is
+      // unsigned now. Should the channel not answer, the notification is refused and sent again.
+      if (event.kind === 'signed') {
+        const ctx =
+          c.merchantId || c.channelAccountId || c.subMerchantNo
+            ? await accountContextOf(c, this.merchants, this.accounts)
+            : {};
+        await contracts.terminate(ctx, {
+          contractNo: c.contractNo,
+          channelContractId: event.channelContractId,
+          reason: 'the contract had ended before it was signed',
+        });
+      }
     }
     return { verified: true, contractNo: c.contractNo, kind: event.kind };
   }
