@@ -3,8 +3,9 @@
  * monthly contracts (10 000 by default) on the sandbox channel, each offered through the API and
  * signed on the sandbox's page, the first deduction 20 days away; once every one is active, the
  * stack is watched for `--contracts-window` seconds with nothing else running. Reported: the
- * open contract workflows Temporal counts, the worker's and the Temporal server's memory, the
- * stack's CPU in the window as CPU per idle contract per day, and the opening's own rate.
+ * open contract workflows Temporal counts, the worker's and the Temporal server's memory, what
+ * the contracts add to the idle stack's CPU (against the same window watched before any
+ * contract) as CPU per idle contract per day, and the opening's own rate.
  */
 import { randomUUID } from 'node:crypto';
 import { describeError, runCount } from './lib/load';
@@ -16,6 +17,13 @@ import type { Bench } from './harness';
 
 const DAY_S = 86_400;
 
+/** CPU seconds of the stack's own processes. */
+function stackCpu(processes: Record<string, Usage>): number {
+  return ['api', 'worker', 'temporal', 'postgres']
+    .map((role) => processes[role]?.cpu_s ?? 0)
+    .reduce((a, n) => a + n, 0);
+}
+
 async function openContracts(b: Bench): Promise<number> {
   const { count } = await b.temporal.workflow.count(
     "WorkflowType = 'contractWorkflow' AND ExecutionStatus = 'Running'",
@@ -26,6 +34,14 @@ async function openContracts(b: Bench): Promise<number> {
 export async function contractsPhase(b: Bench, out: PhaseResult[]): Promise<void> {
   const count = b.opts.contracts;
   const windowS = b.opts.contractsWindow;
+  // The stack's own idle cost first (Temporal's and the worker's polls, Postgres), over the same
+  // window, so that what the contracts add is told apart from it.
+  say(`  contracts: watching the stack idle without contracts for ${windowS} s …`);
+  const before = new UsageMonitor({ ...b.stack.roles, bench: process.pid }, new Set(['bench']));
+  before.start();
+  await new Promise((r) => setTimeout(r, windowS * 1000));
+  const without = before.stop();
+  const baseline = stackCpu(without);
   const firstAt = new Date(Date.now() + 20 * DAY_S * 1000).toISOString();
   const errors: Record<string, number> = {};
   let retries = 0;
@@ -90,13 +106,12 @@ export async function contractsPhase(b: Bench, out: PhaseResult[]): Promise<void
   await new Promise((r) => setTimeout(r, windowS * 1000));
   const processes: Record<string, Usage> = monitor.stop();
   const open = await openContracts(b);
-  const stackCpuS = ['api', 'worker', 'temporal', 'postgres']
-    .map((role) => processes[role]?.cpu_s ?? 0)
-    .reduce((a, n) => a + n, 0);
-  const perContractDayMs = open > 0 ? ((stackCpuS * 1000) / open) * (DAY_S / windowS) : null;
+  const stackCpuS = stackCpu(processes);
+  // What the waiting contracts add to the idle stack, per contract and scaled to a day.
+  const perContractDayMs = open > 0 ? (((stackCpuS - baseline) * 1000) / open) * (DAY_S / windowS) : null;
   say(
     `  contracts: ${open} contract workflows open; worker ${processes.worker?.peak_rss_mb ?? '?'} MiB, Temporal ${processes.temporal?.peak_rss_mb ?? '?'} MiB; ` +
-      `${stackCpuS.toFixed(2)} CPU s in ${windowS} s: ${perContractDayMs === null ? '?' : perContractDayMs.toFixed(3)} ms per contract per day` +
+      `${stackCpuS.toFixed(2)} CPU s in ${windowS} s (${baseline.toFixed(2)} without contracts): ${perContractDayMs === null ? '?' : perContractDayMs.toFixed(3)} ms per contract per day` +
       (retries > 0 ? `; ${retries} offer(s) sent again: ${JSON.stringify(errors)}` : ''),
   );
   out.push({
@@ -116,10 +131,13 @@ export async function contractsPhase(b: Bench, out: PhaseResult[]): Promise<void
       open_workflows: open,
       retries,
       window_s: windowS,
+      idle_cpu_s_without: Math.round(baseline * 100) / 100,
+      idle_cpu_s_with: Math.round(stackCpuS * 100) / 100,
+      processes_without: without,
       worker_rss_mb: processes.worker?.peak_rss_mb ?? null,
       temporal_rss_mb: processes.temporal?.peak_rss_mb ?? null,
       cpu_ms_per_contract_day: perContractDayMs === null ? null : Math.round(perContractDayMs * 1000) / 1000,
     },
-    measures: `${count} monthly contracts offered and signed on the sandbox (throughput: offers signed per second, ${b.opts.seedConcurrency} at a time), their first deduction 20 days away; then ${windowS} s with only them alive: the stack's CPU in that window (api, worker, temporal, postgres), per open contract and scaled to a day, and each process's peak memory`,
+    measures: `${count} monthly contracts offered and signed on the sandbox (throughput: offers signed per second, ${b.opts.seedConcurrency} at a time), their first deduction 20 days away; then ${windowS} s with only them alive: the stack's CPU in that window (api, worker, temporal, postgres) less its CPU over the same window before any contract, per open contract and scaled to a day, and each process's peak memory in the window`,
   });
 }

@@ -54,6 +54,11 @@ export interface PhaseResult {
     open_workflows: number;
     retries: number;
     window_s: number;
+    /** The stack's CPU seconds over the window before any contract, and with them all waiting. */
+    idle_cpu_s_without: number;
+    idle_cpu_s_with: number;
+    /** Each process over the window before any contract, to compare with `processes`. */
+    processes_without: Record<string, Usage>;
     worker_rss_mb: number | null;
     temporal_rss_mb: number | null;
     cpu_ms_per_contract_day: number | null;
