@@ -117,15 +117,13 @@ function contractStateOf(fields: Record<string, unknown>): ContractState {
 
 const XML_SUCCESS =
   '<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>';
-const xmlFail = (reason: string) =>
-  `<xml><return_code><![CDATA[FAIL]]></return_code><return_msg><![CDATA[${reason.replace(/]]>/g, '')}]]></return_msg></xml>`;
-
 /**
- * The reply WeChat Pay's v2 notifications expect: XML return_code SUCCESS, or FAIL to be sent
- * again. WeChat Pay reads the body; the type is text/plain, as every callback's answer is (SPEC §4).
+ * The reply WeChat Pay's v2 notifications expect: XML return_code SUCCESS; any failure is `fail`,
+ * as every callback's failure is (SPEC §4), which is not SUCCESS, so WeChat Pay sends it again.
+ * WeChat Pay reads the body; the type is text/plain, as every callback's answer is.
  */
-function v2Reply(ok: boolean, reason = 'fail'): CallbackReply {
-  return { status: 200, contentType: 'text/plain', body: ok ? XML_SUCCESS : xmlFail(cut(reason, 120)) };
+function v2Reply(ok: boolean): CallbackReply {
+  return { status: 200, contentType: 'text/plain', body: ok ? XML_SUCCESS : 'fail' };
 }
 
 export function wechatpayContracts(
@@ -352,7 +350,7 @@ export function wechatpayContracts(
       }
     },
 
-    reply: (outcome) => v2Reply(outcome.ok, outcome.ok ? undefined : outcome.reason),
+    reply: (outcome) => v2Reply(outcome.ok),
   };
 }
 
@@ -403,7 +401,7 @@ export function wechatpayV2Callbacks(spMchid: string, v2: WechatpayV2Client): Ca
       }
     },
     identify: referenceOf,
-    reply: (outcome) => v2Reply(outcome.ok, outcome.ok ? undefined : outcome.reason),
+    reply: (outcome) => v2Reply(outcome.ok),
   };
 }
 
