@@ -1,3 +1,6 @@
+// Longer than 400 lines on purpose: one product's whole wire (its v2 calls, the v3 notice, and both
+// kinds of v2 notification) over shared time, field and reply readers; split, each half would
+// export those readers to the other.
 /**
  * WeChat Pay's 委托代扣 (auto-debit contracts, SPEC §17) as a service provider. The product is on
  * API v2 but for its pre-deduction notice:
